@@ -1,0 +1,11 @@
+//! checkers-egdb: endgame database generator, verifier and probe library for English checkers.
+pub mod board;
+pub mod movegen;
+
+pub use board::{Bitboard, Color, Position, PositionError, Wld};
+pub use movegen::{perft, perft_parallel, Move};
+pub mod index;
+pub mod slice;
+
+pub use index::SliceIndex;
+pub use slice::{Material, Slice};

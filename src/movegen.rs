@@ -1,0 +1,411 @@
+//! Legal move generation for English checkers.
+//!
+//! Rules (WCDF / English draughts): men move and capture one square diagonally forward; kings
+//! move and capture one square in all four diagonal directions (no flying kings). Captures are
+//! compulsory, any capture may be chosen (no majority rule), a capture must be continued while the
+//! capturing piece can jump again, no piece is jumped twice, and a man that reaches its crowning
+//! row is crowned and its move ends there, even in the middle of a capture. A side with no legal
+//! move (or no pieces) loses.
+//!
+//! Two views are offered: [`Position::moves`] lists every capture *path* (what perft and
+//! notation need), [`Position::successors`] the de-duplicated moves (same from, to and captured
+//! set counted once), which is what the database needs.
+
+use crate::board::{
+    down_a, down_b, up_a, up_b, Bitboard, Bits, Color, Position, BLACK_CROWN_ROW, NEIGHBOUR,
+    WHITE_CROWN_ROW,
+};
+
+/// Most landing squares a capture path can have (a king capturing every enemy piece).
+pub const MAX_PATH: usize = 12;
+
+/// A legal move with its full path.
+///
+/// Squares are PDN numbers 1-32. For a simple move `path` holds just `to`; for a capture it
+/// holds every landing square in order (the last equals `to`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Move {
+    /// Square the piece starts on (1-32).
+    pub from: u8,
+    /// Square the piece ends on (1-32).
+    pub to: u8,
+    /// Captured pieces, bit i = square i+1 (0 for a simple move).
+    pub captured: Bitboard,
+    /// Whether a man is crowned by this move.
+    pub crowns: bool,
+    path: [u8; MAX_PATH],
+    path_len: u8,
+}
+
+impl Move {
+    /// Landing squares (1-32) after `from`, in order; the last is `to`.
+    pub fn path(&self) -> &[u8] {
+        &self.path[..self.path_len as usize]
+    }
+    /// Whether this move captures.
+    #[inline(always)]
+    pub fn is_capture(&self) -> bool {
+        self.captured != 0
+    }
+    /// Build a simple (non-capturing) move; used by generators and tests.
+    pub fn simple(from: u8, to: u8, crowns: bool) -> Move {
+        let mut path = [0; MAX_PATH];
+        path[0] = to;
+        Move {
+            from,
+            to,
+            captured: 0,
+            crowns,
+            path,
+            path_len: 1,
+        }
+    }
+}
+
+#[inline(always)]
+fn forward_shifts(side: Color) -> [fn(Bitboard) -> Bitboard; 2] {
+    match side {
+        Color::Black => [up_a, up_b],
+        Color::White => [down_a, down_b],
+    }
+}
+#[inline(always)]
+fn backward_shifts(side: Color) -> [fn(Bitboard) -> Bitboard; 2] {
+    match side {
+        Color::Black => [down_a, down_b],
+        Color::White => [up_a, up_b],
+    }
+}
+
+/// Directions (indices into [`NEIGHBOUR`]) a man of `side` moves in.
+#[inline(always)]
+const fn man_dirs(side: Color) -> u8 {
+    match side {
+        Color::Black => 0b0011,
+        Color::White => 0b1100,
+    }
+}
+
+const fn crown_row(side: Color) -> Bitboard {
+    match side {
+        Color::Black => BLACK_CROWN_ROW,
+        Color::White => WHITE_CROWN_ROW,
+    }
+}
+
+impl Position {
+    /// Bitboard of the side to move's pieces that can capture (bit i = square i+1).
+    #[inline]
+    pub fn capturers(&self) -> Bitboard {
+        let me = self.pieces(self.side);
+        let opp = self.pieces(self.side.opponent());
+        let empty = self.empty();
+        let kings = me & self.kings;
+        let mut out = 0;
+        let [f0, f1] = forward_shifts(self.side);
+        let [b0, b1] = backward_shifts(self.side);
+        // A piece at x captures forward along f if f(x) is an enemy and f(f(x)) is empty.
+        // Work backwards from the empty landing squares.
+        out |= b0(b0(empty) & opp) & me;
+        out |= b1(b1(empty) & opp) & me;
+        if kings != 0 {
+            out |= f0(f0(empty) & opp) & kings;
+            out |= f1(f1(empty) & opp) & kings;
+        }
+        out
+    }
+
+    /// Whether the side to move has a capture (and so must capture).
+    #[inline]
+    pub fn has_capture(&self) -> bool {
+        self.capturers() != 0
+    }
+
+    /// Every legal move with its full path (capture paths counted separately even when two
+    /// paths take the same pieces to the same square). Appends to `out` (cleared first).
+    pub fn generate_moves(&self, out: &mut Vec<Move>) {
+        out.clear();
+        let capturers = self.capturers();
+        if capturers != 0 {
+            self.gen_captures(capturers, |m| out.push(m));
+        } else {
+            self.gen_simple(|m| out.push(m));
+        }
+    }
+
+    /// Every legal move with its full path, as a new vector. See [`Position::generate_moves`].
+    pub fn moves(&self) -> Vec<Move> {
+        let mut v = Vec::with_capacity(32);
+        self.generate_moves(&mut v);
+        v
+    }
+
+    /// De-duplicated legal moves: capture paths with the same from, to and captured set are
+    /// kept once (the first path found). Simple moves are never duplicates.
+    pub fn unique_moves(&self) -> Vec<Move> {
+        let mut v = self.moves();
+        dedup_moves(&mut v);
+        v
+    }
+
+    /// Successor positions of every de-duplicated legal move (the opponent is then to move).
+    pub fn successors(&self) -> Vec<Position> {
+        self.unique_moves().iter().map(|m| self.apply(m)).collect()
+    }
+
+    /// Number of legal moves counting capture paths separately (perft's leaf count).
+    pub fn count_moves(&self) -> u64 {
+        let capturers = self.capturers();
+        if capturers != 0 {
+            let mut n = 0u64;
+            self.gen_captures(capturers, |_| n += 1);
+            n
+        } else {
+            self.count_simple()
+        }
+    }
+
+    /// Number of de-duplicated legal moves (same from, to and captured set counted once).
+    pub fn count_unique_moves(&self) -> u64 {
+        let capturers = self.capturers();
+        if capturers != 0 {
+            let mut v = Vec::with_capacity(16);
+            self.gen_captures(capturers, |m| v.push(m));
+            dedup_moves(&mut v);
+            v.len() as u64
+        } else {
+            self.count_simple()
+        }
+    }
+
+    #[inline]
+    fn count_simple(&self) -> u64 {
+        let me = self.pieces(self.side);
+        let empty = self.empty();
+        let kings = me & self.kings;
+        let [f0, f1] = forward_shifts(self.side);
+        let [b0, b1] = backward_shifts(self.side);
+        let mut n = (f0(me) & empty).count_ones() + (f1(me) & empty).count_ones();
+        if kings != 0 {
+            n += (b0(kings) & empty).count_ones() + (b1(kings) & empty).count_ones();
+        }
+        n as u64
+    }
+
+    fn gen_simple(&self, mut emit: impl FnMut(Move)) {
+        let me = self.pieces(self.side);
+        let empty = self.empty();
+        let kings = me & self.kings;
+        let crown = crown_row(self.side);
+        // Directions as NEIGHBOUR indices: 0 up A, 1 up B, 2 down A, 3 down B; inverse = d ^ 2.
+        for d in 0..4usize {
+            let movers = if man_dirs(self.side) & (1 << d) != 0 {
+                me
+            } else {
+                kings
+            };
+            if movers == 0 {
+                continue;
+            }
+            let targets = crate::board::shift(movers, d) & empty;
+            for t in Bits(targets) {
+                let f = NEIGHBOUR[d ^ 2][t as usize];
+                let is_man = kings & (1 << f) == 0;
+                emit(Move::simple(
+                    f as u8 + 1,
+                    t as u8 + 1,
+                    is_man && crown & (1 << t) != 0,
+                ));
+            }
+        }
+    }
+
+    fn gen_captures(&self, capturers: Bitboard, mut emit: impl FnMut(Move)) {
+        let me = self.pieces(self.side);
+        let opp = self.pieces(self.side.opponent());
+        for f in Bits(capturers) {
+            let is_king = self.kings & (1 << f) != 0;
+            let dirs = if is_king { 0b1111 } else { man_dirs(self.side) };
+            let empty = !(me | opp) | (1 << f);
+            let mut st = JumpState {
+                from: f as u8,
+                opp,
+                empty,
+                crown: if is_king { 0 } else { crown_row(self.side) },
+                dirs,
+                path: [0; MAX_PATH],
+            };
+            st.jump(f as usize, 0, 0, &mut emit);
+        }
+    }
+
+    /// Play `m` (assumed legal here; see [`crate::notation`] for checked parsing) and return the
+    /// new position with the opponent to move.
+    #[inline]
+    pub fn apply(&self, m: &Move) -> Position {
+        let from = 1u32 << (m.from - 1);
+        let to = 1u32 << (m.to - 1);
+        let was_king = self.kings & from != 0;
+        let mut p = *self;
+        match self.side {
+            Color::Black => {
+                p.black = (p.black & !from) | to;
+                p.white &= !m.captured;
+            }
+            Color::White => {
+                p.white = (p.white & !from) | to;
+                p.black &= !m.captured;
+            }
+        }
+        p.kings &= !(from | m.captured);
+        if was_king || m.crowns {
+            p.kings |= to;
+        }
+        p.side = self.side.opponent();
+        p
+    }
+}
+
+struct JumpState {
+    from: u8,
+    opp: Bitboard,
+    empty: Bitboard,
+    crown: Bitboard,
+    dirs: u8,
+    path: [u8; MAX_PATH],
+}
+
+impl JumpState {
+    fn jump(&mut self, at: usize, depth: usize, captured: Bitboard, emit: &mut impl FnMut(Move)) {
+        let mut any = false;
+        for d in 0..4usize {
+            if self.dirs & (1 << d) == 0 {
+                continue;
+            }
+            let m = NEIGHBOUR[d][at];
+            if m == 0xFF {
+                continue;
+            }
+            let mb = 1u32 << m;
+            if self.opp & mb == 0 || captured & mb != 0 {
+                continue;
+            }
+            let t = NEIGHBOUR[d][m as usize];
+            if t == 0xFF || self.empty & (1u32 << t) == 0 {
+                continue;
+            }
+            any = true;
+            let cap = captured | mb;
+            if depth >= MAX_PATH {
+                // Unreachable with at most 12 enemy pieces; stop rather than overflow.
+                continue;
+            }
+            self.path[depth] = t + 1;
+            if self.crown & (1u32 << t) != 0 {
+                emit(self.make(t, depth + 1, cap, true));
+            } else {
+                self.jump(t as usize, depth + 1, cap, emit);
+            }
+        }
+        if !any && depth > 0 {
+            emit(self.make(at as u8, depth, captured, false));
+        }
+    }
+
+    fn make(&self, to: u8, len: usize, captured: Bitboard, crowns: bool) -> Move {
+        Move {
+            from: self.from + 1,
+            to: to + 1,
+            captured,
+            crowns,
+            path: self.path,
+            path_len: len as u8,
+        }
+    }
+}
+
+/// Remove moves with the same (from, to, captured) as an earlier move, keeping order.
+pub fn dedup_moves(v: &mut Vec<Move>) {
+    let mut i = 0;
+    while i < v.len() {
+        let (f, t, c) = (v[i].from, v[i].to, v[i].captured);
+        if v[..i]
+            .iter()
+            .any(|m| m.from == f && m.to == t && m.captured == c)
+        {
+            v.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// Count leaf nodes of the game tree `depth` plies deep (perft), single-threaded.
+///
+/// `unique = false` counts capture paths (the published convention of Fierz and Bik);
+/// `unique = true` merges moves with the same from, to and captured set.
+pub fn perft(pos: &Position, depth: u32, unique: bool) -> u64 {
+    let mut bufs: Vec<Vec<Move>> = (0..depth.max(1)).map(|_| Vec::with_capacity(32)).collect();
+    perft_rec(pos, depth, unique, &mut bufs)
+}
+
+fn perft_rec(pos: &Position, depth: u32, unique: bool, bufs: &mut [Vec<Move>]) -> u64 {
+    match depth {
+        0 => 1,
+        1 => {
+            if unique {
+                pos.count_unique_moves()
+            } else {
+                pos.count_moves()
+            }
+        }
+        _ => {
+            let (buf, rest) = bufs.split_first_mut().expect("one buffer per ply");
+            pos.generate_moves(buf);
+            if unique {
+                dedup_moves(buf);
+            }
+            let mut n = 0;
+            for m in buf.iter() {
+                n += perft_rec(&pos.apply(m), depth - 1, unique, rest);
+            }
+            n
+        }
+    }
+}
+
+/// Parallel perft with rayon: the tree is split at the first plies and the subtrees are
+/// counted on all threads of the current rayon pool. Same result as [`perft`].
+pub fn perft_parallel(pos: &Position, depth: u32, unique: bool) -> u64 {
+    use rayon::prelude::*;
+    if depth <= 4 {
+        return perft(pos, depth, unique);
+    }
+    // Expand two plies to get enough independent work units.
+    let mut frontier = vec![*pos];
+    let mut d = depth;
+    for _ in 0..2 {
+        let mut next = Vec::new();
+        for p in &frontier {
+            let mut v = p.moves();
+            if unique {
+                dedup_moves(&mut v);
+            }
+            next.extend(v.iter().map(|m| p.apply(m)));
+        }
+        frontier = next;
+        d -= 1;
+    }
+    frontier.par_iter().map(|p| perft(p, d, unique)).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_position_has_seven_moves() {
+        assert_eq!(Position::START.moves().len(), 7);
+        assert_eq!(perft(&Position::START, 4, false), 1469);
+    }
+}
