@@ -1,6 +1,7 @@
 //! checkers-egdb: endgame database generator, verifier and probe library for English checkers.
 pub mod board;
 pub mod movegen;
+pub mod notation;
 
 pub use board::{Bitboard, Color, Position, PositionError, Wld};
 pub use movegen::{perft, perft_parallel, Move};
