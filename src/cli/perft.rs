@@ -1,11 +1,46 @@
-//! `egdb perft` (not yet implemented).
+//! `egdb perft [--fen FEN] [--unique] [--threads N] DEPTH`: leaf counts of the move tree.
 use super::CliResult;
+use checkers_egdb::movegen::perft_parallel;
+use checkers_egdb::Position;
 
 /// Arguments of `egdb perft`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Maximum depth in plies (1-30); one line `depth<TAB>nodes` is printed per depth 1..=DEPTH.
+    /// (Parsed by `run`, so that a bad value gives one `egdb: error:` line.)
+    pub depth: String,
+    /// Start position in PDN FEN (default: the initial position `B:W21-32:B1-12`).
+    #[arg(long)]
+    pub fen: Option<String>,
+    /// Merge capture paths with the same from, to and captured set (the database's move count).
+    #[arg(long)]
+    pub unique: bool,
+    /// Worker threads (default: all cores, or RAYON_NUM_THREADS).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
 
-/// Run `egdb perft`.
-pub fn run(_args: Args) -> CliResult {
-    Err("egdb perft is not implemented yet".into())
+/// Run `egdb perft`: print `depth<TAB>nodes` for every depth 1..=DEPTH.
+///
+/// # Errors
+/// A depth that is not an integer 1-30, a bad FEN, `--threads 0`.
+pub fn run(args: Args) -> CliResult {
+    let depth: u32 = match args.depth.trim().parse() {
+        Ok(d) if (1..=30).contains(&d) => d,
+        _ => return Err(format!("bad depth {:?}: expected an integer 1-30", args.depth).into()),
+    };
+    let pos = match &args.fen {
+        Some(f) => Position::from_fen(f)?,
+        None => Position::START,
+    };
+    super::init_threads(args.threads)?;
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    for d in 1..=depth {
+        let n = perft_parallel(&pos, d, args.unique);
+        let mut out = stdout.lock();
+        writeln!(out, "{d}\t{n}")?;
+        out.flush()?;
+    }
+    Ok(())
 }
