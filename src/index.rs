@@ -1,6 +1,31 @@
 //! Dense perfect index of every slice: a bijection between the legal Black-to-move positions
-//! of a [`Slice`] and `0..size`. (Implementation: issue 3.)
-use crate::board::Position;
+//! of a [`Slice`] and `0..size`.
+//!
+//! # Layout (see also docs/index.md)
+//! `index = men_index * king_count + king_index`, i.e. kings vary fastest.
+//!
+//! - **Kings.** `king_count = C(F, bk) * C(F - bk, wk)` with `F = 32 - bm - wm` free squares.
+//!   Black kings are ranked (colex) among the squares the men leave free, white kings among the
+//!   squares left free by the men and the black kings: `king_index = rBK * C(F - bk, wk) + rWK`.
+//! - **Men, no overlap** (a side has no men, or every black man is below every white man's row
+//!   range, i.e. `lw > rb` where `rb` = Black's leading rank and `lw = 7 - white_rank` is the
+//!   board row of White's most advanced man): `men_index = rB * nW + rW`, where
+//!   `rB = colex(black men) - C(4 rb, bm)` (the configurations with at least one man on row
+//!   `rb`) and `rW` is the same for White in White's own frame (square `s -> 33 - s`).
+//! - **Men, overlap** (`lw <= rb`, both sides have men): black configurations are grouped by
+//!   `(x, y)`, `y` = black men on row `lw`, `x` = black men on rows `lw+1..=rb`. For a group the
+//!   white men have `f(x, y) = C(4(8-lw) - x - y, wm) - C(4(7-lw) - x, wm)` placements: they are
+//!   ranked (colex, White's frame) among the squares of rows `lw..=7` that the black men leave
+//!   free, minus the placements with no man on row `lw`. Within a group Black's rank is the
+//!   mixed-radix number `(rM * nL + rL) * nA + rA` of the zone ranks: zone A = rows `0..lw`
+//!   (`a = bm - x - y` men, any), zone L = row `lw` (`y` men), zone M = rows `lw+1..=rb`
+//!   (`x` men, at least one on row `rb` when `rb > lw`). Then
+//!   `men_index = group_offset(x, y) + rB_in_group * f(x, y) + rW`. Groups are ordered by `x`
+//!   ascending, then `y` ascending; empty groups take no indices.
+//!
+//! Colex rank of a set of squares `p_0 < p_1 < ... < p_{k-1}` (bit indices) is
+//! `sum C(p_i, i + 1)`.
+use crate::board::{rotate, Bitboard, Color, Position};
 use crate::slice::Slice;
 
 /// Why an index cannot be turned into a position.
@@ -18,16 +43,283 @@ pub enum IndexError {
     },
 }
 
-/// Precomputed ranking tables of one slice. Cheap to clone; build once per slice and reuse.
+/// Binomial coefficients `BINOM[k][n] = C(n, k)` for `0 <= n, k <= 32` (0 when `k > n`).
+/// Indexed k-major so that the unranking scan over `n` reads contiguous memory.
+pub const BINOM: [[u64; 33]; 33] = build_binom();
+
+const fn build_binom() -> [[u64; 33]; 33] {
+    let mut t = [[0u64; 33]; 33];
+    let mut n = 0;
+    while n <= 32 {
+        t[0][n] = 1;
+        let mut k = 1;
+        while k <= n {
+            t[k][n] = t[k - 1][n - 1] + if k <= n - 1 { t[k][n - 1] } else { 0 };
+            k += 1;
+        }
+        n += 1;
+    }
+    t
+}
+
+/// `C(n, k)` for `n, k <= 32` (0 when `k > n`), from [`BINOM`].
+#[inline(always)]
+pub const fn binom(n: u32, k: u32) -> u64 {
+    BINOM[k as usize][n as usize]
+}
+
+/// `C(n, k)` for any `n, k` that fit the table, 0 for negative `n` (a count of free squares
+/// that went below zero).
+#[inline(always)]
+fn binom_i(n: i32, k: u32) -> u64 {
+    if n < 0 {
+        0
+    } else {
+        binom(n as u32, k)
+    }
+}
+
+/// Colex rank of the set bits of `s`: `sum C(p_i, i+1)` over its bits `p_0 < p_1 < ...`.
+#[inline(always)]
+pub fn colex_rank(mut s: u32) -> u64 {
+    let mut r = 0;
+    let mut i = 1usize;
+    while s != 0 {
+        let p = s.trailing_zeros() as usize;
+        r += BINOM[i][p];
+        s &= s - 1;
+        i += 1;
+    }
+    r
+}
+
+/// Colex rank of `s` after deleting the squares of `occ` (disjoint from `s`) and closing the
+/// gaps, i.e. `colex_rank(pext(s, !occ))`.
+#[inline(always)]
+fn colex_rank_skip(mut s: u32, occ: u32) -> u64 {
+    let mut r = 0;
+    let mut i = 1usize;
+    while s != 0 {
+        let p = s.trailing_zeros();
+        let q = p - (occ & ((1u32 << p) - 1)).count_ones();
+        r += BINOM[i][q as usize];
+        s &= s - 1;
+        i += 1;
+    }
+    r
+}
+
+/// The `k`-subset of `0..n` with colex rank `r` (`r < C(n, k)`), as a bitboard.
+#[inline(always)]
+pub fn colex_unrank(mut r: u64, k: u32, n: u32) -> u32 {
+    let mut s = 0u32;
+    let mut p = n as usize;
+    let mut i = k as usize;
+    while i > 0 {
+        let row = &BINOM[i];
+        p -= 1;
+        while row[p] > r {
+            p -= 1;
+        }
+        s |= 1 << p;
+        r -= row[p];
+        i -= 1;
+    }
+    s
+}
+
+/// Spread the bits of `c` over the squares not in `occ` (inverse of the compression used by
+/// [`colex_rank_skip`]), i.e. `pdep(c, !occ)`.
+#[inline(always)]
+fn expand(mut c: u32, mut occ: u32) -> u32 {
+    while occ != 0 {
+        let o = occ.trailing_zeros();
+        let low = (1u32 << o) - 1;
+        c = (c & low) | ((c & !low) << 1);
+        occ &= occ - 1;
+    }
+    c
+}
+
+/// One `(x, y)` group of the overlap layout (see the module docs).
+#[derive(Clone, Copy, Debug, Default)]
+struct Group {
+    /// First men index of the group.
+    offset: u64,
+    /// White placements per black configuration, `f(x, y)`.
+    f: u64,
+    /// Configurations of zone A (rows `0..lw`): `C(4 lw, a)`.
+    n_a: u64,
+    /// Configurations of zone L (row `lw`): `C(4, y)`.
+    n_l: u64,
+    /// Colex rank subtracted in zone M (configurations without a man on row `rb`).
+    m_base: u64,
+    /// Colex rank subtracted for White (placements without a man on row `lw`).
+    w_base: u64,
+    /// Black men in zone A / zone L / zone M.
+    a: u8,
+    y: u8,
+    x: u8,
+}
+
+/// Maximum number of `(x, y)` groups: `x <= 12`, `y <= 4`.
+const MAX_GROUPS: usize = 13 * 5;
+
+/// Precomputed ranking tables of one slice. Cheap to clone (a few KB, no heap); build once per
+/// slice and reuse. `Send + Sync`.
 #[derive(Clone, Debug)]
 pub struct SliceIndex {
     slice: Slice,
+    size: u64,
+    men_size: u64,
+    /// `C(F, bk) * C(F - bk, wk)`, `F = 32 - men`.
+    king_count: u64,
+    /// `C(F - bk, wk)`.
+    wk_count: u64,
+    bm: u32,
+    wm: u32,
+    bk: u32,
+    wk: u32,
+    /// Free squares for the black kings (`32 - bm - wm`).
+    free: u32,
+    overlap: bool,
+    /// Board row of White's most advanced man (`7 - white_rank`), 8 without white men.
+    lw: u32,
+    /// Black's leading rank (row), 0 without black men.
+    rb: u32,
+    /// White's leading rank (White's frame), 0 without white men.
+    rw: u32,
+    // --- no overlap ---
+    /// Colex rank subtracted for Black (`C(4 rb, bm)`, 0 without men).
+    b_base: u64,
+    /// Black configurations (1 without men).
+    n_b: u64,
+    /// Colex rank subtracted for White (`C(4 rw, wm)`, 0 without men).
+    w_base: u64,
+    /// White configurations (1 without men).
+    n_w: u64,
+    // --- overlap ---
+    /// Groups indexed by `x * 5 + y`.
+    groups: [Group; MAX_GROUPS],
+    /// Offsets of the non-empty groups in index order, for unranking.
+    order_offsets: [u64; MAX_GROUPS],
+    /// Group ids (`x * 5 + y`) matching `order_offsets`.
+    order_ids: [u8; MAX_GROUPS],
+    n_groups: usize,
 }
 
 impl SliceIndex {
-    /// Index tables of `slice` (which must satisfy [`Slice::is_valid`]).
+    /// Index tables of `slice` (which must satisfy [`Slice::is_valid`]). The size is computed by
+    /// formula (no enumeration); a slice of an impossible material (more than 32 pieces, too many
+    /// men for their rows) gets size 0.
+    ///
+    /// # Panics
+    /// If the slice is not valid, or its size does not fit in a `u64` (no slice with at most
+    /// 24 pieces comes close: see `count::max_slice_size` tests).
     pub fn new(slice: Slice) -> SliceIndex {
-        SliceIndex { slice }
+        assert!(slice.is_valid(), "invalid slice {slice}");
+        let m = slice.material;
+        let (bm, bk, wm, wk) = (m.bm as u32, m.bk as u32, m.wm as u32, m.wk as u32);
+        let men = bm + wm;
+        let free = 32u32.saturating_sub(men);
+        let king_count = if men + bk + wk > 32 {
+            0
+        } else {
+            binom(free, bk) as u128 * binom(free - bk, wk) as u128
+        };
+        let wk_count = if men + bk + wk > 32 { 0 } else { binom(free - bk, wk) };
+        let rb = slice.black_rank.map_or(0, |r| r as u32);
+        let rw = slice.white_rank.map_or(0, |r| r as u32);
+        let lw = slice.white_rank.map_or(8, |r| 7 - r as u32);
+        let overlap = bm > 0 && wm > 0 && lw <= rb;
+        let mut ix = SliceIndex {
+            slice,
+            size: 0,
+            men_size: 0,
+            king_count: 0,
+            wk_count,
+            bm,
+            wm,
+            bk,
+            wk,
+            free,
+            overlap,
+            lw,
+            rb,
+            rw,
+            b_base: 0,
+            n_b: 1,
+            w_base: 0,
+            n_w: 1,
+            groups: [Group::default(); MAX_GROUPS],
+            order_offsets: [0; MAX_GROUPS],
+            order_ids: [0; MAX_GROUPS],
+            n_groups: 0,
+        };
+        let men_size: u128 = if !overlap {
+            if bm > 0 {
+                ix.b_base = binom(4 * rb, bm);
+                ix.n_b = binom(4 * (rb + 1), bm) - ix.b_base;
+            }
+            if wm > 0 {
+                ix.w_base = binom(4 * rw, wm);
+                ix.n_w = binom(4 * (rw + 1), wm) - ix.w_base;
+            }
+            ix.n_b as u128 * ix.n_w as u128
+        } else {
+            let d = rb - lw;
+            let mut off: u128 = 0;
+            for x in 0..=bm.min(4 * d) {
+                for y in 0..=(bm - x).min(4) {
+                    let a = bm - x - y;
+                    if a > 4 * lw {
+                        continue;
+                    }
+                    let (n_m, m_base) = if d == 0 {
+                        if x != 0 || y == 0 {
+                            continue;
+                        }
+                        (1, 0)
+                    } else {
+                        if x == 0 {
+                            continue;
+                        }
+                        let base = binom(4 * (d - 1), x);
+                        (binom(4 * d, x) - base, base)
+                    };
+                    let w_base = binom_i(4 * (7 - lw) as i32 - x as i32, wm);
+                    let f = binom_i(4 * (8 - lw) as i32 - (x + y) as i32, wm) - w_base;
+                    let n_a = binom(4 * lw, a);
+                    let n_l = binom(4, y);
+                    let id = (x * 5 + y) as usize;
+                    ix.groups[id] = Group {
+                        offset: off as u64,
+                        f,
+                        n_a,
+                        n_l,
+                        m_base,
+                        w_base,
+                        a: a as u8,
+                        y: y as u8,
+                        x: x as u8,
+                    };
+                    let count = n_a as u128 * n_l as u128 * n_m as u128 * f as u128;
+                    if count > 0 {
+                        ix.order_offsets[ix.n_groups] = off as u64;
+                        ix.order_ids[ix.n_groups] = id as u8;
+                        ix.n_groups += 1;
+                    }
+                    off += count;
+                }
+            }
+            off
+        };
+        let size = men_size * king_count;
+        assert!(size <= u64::MAX as u128, "slice {slice} has {size} positions, more than fit in u64");
+        ix.men_size = men_size as u64;
+        ix.king_count = king_count as u64;
+        ix.size = size as u64;
+        ix
     }
     /// The slice.
     pub fn slice(&self) -> Slice {
@@ -35,18 +327,160 @@ impl SliceIndex {
     }
     /// Number of legal positions in the slice (exact, no holes).
     pub fn size(&self) -> u64 {
-        todo!()
+        self.size
     }
+    /// Number of men configurations (both colours); `size() = men_size() * king_count()`.
+    pub fn men_size(&self) -> u64 {
+        self.men_size
+    }
+    /// Number of king placements per men configuration: `C(F, bk) * C(F - bk, wk)` with
+    /// `F = 32 - men`. Consecutive indices `m * king_count() .. (m+1) * king_count()` share
+    /// the same men.
+    pub fn king_count(&self) -> u64 {
+        self.king_count
+    }
+
     /// Index of `p`, which must belong to this slice (`Slice::of(p) == self.slice()`); the side
-    /// to move is ignored. Result is in `0..size()`.
-    pub fn rank(&self, _p: &Position) -> u64 {
-        todo!()
+    /// to move is ignored. Result is in `0..size()`. Checked only with debug assertions; a
+    /// position of another slice gives a meaningless result.
+    #[inline]
+    pub fn rank(&self, p: &Position) -> u64 {
+        debug_assert_eq!(Slice::of(p), self.slice, "position of another slice");
+        let bmen = p.black & !p.kings;
+        let wmen = p.white & !p.kings;
+        let bkings = p.black & p.kings;
+        let wkings = p.white & p.kings;
+        let men = self.rank_men(bmen, wmen);
+        let occ = bmen | wmen;
+        let rbk = colex_rank_skip(bkings, occ);
+        let rwk = colex_rank_skip(wkings, occ | bkings);
+        men * self.king_count + rbk * self.wk_count + rwk
     }
+
+    #[inline(always)]
+    fn rank_men(&self, bmen: Bitboard, wmen: Bitboard) -> u64 {
+        let wr = rotate(wmen);
+        if !self.overlap {
+            let rb = colex_rank(bmen) - self.b_base;
+            let rw = colex_rank(wr) - self.w_base;
+            rb * self.n_w + rw
+        } else {
+            let lw = self.lw;
+            let zl = (bmen >> (4 * lw)) & 0xF;
+            let zm = bmen >> (4 * lw + 4);
+            let za = bmen & ((1u32 << (4 * lw)) - 1);
+            let y = zl.count_ones();
+            let x = zm.count_ones();
+            let g = &self.groups[(x * 5 + y) as usize];
+            let r_a = colex_rank(za);
+            let r_l = colex_rank(zl);
+            let r_m = colex_rank(zm) - g.m_base;
+            let r_b = (r_m * g.n_l + r_l) * g.n_a + r_a;
+            // Black men seen in White's frame; only those in White's rows (lw..=7) matter.
+            let br = rotate(bmen) & ((1u64 << (4 * (8 - lw))) - 1) as u32;
+            let r_w = colex_rank_skip(wr, br) - g.w_base;
+            g.offset + r_b * g.f + r_w
+        }
+    }
+
     /// The position (Black to move) with index `index`.
     ///
     /// # Errors
     /// [`IndexError::OutOfRange`] if `index >= size()`.
-    pub fn unrank(&self, _index: u64) -> Result<Position, IndexError> {
-        todo!()
+    #[inline]
+    pub fn unrank(&self, index: u64) -> Result<Position, IndexError> {
+        if index >= self.size {
+            return Err(IndexError::OutOfRange {
+                slice: self.slice.to_string(),
+                index,
+                size: self.size,
+            });
+        }
+        let men = index / self.king_count;
+        let k = index - men * self.king_count;
+        let (bmen, wmen) = self.unrank_men(men);
+        let rbk = k / self.wk_count;
+        let rwk = k - rbk * self.wk_count;
+        let occ = bmen | wmen;
+        let bkings = expand(colex_unrank(rbk, self.bk, self.free), occ);
+        let wkings = expand(
+            colex_unrank(rwk, self.wk, self.free - self.bk),
+            occ | bkings,
+        );
+        Ok(Position {
+            black: bmen | bkings,
+            white: wmen | wkings,
+            kings: bkings | wkings,
+            side: Color::Black,
+        })
+    }
+
+    #[inline(always)]
+    fn unrank_men(&self, men: u64) -> (Bitboard, Bitboard) {
+        if !self.overlap {
+            let rb = men / self.n_w;
+            let rw = men - rb * self.n_w;
+            let bmen = colex_unrank(rb + self.b_base, self.bm, 4 * (self.rb + 1));
+            let wmen = rotate(colex_unrank(rw + self.w_base, self.wm, 4 * (self.rw + 1)));
+            (bmen, wmen)
+        } else {
+            let n = self.n_groups;
+            let j = self.order_offsets[..n].partition_point(|&o| o <= men) - 1;
+            let g = &self.groups[self.order_ids[j] as usize];
+            let rem = men - g.offset;
+            let r_b = rem / g.f;
+            let r_w = rem - r_b * g.f;
+            let t = r_b / g.n_a;
+            let r_a = r_b - t * g.n_a;
+            let r_m = t / g.n_l;
+            let r_l = t - r_m * g.n_l;
+            let lw = self.lw;
+            let (x, y) = (g.x as u32, g.y as u32);
+            let za = colex_unrank(r_a, g.a as u32, 4 * lw);
+            let zl = colex_unrank(r_l, y, 4);
+            let zm = colex_unrank(r_m + g.m_base, x, 4 * (self.rb - lw));
+            let bmen = za | (zl << (4 * lw)) | ((zm as u64) << (4 * lw + 4)) as u32;
+            let br = rotate(bmen) & ((1u64 << (4 * (8 - lw))) - 1) as u32;
+            let wc = colex_unrank(r_w + g.w_base, self.wm, 4 * (8 - lw) - x - y);
+            (bmen, rotate(expand(wc, br)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::slice::Material;
+
+    #[test]
+    fn binomials() {
+        assert_eq!(binom(32, 16), 601_080_390);
+        assert_eq!(binom(28, 12), 30_421_755);
+        assert_eq!(binom(4, 5), 0);
+        assert_eq!(binom(0, 0), 1);
+    }
+
+    #[test]
+    fn colex_round_trip() {
+        for n in 0..=10u32 {
+            for k in 0..=n {
+                for r in 0..binom(n, k) {
+                    let s = colex_unrank(r, k, n);
+                    assert_eq!(s.count_ones(), k);
+                    assert!(n == 32 || s >> n == 0);
+                    assert_eq!(colex_rank(s), r);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn out_of_range() {
+        let s: Slice = "0101-nn".parse().unwrap();
+        let ix = SliceIndex::new(s);
+        assert_eq!(ix.size(), 32 * 31);
+        assert!(ix.unrank(ix.size()).is_err());
+        assert!(ix.unrank(ix.size() - 1).is_ok());
+        let _ = Material::new(0, 1, 0, 1);
     }
 }
