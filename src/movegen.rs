@@ -340,11 +340,33 @@ pub fn dedup_moves(v: &mut Vec<Move>) {
     }
 }
 
-/// Count leaf nodes of the game tree `depth` plies deep (perft), single-threaded.
+/// Count leaf nodes of the game tree `depth` plies deep (perft), single-threaded, with the
+/// fast bitboard engine below (no [`Move`] values are built; the last ply is bulk-counted).
 ///
-/// `unique = false` counts capture paths (the published convention of Fierz and Bik);
-/// `unique = true` merges moves with the same from, to and captured set.
+/// `unique = false` counts capture paths (the published convention of Fierz and Bik; start
+/// position depth 11 = 85,242,128); `unique = true` merges moves with the same from, to and
+/// captured set (they lead to the same position). `depth = 0` gives 1.
 pub fn perft(pos: &Position, depth: u32, unique: bool) -> u64 {
+    match (pos.side, unique) {
+        (Color::Black, false) => {
+            fast::perft::<fast::B, false>(pos.black, pos.white, pos.kings, depth)
+        }
+        (Color::White, false) => {
+            fast::perft::<fast::W, false>(pos.white, pos.black, pos.kings, depth)
+        }
+        (Color::Black, true) => {
+            fast::perft::<fast::B, true>(pos.black, pos.white, pos.kings, depth)
+        }
+        (Color::White, true) => {
+            fast::perft::<fast::W, true>(pos.white, pos.black, pos.kings, depth)
+        }
+    }
+}
+
+/// Reference perft through [`Position::generate_moves`], [`dedup_moves`] and
+/// [`Position::apply`]: slower than [`perft`] but built on the path generator, so the two
+/// cross-check each other. Same arguments and result as [`perft`].
+pub fn perft_by_moves(pos: &Position, depth: u32, unique: bool) -> u64 {
     let mut bufs: Vec<Vec<Move>> = (0..depth.max(1)).map(|_| Vec::with_capacity(32)).collect();
     perft_rec(pos, depth, unique, &mut bufs)
 }
@@ -378,13 +400,13 @@ fn perft_rec(pos: &Position, depth: u32, unique: bool, bufs: &mut [Vec<Move>]) -
 /// counted on all threads of the current rayon pool. Same result as [`perft`].
 pub fn perft_parallel(pos: &Position, depth: u32, unique: bool) -> u64 {
     use rayon::prelude::*;
-    if depth <= 4 {
+    if depth <= 5 {
         return perft(pos, depth, unique);
     }
-    // Expand two plies to get enough independent work units.
+    // Expand plies until there are enough independent work units (or 3 plies).
     let mut frontier = vec![*pos];
     let mut d = depth;
-    for _ in 0..2 {
+    while d > 4 && frontier.len() < 256 && depth - d < 3 {
         let mut next = Vec::new();
         for p in &frontier {
             let mut v = p.moves();
@@ -397,6 +419,353 @@ pub fn perft_parallel(pos: &Position, depth: u32, unique: bool) -> u64 {
         d -= 1;
     }
     frontier.par_iter().map(|p| perft(p, d, unique)).sum()
+}
+
+impl Position {
+    /// Call `f` with the position after each de-duplicated legal move (the opponent to move),
+    /// without building [`Move`] values or allocating except when a position has more than 32
+    /// distinct captures. Visits the same set as [`Position::successors`], possibly in another
+    /// order.
+    pub fn for_each_successor(&self, mut f: impl FnMut(Position)) {
+        match self.side {
+            Color::Black => fast::successors::<fast::B>(
+                self.black,
+                self.white,
+                self.kings,
+                &mut |me, opp, k| {
+                    f(Position {
+                        black: me,
+                        white: opp,
+                        kings: k,
+                        side: Color::White,
+                    })
+                },
+            ),
+            Color::White => fast::successors::<fast::W>(
+                self.white,
+                self.black,
+                self.kings,
+                &mut |me, opp, k| {
+                    f(Position {
+                        black: opp,
+                        white: me,
+                        kings: k,
+                        side: Color::Black,
+                    })
+                },
+            ),
+        }
+    }
+}
+
+/// Bitboard engine specialised by colour at compile time. Positions are `(me, opp, kings)`
+/// from the side to move's view; children are returned with `me` still the mover's pieces.
+mod fast {
+    use crate::board::{down_a, down_b, up_a, up_b, Bitboard, BLACK_CROWN_ROW, WHITE_CROWN_ROW};
+
+    /// Colour-specific directions.
+    pub(super) trait Side {
+        type Other: Side;
+        const CROWN: Bitboard;
+        fn fa(b: Bitboard) -> Bitboard;
+        fn fb(b: Bitboard) -> Bitboard;
+        fn ba(b: Bitboard) -> Bitboard;
+        fn bb(b: Bitboard) -> Bitboard;
+    }
+    /// Black to move: forward is toward square 32.
+    pub(super) struct B;
+    /// White to move: forward is toward square 1.
+    pub(super) struct W;
+    impl Side for B {
+        type Other = W;
+        const CROWN: Bitboard = BLACK_CROWN_ROW;
+        #[inline(always)]
+        fn fa(b: Bitboard) -> Bitboard {
+            up_a(b)
+        }
+        #[inline(always)]
+        fn fb(b: Bitboard) -> Bitboard {
+            up_b(b)
+        }
+        #[inline(always)]
+        fn ba(b: Bitboard) -> Bitboard {
+            down_a(b)
+        }
+        #[inline(always)]
+        fn bb(b: Bitboard) -> Bitboard {
+            down_b(b)
+        }
+    }
+    impl Side for W {
+        type Other = B;
+        const CROWN: Bitboard = WHITE_CROWN_ROW;
+        #[inline(always)]
+        fn fa(b: Bitboard) -> Bitboard {
+            down_a(b)
+        }
+        #[inline(always)]
+        fn fb(b: Bitboard) -> Bitboard {
+            down_b(b)
+        }
+        #[inline(always)]
+        fn ba(b: Bitboard) -> Bitboard {
+            up_a(b)
+        }
+        #[inline(always)]
+        fn bb(b: Bitboard) -> Bitboard {
+            up_b(b)
+        }
+    }
+
+    /// Pieces of the mover that can capture.
+    #[inline(always)]
+    fn capturers<S: Side>(me: Bitboard, opp: Bitboard, kings: Bitboard) -> Bitboard {
+        let empty = !(me | opp);
+        let mut out = (S::ba(S::ba(empty) & opp) | S::bb(S::bb(empty) & opp)) & me;
+        let k = me & kings;
+        if k != 0 {
+            out |= (S::fa(S::fa(empty) & opp) | S::fb(S::fb(empty) & opp)) & k;
+        }
+        out
+    }
+
+    /// Number of simple moves (valid when there is no capture).
+    #[inline(always)]
+    fn count_simple<S: Side>(me: Bitboard, opp: Bitboard, kings: Bitboard) -> u64 {
+        let empty = !(me | opp);
+        let mut n = (S::fa(me) & empty).count_ones() + (S::fb(me) & empty).count_ones();
+        let k = me & kings;
+        if k != 0 {
+            n += (S::ba(k) & empty).count_ones() + (S::bb(k) & empty).count_ones();
+        }
+        n as u64
+    }
+
+    /// Continue a capture from `at` (one bit). `left`: enemy pieces not yet jumped; `empty`:
+    /// empty squares with the start square counted empty. Calls `emit(to, captured, crowned)`
+    /// once per completed path. Must only be called where at least one jump exists when
+    /// `captured == 0`.
+    #[inline]
+    fn jumps<S: Side, F: FnMut(Bitboard, Bitboard, bool)>(
+        at: Bitboard,
+        left: Bitboard,
+        empty: Bitboard,
+        king: bool,
+        captured: Bitboard,
+        emit: &mut F,
+    ) {
+        let mut any = false;
+        macro_rules! dir {
+            ($sh:path) => {{
+                let m = $sh(at) & left;
+                if m != 0 {
+                    let t = $sh(m) & empty;
+                    if t != 0 {
+                        any = true;
+                        let cap = captured | m;
+                        if !king && t & S::CROWN != 0 {
+                            emit(t, cap, true);
+                        } else {
+                            jumps::<S, F>(t, left & !m, empty, king, cap, emit);
+                        }
+                    }
+                }
+            }};
+        }
+        dir!(S::fa);
+        dir!(S::fb);
+        if king {
+            dir!(S::ba);
+            dir!(S::bb);
+        }
+        if !any {
+            emit(at, captured, false);
+        }
+    }
+
+    /// Every capture path: `emit(from, to, captured, crowned)`.
+    #[inline(always)]
+    fn captures<S: Side>(
+        me: Bitboard,
+        opp: Bitboard,
+        kings: Bitboard,
+        caps: Bitboard,
+        emit: &mut impl FnMut(Bitboard, Bitboard, Bitboard, bool),
+    ) {
+        let empty = !(me | opp);
+        let mut c = caps;
+        while c != 0 {
+            let f = c & c.wrapping_neg();
+            c &= c - 1;
+            let king = kings & f != 0;
+            jumps::<S, _>(f, opp, empty | f, king, 0, &mut |t, cap, cr| {
+                emit(f, t, cap, cr)
+            });
+        }
+    }
+
+    /// Child after a move from `f` to `t` capturing `cap`: returns `(me, opp, kings)` with
+    /// `me` the mover's pieces.
+    #[inline(always)]
+    fn child(
+        me: Bitboard,
+        opp: Bitboard,
+        kings: Bitboard,
+        f: Bitboard,
+        t: Bitboard,
+        cap: Bitboard,
+        crowned: bool,
+    ) -> (Bitboard, Bitboard, Bitboard) {
+        let me2 = (me & !f) | t;
+        let mut k2 = kings & !cap;
+        if kings & f != 0 {
+            k2 = (k2 & !f) | t;
+        } else if crowned {
+            k2 |= t;
+        }
+        (me2, opp & !cap, k2)
+    }
+
+    /// Every simple move's child `(me, opp, kings)` (valid when there is no capture).
+    #[inline(always)]
+    fn simple_children<S: Side>(
+        me: Bitboard,
+        opp: Bitboard,
+        kings: Bitboard,
+        emit: &mut impl FnMut(Bitboard, Bitboard, Bitboard),
+    ) {
+        let empty = !(me | opp);
+        macro_rules! dir {
+            ($movers:expr, $fw:path, $bw:path, $men:expr) => {{
+                let mut ts = $fw($movers) & empty;
+                while ts != 0 {
+                    let t = ts & ts.wrapping_neg();
+                    ts &= ts - 1;
+                    let f = $bw(t);
+                    let k2 = if kings & f != 0 {
+                        kings ^ f ^ t
+                    } else if $men && t & S::CROWN != 0 {
+                        kings | t
+                    } else {
+                        kings
+                    };
+                    emit(me ^ f ^ t, opp, k2);
+                }
+            }};
+        }
+        dir!(me, S::fa, S::ba, true);
+        dir!(me, S::fb, S::bb, true);
+        let k = me & kings;
+        if k != 0 {
+            dir!(k, S::ba, S::fa, false);
+            dir!(k, S::bb, S::fb, false);
+        }
+    }
+
+    /// Leaf count of the subtree `depth` plies deep; `UNIQUE` merges equal capture results.
+    pub(super) fn perft<S: Side, const UNIQUE: bool>(
+        me: Bitboard,
+        opp: Bitboard,
+        kings: Bitboard,
+        depth: u32,
+    ) -> u64 {
+        if depth == 0 {
+            return 1;
+        }
+        let caps = capturers::<S>(me, opp, kings);
+        if caps != 0 {
+            if UNIQUE {
+                let mut n = 0u64;
+                unique_captures::<S>(me, opp, kings, caps, &mut |m, o, k| {
+                    n += if depth == 1 {
+                        1
+                    } else {
+                        perft::<S::Other, UNIQUE>(o, m, k, depth - 1)
+                    }
+                });
+                return n;
+            }
+            let mut n = 0u64;
+            if depth == 1 {
+                captures::<S>(me, opp, kings, caps, &mut |_, _, _, _| n += 1);
+            } else {
+                captures::<S>(me, opp, kings, caps, &mut |f, t, cap, cr| {
+                    let (m, o, k) = child(me, opp, kings, f, t, cap, cr);
+                    n += perft::<S::Other, UNIQUE>(o, m, k, depth - 1);
+                });
+            }
+            return n;
+        }
+        if depth == 1 {
+            return count_simple::<S>(me, opp, kings);
+        }
+        let mut n = 0u64;
+        if depth == 2 {
+            simple_children::<S>(me, opp, kings, &mut |m, o, k| {
+                n += leaf::<S::Other, UNIQUE>(o, m, k)
+            });
+        } else {
+            simple_children::<S>(me, opp, kings, &mut |m, o, k| {
+                n += perft::<S::Other, UNIQUE>(o, m, k, depth - 1)
+            });
+        }
+        n
+    }
+
+    /// Number of legal moves (bulk count at the last ply).
+    #[inline(always)]
+    fn leaf<S: Side, const UNIQUE: bool>(me: Bitboard, opp: Bitboard, kings: Bitboard) -> u64 {
+        let caps = capturers::<S>(me, opp, kings);
+        if caps == 0 {
+            count_simple::<S>(me, opp, kings)
+        } else {
+            perft::<S, UNIQUE>(me, opp, kings, 1)
+        }
+    }
+
+    /// Every de-duplicated successor as `(me, opp, kings)` with `me` the mover's pieces.
+    pub(super) fn successors<S: Side>(
+        me: Bitboard,
+        opp: Bitboard,
+        kings: Bitboard,
+        emit: &mut impl FnMut(Bitboard, Bitboard, Bitboard),
+    ) {
+        let caps = capturers::<S>(me, opp, kings);
+        if caps == 0 {
+            simple_children::<S>(me, opp, kings, emit);
+            return;
+        }
+        unique_captures::<S>(me, opp, kings, caps, emit);
+    }
+
+    /// Distinct capture children `(me, opp, kings)` (`caps` = the capturers, non-zero).
+    #[inline]
+    fn unique_captures<S: Side>(
+        me: Bitboard,
+        opp: Bitboard,
+        kings: Bitboard,
+        caps: Bitboard,
+        emit: &mut impl FnMut(Bitboard, Bitboard, Bitboard),
+    ) {
+        let mut arr = [(0u32, 0u32, 0u32); 32];
+        let mut n = 0usize;
+        let mut spill: Vec<(Bitboard, Bitboard, Bitboard)> = Vec::new();
+        captures::<S>(me, opp, kings, caps, &mut |f, t, cap, cr| {
+            let c = child(me, opp, kings, f, t, cap, cr);
+            if arr[..n].contains(&c) || spill.contains(&c) {
+                return;
+            }
+            if n < arr.len() {
+                arr[n] = c;
+                n += 1;
+            } else {
+                spill.push(c);
+            }
+        });
+        for &(m, o, k) in arr[..n].iter().chain(spill.iter()) {
+            emit(m, o, k);
+        }
+    }
 }
 
 #[cfg(test)]

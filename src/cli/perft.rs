@@ -15,6 +15,9 @@ pub struct Args {
     /// Merge capture paths with the same from, to and captured set (the database's move count).
     #[arg(long)]
     pub unique: bool,
+    /// Print only the line for DEPTH (skip the shallower depths), e.g. for timing.
+    #[arg(long)]
+    pub only: bool,
     /// Worker threads (default: all cores, or RAYON_NUM_THREADS).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -36,7 +39,8 @@ pub fn run(args: Args) -> CliResult {
     super::init_threads(args.threads)?;
     use std::io::Write;
     let stdout = std::io::stdout();
-    for d in 1..=depth {
+    let first = if args.only { depth } else { 1 };
+    for d in first..=depth {
         let n = perft_parallel(&pos, d, args.unique);
         let mut out = stdout.lock();
         writeln!(out, "{d}\t{n}")?;
