@@ -7,6 +7,7 @@ pub use board::{Bitboard, Color, Position, PositionError, Wld};
 pub use movegen::{perft, perft_parallel, Move};
 pub mod index;
 pub mod slice;
+pub mod table;
 
 pub use index::SliceIndex;
 pub use slice::{Material, Slice};
