@@ -1,0 +1,190 @@
+//! Dense slice index: exhaustive round trips for small slices, an independent brute-force
+//! enumeration for at most 3 pieces, sampled round trips for 5-10 pieces, and slice sizes
+//! against OEIS A055213 (values copied from the published table; Schaeffer et al. 2007).
+use checkers_egdb::board::{Bitboard, Color, Position, BLACK_CROWN_ROW, WHITE_CROWN_ROW};
+use checkers_egdb::index::SliceIndex;
+use checkers_egdb::slice::{Material, Slice};
+use proptest::prelude::*;
+use std::collections::HashMap;
+
+/// OEIS A055213(n), n = 1..10: positions with n pieces (Black to move / side not counted).
+const A055213: [u64; 10] = [
+    120,
+    6_972,
+    261_224,
+    7_092_774,
+    148_688_232,
+    2_503_611_964,
+    34_779_531_480,
+    406_309_208_481,
+    4_048_627_642_976,
+    34_778_882_769_216,
+];
+
+fn slices_with(n: u32) -> Vec<Slice> {
+    Material::all_with_pieces(n)
+        .into_iter()
+        .flat_map(Slice::all_of)
+        .collect()
+}
+
+#[test]
+fn exhaustive_round_trip_up_to_4_pieces() {
+    for n in 1..=4u32 {
+        let mut total = 0u64;
+        for s in slices_with(n) {
+            let ix = SliceIndex::new(s);
+            total += ix.size();
+            for i in 0..ix.size() {
+                let p = ix.unrank(i).unwrap();
+                assert_eq!(p.side, Color::Black);
+                assert!(p.validate().is_ok(), "{s} {i}: {p:?}");
+                assert_eq!(Slice::of(&p), s, "{s} index {i}: {p:?}");
+                assert_eq!(ix.rank(&p), i, "{s} index {i}: {p:?}");
+                // Side to move is ignored by rank.
+                let q = Position { side: Color::White, ..p };
+                assert_eq!(ix.rank(&q), i);
+            }
+            assert!(ix.unrank(ix.size()).is_err());
+        }
+        assert_eq!(total, A055213[n as usize - 1], "n = {n}");
+    }
+}
+
+/// Every legal position with `n` pieces, enumerated without any index code: choose the
+/// occupied squares, then a piece type for each.
+fn brute_force(n: u32, out: &mut impl FnMut(Position)) {
+    fn rec(start: u32, left: u32, p: Position, out: &mut impl FnMut(Position)) {
+        if left == 0 {
+            out(p);
+            return;
+        }
+        for i in start..32 {
+            let b: Bitboard = 1 << i;
+            // black man, black king, white man, white king
+            if b & BLACK_CROWN_ROW == 0 {
+                rec(i + 1, left - 1, Position { black: p.black | b, ..p }, out);
+            }
+            rec(i + 1, left - 1, Position { black: p.black | b, kings: p.kings | b, ..p }, out);
+            if b & WHITE_CROWN_ROW == 0 {
+                rec(i + 1, left - 1, Position { white: p.white | b, ..p }, out);
+            }
+            rec(i + 1, left - 1, Position { white: p.white | b, kings: p.kings | b, ..p }, out);
+        }
+    }
+    let empty = Position { black: 0, white: 0, kings: 0, side: Color::Black };
+    rec(0, n, empty, out);
+}
+
+#[test]
+fn brute_force_up_to_3_pieces_maps_one_to_one() {
+    for n in 1..=3u32 {
+        let mut indexes: HashMap<Slice, (SliceIndex, Vec<bool>)> = HashMap::new();
+        let mut count = 0u64;
+        brute_force(n, &mut |p| {
+            assert!(p.validate().is_ok());
+            count += 1;
+            let s = Slice::of(&p);
+            let (ix, seen) = indexes.entry(s).or_insert_with(|| {
+                let ix = SliceIndex::new(s);
+                let v = vec![false; ix.size() as usize];
+                (ix, v)
+            });
+            let i = ix.rank(&p);
+            assert!(i < ix.size(), "{s}: {p:?} -> {i}");
+            assert!(!seen[i as usize], "{s}: index {i} hit twice");
+            seen[i as usize] = true;
+            assert_eq!(ix.unrank(i).unwrap(), p);
+        });
+        assert_eq!(count, A055213[n as usize - 1]);
+        for (s, (_, seen)) in &indexes {
+            assert!(seen.iter().all(|&b| b), "{s}: holes");
+        }
+        // Every slice with positions was reached, and the sizes add up.
+        let total: u64 = slices_with(n).into_iter().map(|s| SliceIndex::new(s).size()).sum();
+        assert_eq!(total, count);
+        for s in slices_with(n) {
+            let size = SliceIndex::new(s).size();
+            assert_eq!(size > 0, indexes.contains_key(&s), "{s}");
+        }
+    }
+}
+
+#[test]
+fn slice_sizes_sum_to_a055213_up_to_10_pieces() {
+    for n in 1..=10u32 {
+        let total: u64 = slices_with(n).into_iter().map(|s| SliceIndex::new(s).size()).sum();
+        assert_eq!(total, A055213[n as usize - 1], "n = {n}");
+    }
+}
+
+fn nonempty_slices_5_to_10() -> Vec<(Slice, u64)> {
+    (5..=10)
+        .flat_map(slices_with)
+        .map(|s| (s, SliceIndex::new(s).size()))
+        .filter(|&(_, size)| size > 0)
+        .collect()
+}
+
+/// A random legal position with `n` pieces (rejection sampling on square and piece type).
+fn random_position(seed: &[u64]) -> Option<Position> {
+    let n = 5 + (seed[0] % 6) as u32;
+    let mut p = Position { black: 0, white: 0, kings: 0, side: Color::Black };
+    let mut placed = 0;
+    let mut k = 1;
+    while placed < n {
+        let v = seed[k % seed.len()].rotate_left(k as u32 * 7) ^ (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        k += 1;
+        if k > 200 {
+            return None;
+        }
+        let b: Bitboard = 1 << (v % 32);
+        if p.occupied() & b != 0 {
+            continue;
+        }
+        match (v >> 8) % 4 {
+            0 if b & BLACK_CROWN_ROW == 0 => p.black |= b,
+            1 => {
+                p.black |= b;
+                p.kings |= b
+            }
+            2 if b & WHITE_CROWN_ROW == 0 => p.white |= b,
+            3 => {
+                p.white |= b;
+                p.kings |= b
+            }
+            _ => continue,
+        }
+        placed += 1;
+    }
+    p.validate().ok()?;
+    Some(p)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+    #[test]
+    fn sampled_unrank_rank_5_to_10(which in any::<u64>(), at in any::<u64>()) {
+        thread_local! {
+            static SLICES: Vec<(Slice, u64)> = nonempty_slices_5_to_10();
+        }
+        let (s, size) = SLICES.with(|v| v[(which % v.len() as u64) as usize]);
+        let ix = SliceIndex::new(s);
+        let i = at % size;
+        let p = ix.unrank(i).unwrap();
+        prop_assert!(p.validate().is_ok());
+        prop_assert_eq!(Slice::of(&p), s);
+        prop_assert_eq!(ix.rank(&p), i);
+    }
+
+    #[test]
+    fn sampled_rank_unrank_5_to_10(seed in proptest::collection::vec(any::<u64>(), 4..12)) {
+        if let Some(p) = random_position(&seed) {
+            let ix = SliceIndex::new(Slice::of(&p));
+            let i = ix.rank(&p);
+            prop_assert!(i < ix.size());
+            prop_assert_eq!(ix.unrank(i).unwrap(), p);
+        }
+    }
+}
