@@ -8,6 +8,7 @@ use checkers_egdb::Position;
 pub struct Args {
     /// Maximum depth in plies (1-30); one line `depth<TAB>nodes` is printed per depth 1..=DEPTH.
     /// (Parsed by `run`, so that a bad value gives one `egdb: error:` line.)
+    #[arg(allow_hyphen_values = true)]
     pub depth: String,
     /// Start position in PDN FEN (default: the initial position `B:W21-32:B1-12`).
     #[arg(long)]

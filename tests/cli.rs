@@ -1,0 +1,99 @@
+//! The `egdb` binary: perft/moves/show output and clean failures on bad input.
+use std::process::{Command, Output};
+
+fn egdb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(args)
+        .output()
+        .expect("run egdb")
+}
+
+/// Bad input: non-zero exit, nothing on stdout, exactly one stderr line, no panic.
+fn assert_clean_failure(args: &[&str], must_mention: &str) {
+    let out = egdb(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} succeeded");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{args:?}: {err}");
+    assert!(lines[0].starts_with("egdb: error:"), "{args:?}: {err}");
+    assert!(lines[0].contains(must_mention), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?}");
+}
+
+#[test]
+fn perft_prints_depth_tab_nodes() {
+    let out = egdb(&["perft", "6"]);
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(s, "1\t7\n2\t49\n3\t302\n4\t1469\n5\t7361\n6\t36768\n");
+    let out = egdb(&["perft", "--only", "--threads", "1", "7"]);
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "7\t179740\n");
+    let out = egdb(&["perft", "--fen", "W:WK6:B9,10,17,18", "1"]);
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "1\t2\n");
+    let out = egdb(&["perft", "--unique", "--fen", "W:WK6:B9,10,17,18", "1"]);
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "1\t1\n");
+}
+
+#[test]
+fn moves_lists_legal_moves() {
+    let out = egdb(&["moves", "W:W18,22:B13,17"]);
+    assert!(out.status.success());
+    let mut lines: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    lines.sort();
+    assert_eq!(lines, ["18-14", "18-15"]);
+    let out = egdb(&["moves", "W:W29:B22,25"]);
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn show_draws_board_and_fen() {
+    let out = egdb(&["show", "W:W18,24,K27:B12,K22"]);
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.contains("FEN: W:W18,24,K27:B12,K22"), "{s}");
+    assert!(s.contains("White to move"), "{s}");
+    for glyph in ['\u{26C0}', '\u{26C1}', '\u{26C2}', '\u{26C3}'] {
+        assert!(s.contains(glyph), "{s}");
+    }
+    // Top row holds squares 1-4, bottom row 29-32.
+    let rows: Vec<&str> = s.lines().collect();
+    assert_eq!(
+        rows[0].split_whitespace().collect::<Vec<_>>(),
+        ["1", "2", "3", "4"]
+    );
+    assert_eq!(
+        rows[7].split_whitespace().collect::<Vec<_>>(),
+        ["29", "30", "31", "32"]
+    );
+    let out = egdb(&["show", "--ascii", "B:W21-32:B1-12"]);
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.is_ascii());
+    assert_eq!(
+        s.lines()
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        ["b"; 4]
+    );
+    assert!(s.contains("Black to move"));
+}
+
+#[test]
+fn bad_input_fails_cleanly() {
+    assert_clean_failure(&["moves", "W:WK4,WK5,33:B4"], "stray character");
+    assert_clean_failure(&["moves", "W:W4:BK20"], "crowning row");
+    assert_clean_failure(&["show", "X:W1:B2"], "side to move");
+    assert_clean_failure(&["show", ""], "empty FEN");
+    assert_clean_failure(&["perft", "--fen", "B:W21-32:B1-13", "3"], "at most 12");
+    assert_clean_failure(&["perft", "abc"], "bad depth");
+    assert_clean_failure(&["perft", "0"], "bad depth");
+    assert_clean_failure(&["perft", "-5"], "bad depth");
+    assert_clean_failure(&["perft", "99999999999999999999"], "bad depth");
+}

@@ -1,0 +1,281 @@
+//! FEN and move-notation cases from the reference facts (section 4) and the PDN conventions.
+use checkers_egdb::notation::{format_move, parse_fen, parse_move, FenError, MoveParseError};
+use checkers_egdb::{Color, Position};
+
+fn sq(s: u8) -> u32 {
+    1 << (s - 1)
+}
+fn squares(v: &[u8]) -> u32 {
+    v.iter().map(|&s| sq(s)).fold(0, |a, b| a | b)
+}
+
+#[test]
+fn accepts_ranges_case_space_dot_and_tag() {
+    for s in [
+        "B:W21-32:B1-12",
+        "b:w21-32:b1-12",
+        "B:B1-12:W21-32",
+        "  B : W21-32 : B1-12  ",
+        "B:W21-32:B1-12.",
+        "[FEN \"B:W21-32:B1-12\"]",
+        "[fen \"B:W21-32:B1-12.\"]",
+        "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12",
+    ] {
+        assert_eq!(parse_fen(s), Ok(Position::START), "{s:?}");
+    }
+}
+
+#[test]
+fn king_ranges_and_empty_sides() {
+    let p = parse_fen("W:WK1-3:B20").unwrap();
+    assert_eq!(p.white, squares(&[1, 2, 3]));
+    assert_eq!(p.kings, squares(&[1, 2, 3]));
+    assert_eq!(p.black, sq(20));
+    assert_eq!(p.side, Color::White);
+    assert_eq!(p.to_fen(), "W:WK1,K2,K3:B20");
+
+    let p = parse_fen("B:W32:B").unwrap();
+    assert_eq!((p.white, p.black, p.kings), (sq(32), 0, 0));
+    assert_eq!(p.side, Color::Black);
+    // Black to move with no pieces has no move: it has lost.
+    assert!(p.moves().is_empty());
+    assert_eq!(p.to_fen(), "B:W32:B");
+}
+
+#[test]
+fn canonical_output() {
+    let p = parse_fen("w:bK22,12:W24,K27,18").unwrap();
+    assert_eq!(p.to_fen(), "W:W18,24,K27:B12,K22");
+    assert_eq!(p.to_string(), "W:W18,24,K27:B12,K22");
+    assert_eq!(
+        Position::START.to_fen(),
+        "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12"
+    );
+    let q: Position = "W:W18,24,K27:B12,K22".parse().unwrap();
+    assert_eq!(q, p);
+}
+
+#[test]
+fn rejects_with_the_named_fault() {
+    // The reference string has three faults; the first (stray 'W' at column 7) is reported.
+    let e = parse_fen("W:WK4,WK5,33:B4").unwrap_err();
+    assert_eq!(
+        e,
+        FenError::StrayCharacter {
+            ch: 'W',
+            column: 7,
+            expected: "a square number"
+        }
+    );
+    assert!(
+        e.to_string().contains("'W'") && e.to_string().contains("column 7"),
+        "{e}"
+    );
+    // Each fault alone.
+    let e = parse_fen("W:WK4,K5,33:B").unwrap_err();
+    assert!(
+        matches!(e, FenError::SquareOutOfRange { square: 33, .. }),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("33"));
+    let e = parse_fen("W:WK4,K5:B4").unwrap_err();
+    assert_eq!(e, FenError::SquareUsedTwice(4));
+    assert!(e.to_string().contains("square 4"));
+    assert_eq!(
+        parse_fen("W:W5,5:B1").unwrap_err(),
+        FenError::SquareUsedTwice(5)
+    );
+    assert!(matches!(
+        parse_fen("W:W0:B1").unwrap_err(),
+        FenError::SquareOutOfRange { square: 0, .. }
+    ));
+    assert!(matches!(
+        parse_fen("W:W99999999999999999999:B1").unwrap_err(),
+        FenError::SquareOutOfRange { .. }
+    ));
+    // Men on their own crowning rows.
+    let e = parse_fen("W:W4:BK20").unwrap_err();
+    assert_eq!(
+        e,
+        FenError::ManOnCrowningRow {
+            color: Color::White,
+            square: 4
+        }
+    );
+    assert!(e.to_string().contains("crowning row") && e.to_string().contains('4'));
+    let e = parse_fen("W:WK20:B29").unwrap_err();
+    assert_eq!(
+        e,
+        FenError::ManOnCrowningRow {
+            color: Color::Black,
+            square: 29
+        }
+    );
+    // More than 12 pieces a side.
+    let e = parse_fen("B:W21-32:B1-13").unwrap_err();
+    assert_eq!(
+        e,
+        FenError::TooManyPieces {
+            color: Color::Black,
+            count: 13
+        }
+    );
+    assert!(e.to_string().contains("13"));
+    let e = parse_fen("W:WK1-13:B20").unwrap_err();
+    assert_eq!(
+        e,
+        FenError::TooManyPieces {
+            color: Color::White,
+            count: 13
+        }
+    );
+    // Side to move.
+    assert!(matches!(
+        parse_fen("X:W1:B2").unwrap_err(),
+        FenError::BadSideToMove { .. }
+    ));
+    assert!(matches!(
+        parse_fen(":W21:B2").unwrap_err(),
+        FenError::BadSideToMove { .. }
+    ));
+    assert!(matches!(
+        parse_fen("W21:B2").unwrap_err(),
+        FenError::BadSideToMove { .. }
+    ));
+    assert!(parse_fen("X:W1:B2")
+        .unwrap_err()
+        .to_string()
+        .contains("side to move"));
+    assert_eq!(parse_fen("").unwrap_err(), FenError::Empty);
+    assert_eq!(parse_fen("   ").unwrap_err(), FenError::Empty);
+    // Structure.
+    assert_eq!(
+        parse_fen("W:W21").unwrap_err(),
+        FenError::MissingSection(Color::Black)
+    );
+    assert_eq!(
+        parse_fen("W:W21:W22:B1").unwrap_err(),
+        FenError::DuplicateSection(Color::White)
+    );
+    assert!(matches!(
+        parse_fen("W:W21:B1-0").unwrap_err(),
+        FenError::SquareOutOfRange { square: 0, .. }
+    ));
+    assert!(matches!(
+        parse_fen("W:W21:B5-3").unwrap_err(),
+        FenError::BadRange { from: 5, to: 3, .. }
+    ));
+    assert!(matches!(
+        parse_fen("W:W21:B1;2").unwrap_err(),
+        FenError::StrayCharacter { ch: ';', .. }
+    ));
+    assert!(matches!(
+        parse_fen("W:W21:B1:").unwrap_err(),
+        FenError::UnexpectedEnd { .. }
+    ));
+    assert!(matches!(
+        parse_fen("W:W21:X1").unwrap_err(),
+        FenError::StrayCharacter { ch: 'X', .. }
+    ));
+    assert!(parse_fen("[FEN \"W:W21:B1\"").is_err());
+    assert!(parse_fen("[PDN \"W:W21:B1\"]").is_err());
+}
+
+#[test]
+fn apply_then_reapply_fails() {
+    let p = parse_fen("W:W22:B5").unwrap();
+    let m = parse_move(&p, "22-18").unwrap();
+    let q = p.apply(&m);
+    assert_eq!(q.to_fen(), "B:W18:B5");
+    let e = parse_move(&q, "22-18").unwrap_err();
+    assert!(matches!(e, MoveParseError::Illegal { .. }), "{e:?}");
+    // The message lists Black's legal moves.
+    assert!(
+        e.to_string().contains("5-9") && e.to_string().contains("22-18"),
+        "{e}"
+    );
+}
+
+#[test]
+fn move_notation_round_trip_and_short_forms() {
+    let p = parse_fen("W:W30,K22:B11,18").unwrap();
+    let m = parse_move(&p, "22x15x8").unwrap();
+    assert_eq!(format_move(&m), "22x15x8");
+    assert_eq!(m.to_string(), "22x15x8");
+    assert_eq!(parse_move(&p, "22x8").unwrap(), m);
+    assert_eq!(parse_move(&p, " 22 X 8 ").unwrap(), m);
+    assert!(matches!(
+        parse_move(&p, "22x15").unwrap_err(),
+        MoveParseError::Illegal { .. }
+    ));
+    // A capture is compulsory: the simple move is illegal.
+    assert!(matches!(
+        parse_move(&p, "30-26").unwrap_err(),
+        MoveParseError::Illegal { .. }
+    ));
+    // Simple moves.
+    let s = Position::START;
+    assert_eq!(format_move(&parse_move(&s, "11-15").unwrap()), "11-15");
+    assert!(matches!(
+        parse_move(&s, "11x15").unwrap_err(),
+        MoveParseError::Illegal { .. }
+    ));
+    // Syntax errors.
+    for bad in [
+        "", "11", "11-", "-15", "11-15-19", "11x15-19", "a-b", "11--15",
+    ] {
+        assert!(
+            matches!(
+                parse_move(&s, bad).unwrap_err(),
+                MoveParseError::Syntax { .. }
+            ),
+            "{bad:?}"
+        );
+    }
+    assert_eq!(
+        parse_move(&s, "11-33").unwrap_err(),
+        MoveParseError::SquareOutOfRange(33)
+    );
+}
+
+#[test]
+fn ambiguous_short_capture_lists_candidates() {
+    // A white man on 26 can reach 10 over 23 and 15 or over 22 and 14.
+    let p = parse_fen("W:W26:B14,15,22,23").unwrap();
+    let mut all: Vec<String> = p.moves().iter().map(format_move).collect();
+    all.sort();
+    assert_eq!(all, ["26x17x10", "26x19x10"]);
+    match parse_move(&p, "26x10").unwrap_err() {
+        MoveParseError::Ambiguous { mut candidates, .. } => {
+            candidates.sort();
+            assert_eq!(candidates, ["26x17x10", "26x19x10"]);
+        }
+        e => panic!("expected ambiguity, got {e:?}"),
+    }
+    let e = parse_move(&p, "26x10").unwrap_err().to_string();
+    assert!(e.contains("26x17x10") && e.contains("26x19x10"), "{e}");
+    assert_eq!(
+        format_move(&parse_move(&p, "26x19x10").unwrap()),
+        "26x19x10"
+    );
+    assert_eq!(
+        format_move(&parse_move(&p, "26x17x10").unwrap()),
+        "26x17x10"
+    );
+}
+
+#[test]
+fn ring_capture_short_form_is_one_move() {
+    // Both paths take the same pieces to the same square: one resulting position.
+    let p = parse_fen("W:WK6:B9,10,17,18").unwrap();
+    let m = parse_move(&p, "6x6").unwrap();
+    assert_eq!(p.apply(&m).to_fen(), "B:WK6:B");
+    assert_eq!(
+        format_move(&parse_move(&p, "6x15x22x13x6").unwrap()),
+        "6x15x22x13x6"
+    );
+    assert_eq!(
+        format_move(&parse_move(&p, "6x13x22x15x6").unwrap()),
+        "6x13x22x15x6"
+    );
+}
