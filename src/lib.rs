@@ -8,6 +8,7 @@ pub use movegen::{perft, perft_parallel, Move};
 pub mod index;
 pub mod slice;
 pub mod table;
+pub mod probe;
 
 pub use index::SliceIndex;
 pub use slice::{Material, Slice};

@@ -890,6 +890,22 @@ impl TableFile {
         (self.meta.positions - b * bp).min(bp)
     }
 
+    /// The value of block `b` if it is stored as a constant (no I/O: the offset table is in
+    /// memory), `None` if it holds data.
+    ///
+    /// # Errors
+    /// [`TableError::Invalid`] for `b` out of range.
+    pub fn block_constant(&self, b: u64) -> Result<Option<Wld>, TableError> {
+        if let Some(u) = self.uniform {
+            return Ok(Some(u));
+        }
+        if b >= self.n_blocks {
+            return Err(TableError::Invalid(format!("block {b} of {}", self.n_blocks)));
+        }
+        let (_, _, _, c) = self.entry(b);
+        Ok((c != NO_CONST).then(|| Wld::from_u8(c as u8).unwrap_or(Wld::Draw)))
+    }
+
     /// Decode block `b` (`b < block_count()`): checks its checksum, decompresses it and checks
     /// the size and that every packed byte is a valid base-3 group.
     ///

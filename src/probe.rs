@@ -1,0 +1,796 @@
+//! Probing the tables: [`Tablebase`] (lazy opening, shared block cache, statistics) and
+//! [`resolve`], the capture-resolving search every probe goes through.
+//!
+//! Tables store only quiet (no capture for the side to move) Black-to-move positions
+//! meaningfully; [`resolve`] turns any position into such lookups: a side with no legal move
+//! loses, a side that must capture gets the best value over its de-duplicated capture
+//! successors (recursively, as the opponent may have to capture too), and a White-to-move
+//! position is looked up as its colour flip ([`Position::normalized`]).
+//!
+//! ```no_run
+//! use checkers_egdb::probe::Tablebase;
+//! use checkers_egdb::Position;
+//! let tb = Tablebase::builder("egdb").cache_bytes(64 << 20).open().unwrap();
+//! let p = Position::from_fen("W:WK19,K23:BK28,12").unwrap();
+//! println!("{}", tb.probe_wld(&p).unwrap()); // win
+//! ```
+
+use crate::board::{down_a, down_b, up_a, up_b, Color, Position, Wld};
+use crate::index::SliceIndex;
+use crate::slice::{Material, Slice};
+use crate::table::{packed_value, slice_of_file_name, Access, Block, TableError, TableFile};
+use rayon::prelude::*;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Most pieces a [`Tablebase`] can address (the slot table covers materials up to this count).
+pub const MAX_PIECES: u32 = 12;
+
+/// Why a probe gave no value. `Clone + Eq` so that a failure remembered by a lazily opened
+/// slice is reported identically to every thread.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ProbeError {
+    /// The position has more pieces than the tables in the directory cover.
+    #[error("position has {pieces} pieces; the tables cover at most {max}")]
+    TooManyPieces {
+        /// Pieces on the board.
+        pieces: u32,
+        /// Largest piece count of any table present.
+        max: u32,
+    },
+    /// A slice needed for the answer (perhaps only during capture resolution) has no file.
+    #[error("missing table for slice {slice}")]
+    MissingSlice {
+        /// Slice name, e.g. `0101-nn`.
+        slice: String,
+    },
+    /// A table file is damaged, truncated, or holds another slice than its name says.
+    #[error("corrupt table {file}: {what}")]
+    Corrupt {
+        /// The file.
+        file: String,
+        /// Which check failed.
+        what: String,
+    },
+    /// The operating system refused to open or read a file or directory.
+    #[error("I/O error on {file}: {message}")]
+    Io {
+        /// The file or directory.
+        file: String,
+        /// The OS error text.
+        message: String,
+    },
+    /// A cache-only probe needed a block (or a slice) that is not loaded yet.
+    #[error("value not in cache")]
+    NotInCache,
+    /// [`Tablebase::probe_wld_raw`] was given a position where the side to move must capture.
+    #[error("the side to move has a capture; use probe_wld to resolve it")]
+    CapturePosition,
+    /// The position breaks a board invariant (see [`Position::validate`]).
+    #[error("invalid position: {0}")]
+    InvalidPosition(String),
+    /// The directory holds no table files.
+    #[error("no table files (*.egdb) in {dir}")]
+    NoTables {
+        /// The directory.
+        dir: String,
+    },
+}
+
+impl ProbeError {
+    /// Convert a [`TableError`] about `path` into a probe error (corruption and wrong slices
+    /// become [`ProbeError::Corrupt`], OS errors [`ProbeError::Io`]).
+    pub fn from_table(path: &Path, e: TableError) -> ProbeError {
+        let file = path.display().to_string();
+        match e {
+            TableError::Io { source, op, .. } => ProbeError::Io {
+                file,
+                message: format!("{op}: {source}"),
+            },
+            TableError::Corrupt { what, .. } => ProbeError::Corrupt {
+                file,
+                what: what.to_string(),
+            },
+            TableError::WrongSlice {
+                expected, found, ..
+            } => ProbeError::Corrupt {
+                file,
+                what: format!("holds slice {found}, expected {expected}"),
+            },
+            TableError::Invalid(s) => ProbeError::Corrupt { file, what: s },
+        }
+    }
+}
+
+/// A source of stored values: the value for Black (to move) of a quiet position of a slice.
+/// Implemented by [`Tablebase`]; the builder implements it over tables it holds in memory.
+pub trait RawSource: Sync {
+    /// Stored value of position `index` of `slice` (a quiet Black-to-move position).
+    ///
+    /// # Errors
+    /// Whatever the source fails with, e.g. [`ProbeError::MissingSlice`].
+    fn raw(&self, slice: &Slice, index: u64) -> Result<Wld, ProbeError>;
+
+    /// Stored value of the quiet Black-to-move position `p`. The default computes the slice
+    /// and its index (with a per-thread cache of [`SliceIndex`]) and calls [`RawSource::raw`].
+    ///
+    /// # Errors
+    /// As [`RawSource::raw`].
+    fn raw_position(&self, p: &Position) -> Result<Wld, ProbeError> {
+        let s = Slice::of(p);
+        let index = with_index(&s, |ix| ix.rank(p));
+        self.raw(&s, index)
+    }
+}
+
+/// Run `f` with the (per-thread cached) [`SliceIndex`] of `s`.
+pub fn with_index<R>(s: &Slice, f: impl FnOnce(&SliceIndex) -> R) -> R {
+    thread_local! {
+        static INDEXES: RefCell<HashMap<Slice, Arc<SliceIndex>>> = RefCell::new(HashMap::new());
+    }
+    let ix = INDEXES.with(|m| {
+        let mut m = m.borrow_mut();
+        if let Some(ix) = m.get(s) {
+            return ix.clone();
+        }
+        if m.len() > 4096 {
+            m.clear();
+        }
+        let ix = Arc::new(SliceIndex::new(*s));
+        m.insert(*s, ix.clone());
+        ix
+    });
+    f(&ix)
+}
+
+/// Whether the side to move has a non-capturing move (men forward, kings any direction, onto
+/// an empty square). Together with [`Position::has_capture`] this decides "has a legal move".
+#[inline]
+pub fn has_quiet_move(p: &Position) -> bool {
+    let me = p.pieces(p.side);
+    let kings = me & p.kings;
+    let empty = p.empty();
+    let (fwd, back) = match p.side {
+        Color::Black => (up_a(me) | up_b(me), down_a(kings) | down_b(kings)),
+        Color::White => (down_a(me) | down_b(me), up_a(kings) | up_b(kings)),
+    };
+    (fwd | back) & empty != 0
+}
+
+/// Exact value for the side to move of any position, looking quiet positions up in `src`.
+///
+/// - No legal move (or no pieces): [`Wld::Loss`], no table needed.
+/// - The side to move must capture: the best of `negate(resolve(successor))` over the
+///   de-duplicated capture successors, stopping at the first win. A successor whose lookup
+///   fails does not hide a win found among the others; otherwise its error is returned (the
+///   first one met), so a missing table is never read as a draw.
+/// - Otherwise: `src.raw_position(&p.normalized())`.
+///
+/// # Errors
+/// Whatever `src` returns for a needed lookup.
+pub fn resolve<S: RawSource + ?Sized>(src: &S, pos: &Position) -> Result<Wld, ProbeError> {
+    if pos.has_capture() {
+        let mut best = Wld::Loss;
+        let mut err = None;
+        for succ in pos.successors() {
+            match resolve(src, &succ) {
+                Ok(v) => {
+                    let v = v.negate();
+                    if v == Wld::Win {
+                        return Ok(Wld::Win);
+                    }
+                    best = best.max(v);
+                }
+                Err(e) => {
+                    if err.is_none() {
+                        err = Some(e);
+                    }
+                }
+            }
+        }
+        return match err {
+            Some(e) => Err(e),
+            None => Ok(best),
+        };
+    }
+    if !has_quiet_move(pos) {
+        return Ok(Wld::Loss);
+    }
+    src.raw_position(&pos.normalized())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Slots: one per possible slice, found without locks.
+
+/// Dense id of a material with at most [`MAX_PIECES`] pieces, or `None`.
+fn material_id(m: &Material) -> Option<usize> {
+    static IDS: OnceLock<Vec<u16>> = OnceLock::new();
+    let ids = IDS.get_or_init(|| {
+        let mut v = vec![u16::MAX; 13 * 13 * 13 * 13];
+        let mut n = 0u16;
+        for bm in 0..13 {
+            for bk in 0..13 {
+                for wm in 0..13 {
+                    for wk in 0..13 {
+                        if bm + bk + wm + wk <= MAX_PIECES as usize {
+                            v[((bm * 13 + bk) * 13 + wm) * 13 + wk] = n;
+                            n += 1;
+                        }
+                    }
+                }
+            }
+        }
+        v
+    });
+    if m.bm > 12 || m.bk > 12 || m.wm > 12 || m.wk > 12 {
+        return None;
+    }
+    let k = ((m.bm as usize * 13 + m.bk as usize) * 13 + m.wm as usize) * 13 + m.wk as usize;
+    let id = ids[k];
+    (id != u16::MAX).then_some(id as usize)
+}
+
+/// Number of materials with at most [`MAX_PIECES`] pieces: C(MAX_PIECES + 4, 4).
+const N_MATERIALS: usize = 1820;
+
+#[inline]
+fn rank_slot(s: &Slice) -> usize {
+    s.black_rank.map_or(7, |r| r as usize) * 8 + s.white_rank.map_or(7, |r| r as usize)
+}
+
+struct Loaded {
+    file: TableFile,
+    index: SliceIndex,
+    block_positions: u64,
+}
+
+struct Slot {
+    present: AtomicBool,
+    state: OnceLock<Result<Box<Loaded>, ProbeError>>,
+}
+
+struct MaterialSlots {
+    slots: [Slot; 64],
+}
+
+// ---------------------------------------------------------------------------------------------
+// Block cache.
+
+#[derive(Default)]
+struct KeyHasher(u64);
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7cc1_b727_220a_95);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (x ^ (x >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+struct CacheEntry {
+    key: u64,
+    data: Arc<[u8]>,
+    referenced: bool,
+}
+
+#[derive(Default)]
+struct Shard {
+    map: HashMap<u64, usize, BuildHasherDefault<KeyHasher>>,
+    entries: Vec<CacheEntry>,
+    hand: usize,
+    bytes: usize,
+    hits: u64,
+    misses: u64,
+    decoded: u64,
+}
+
+/// Bytes counted per cached block on top of its data (map and entry overhead, estimated).
+const ENTRY_OVERHEAD: usize = 64;
+const N_SHARDS: usize = 64;
+
+struct BlockCache {
+    shards: Box<[Mutex<Shard>]>,
+    shard_cap: usize,
+}
+
+impl BlockCache {
+    fn new(budget: usize) -> BlockCache {
+        BlockCache {
+            shards: (0..N_SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+            shard_cap: budget / N_SHARDS,
+        }
+    }
+    #[inline]
+    fn shard(&self, key: u64) -> &Mutex<Shard> {
+        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58;
+        &self.shards[h as usize % N_SHARDS]
+    }
+    /// Value at `offset` of cached block `key`, marking it used; counts a hit or miss.
+    #[inline]
+    fn lookup(&self, key: u64, offset: usize) -> Option<u8> {
+        let mut s = self.shard(key).lock().unwrap_or_else(|p| p.into_inner());
+        match s.map.get(&key).copied() {
+            Some(i) => {
+                s.hits += 1;
+                let e = &mut s.entries[i];
+                e.referenced = true;
+                Some(packed_value(&e.data, offset))
+            }
+            None => {
+                s.misses += 1;
+                None
+            }
+        }
+    }
+    fn insert(&self, key: u64, data: Arc<[u8]>) {
+        let cost = data.len() + ENTRY_OVERHEAD;
+        let mut guard = self.shard(key).lock().unwrap_or_else(|p| p.into_inner());
+        let s = &mut *guard;
+        s.decoded += 1;
+        if cost > self.shard_cap || s.map.contains_key(&key) {
+            return;
+        }
+        // CLOCK eviction: skip recently used entries once, evict the first one not used.
+        while s.bytes + cost > self.shard_cap && !s.entries.is_empty() {
+            let h = s.hand % s.entries.len();
+            if s.entries[h].referenced {
+                s.entries[h].referenced = false;
+                s.hand = h + 1;
+                continue;
+            }
+            let old = s.entries.swap_remove(h);
+            s.map.remove(&old.key);
+            s.bytes -= old.data.len() + ENTRY_OVERHEAD;
+            if h < s.entries.len() {
+                let moved = s.entries[h].key;
+                s.map.insert(moved, h);
+            }
+            s.hand = h;
+        }
+        s.bytes += cost;
+        s.map.insert(key, s.entries.len());
+        s.entries.push(CacheEntry {
+            key,
+            data,
+            referenced: false,
+        });
+    }
+}
+
+/// Probe counters striped per thread so that counting costs no shared cache line.
+struct Striped {
+    cells: [Padded; 16],
+}
+#[repr(align(128))]
+#[derive(Default)]
+struct Padded(AtomicU64);
+
+impl Striped {
+    fn new() -> Striped {
+        Striped {
+            cells: Default::default(),
+        }
+    }
+    #[inline]
+    fn add(&self, n: u64) {
+        thread_local! { static STRIPE: usize = {
+            static NEXT: AtomicU64 = AtomicU64::new(0);
+            (NEXT.fetch_add(1, Ordering::Relaxed) % 16) as usize
+        }}
+        let i = STRIPE.with(|s| *s);
+        self.cells[i].0.fetch_add(n, Ordering::Relaxed);
+    }
+    fn sum(&self) -> u64 {
+        self.cells.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
+    }
+}
+
+/// Counters of a [`Tablebase`] since it was opened.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ProbeStats {
+    /// Calls of the public probe functions (`probe_wld`, `probe_wld_raw`, `probe_wld_cached`,
+    /// each position of `probe_many`).
+    pub probes: u64,
+    /// Table lookups answered from the block cache.
+    pub cache_hits: u64,
+    /// Table lookups that missed the cache (including cache-only probes answered
+    /// [`ProbeError::NotInCache`]).
+    pub cache_misses: u64,
+    /// Blocks decompressed.
+    pub blocks_decoded: u64,
+    /// Blocks currently cached.
+    pub cached_blocks: u64,
+    /// Bytes currently counted against the cache budget.
+    pub cached_bytes: u64,
+    /// Slices opened (successfully or not) so far.
+    pub slices_opened: u64,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tablebase.
+
+/// Settings for opening a [`Tablebase`]; see [`Tablebase::builder`].
+#[derive(Clone, Debug)]
+pub struct TablebaseBuilder {
+    dir: PathBuf,
+    cache_bytes: usize,
+    access: Access,
+    verify_on_open: bool,
+    allow_empty: bool,
+}
+
+impl TablebaseBuilder {
+    /// Budget of the shared cache of decompressed blocks, in bytes (default 64 MiB; 0 disables
+    /// caching).
+    pub fn cache_bytes(mut self, bytes: usize) -> Self {
+        self.cache_bytes = bytes;
+        self
+    }
+    /// Memory-mapped files (default) or positioned reads.
+    pub fn access(mut self, access: Access) -> Self {
+        self.access = access;
+        self
+    }
+    /// Check each file's whole-file checksum when its slice is first used (reads the whole
+    /// file once; default off: per-block checksums still guard every decoded block).
+    pub fn verify_on_open(mut self, yes: bool) -> Self {
+        self.verify_on_open = yes;
+        self
+    }
+    /// Accept a directory with no table files (for a builder that writes them later and calls
+    /// [`Tablebase::rescan`]); default off: such a directory gives [`ProbeError::NoTables`].
+    pub fn allow_empty(mut self, yes: bool) -> Self {
+        self.allow_empty = yes;
+        self
+    }
+    /// Open the tablebase: list the directory (files are opened lazily on first use).
+    ///
+    /// # Errors
+    /// [`ProbeError::Io`] if the directory cannot be listed, [`ProbeError::NoTables`] if it
+    /// holds no `*.egdb` file (unless [`TablebaseBuilder::allow_empty`]).
+    pub fn open(self) -> Result<Tablebase, ProbeError> {
+        let tb = Tablebase {
+            materials: (0..N_MATERIALS).map(|_| OnceLock::new()).collect(),
+            max_pieces: AtomicU32::new(0),
+            cache: BlockCache::new(self.cache_bytes),
+            probes: Striped::new(),
+            opened: AtomicU64::new(0),
+            slices_present: AtomicU64::new(0),
+            dir: self.dir,
+            access: self.access,
+            verify_on_open: self.verify_on_open,
+        };
+        let n = tb.rescan()?;
+        if n == 0 && !self.allow_empty {
+            return Err(ProbeError::NoTables {
+                dir: tb.dir.display().to_string(),
+            });
+        }
+        Ok(tb)
+    }
+}
+
+/// A directory of table files opened for probing. `Send + Sync`: share one per process
+/// (e.g. in an `Arc`); every method takes `&self`.
+///
+/// Files are found when the tablebase is opened (and by [`Tablebase::rescan`]) and opened,
+/// mapped and validated on the first probe that needs them. That first open runs once even when
+/// many threads need it at the same moment; its result, success or error, is remembered and
+/// given to every later probe. Decompressed blocks are kept in a bounded cache shared by all
+/// threads (sharded; no lock is held while a block is read or decompressed).
+pub struct Tablebase {
+    dir: PathBuf,
+    access: Access,
+    verify_on_open: bool,
+    materials: Box<[OnceLock<Box<MaterialSlots>>]>,
+    max_pieces: AtomicU32,
+    cache: BlockCache,
+    probes: Striped,
+    opened: AtomicU64,
+    slices_present: AtomicU64,
+}
+
+impl std::fmt::Debug for Tablebase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tablebase")
+            .field("dir", &self.dir)
+            .field("max_pieces", &self.max_pieces())
+            .finish()
+    }
+}
+
+impl Tablebase {
+    /// Open the tables in `dir` with default settings (64 MiB cache, memory-mapped files).
+    ///
+    /// # Errors
+    /// See [`TablebaseBuilder::open`].
+    pub fn open(dir: impl AsRef<Path>) -> Result<Tablebase, ProbeError> {
+        Tablebase::builder(dir).open()
+    }
+
+    /// Settings for opening the tables in `dir`.
+    pub fn builder(dir: impl AsRef<Path>) -> TablebaseBuilder {
+        TablebaseBuilder {
+            dir: dir.as_ref().to_path_buf(),
+            cache_bytes: 64 << 20,
+            access: Access::Mmap,
+            verify_on_open: false,
+            allow_empty: false,
+        }
+    }
+
+    /// The table directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Largest piece count of any table file found.
+    pub fn max_pieces(&self) -> u32 {
+        self.max_pieces.load(Ordering::Relaxed)
+    }
+
+    /// Number of slice files found so far.
+    pub fn slice_count(&self) -> u64 {
+        self.slices_present.load(Ordering::Relaxed)
+    }
+
+    fn slots_of(&self, m: &Material, create: bool) -> Option<&MaterialSlots> {
+        let id = material_id(m)?;
+        let cell = &self.materials[id];
+        if create {
+            Some(cell.get_or_init(|| {
+                Box::new(MaterialSlots {
+                    slots: std::array::from_fn(|_| Slot {
+                        present: AtomicBool::new(false),
+                        state: OnceLock::new(),
+                    }),
+                })
+            }))
+        } else {
+            cell.get().map(|b| &**b)
+        }
+    }
+
+    /// List the directory again and make newly written files available (files already known
+    /// keep their state: a slice opened before is not reopened). Returns the number of slice
+    /// files known after the scan.
+    ///
+    /// # Errors
+    /// [`ProbeError::Io`] if the directory cannot be listed.
+    pub fn rescan(&self) -> Result<u64, ProbeError> {
+        let io = |e: std::io::Error| ProbeError::Io {
+            file: self.dir.display().to_string(),
+            message: e.to_string(),
+        };
+        for entry in std::fs::read_dir(&self.dir).map_err(io)? {
+            let entry = entry.map_err(io)?;
+            let name = entry.file_name();
+            let Some(s) = name.to_str().and_then(slice_of_file_name) else {
+                continue;
+            };
+            if s.material.pieces() > MAX_PIECES {
+                continue;
+            }
+            if let Some(ms) = self.slots_of(&s.material, true) {
+                if !ms.slots[rank_slot(&s)].present.swap(true, Ordering::AcqRel) {
+                    self.slices_present.fetch_add(1, Ordering::Relaxed);
+                    self.max_pieces
+                        .fetch_max(s.material.pieces(), Ordering::AcqRel);
+                }
+            }
+        }
+        Ok(self.slice_count())
+    }
+
+    /// The loaded table of slice `s`, opening it on first use (once, whatever the threads).
+    fn loaded(&self, s: &Slice, cached_only: bool) -> Result<&Loaded, ProbeError> {
+        let missing = || ProbeError::MissingSlice {
+            slice: s.to_string(),
+        };
+        let ms = self.slots_of(&s.material, false).ok_or_else(missing)?;
+        let slot = &ms.slots[rank_slot(s)];
+        if let Some(r) = slot.state.get() {
+            return r.as_deref().map_err(Clone::clone);
+        }
+        if !slot.present.load(Ordering::Acquire) {
+            return Err(missing());
+        }
+        if cached_only {
+            return Err(ProbeError::NotInCache);
+        }
+        slot.state
+            .get_or_init(|| {
+                self.opened.fetch_add(1, Ordering::Relaxed);
+                self.open_slice(s)
+            })
+            .as_deref()
+            .map_err(Clone::clone)
+    }
+
+    fn open_slice(&self, s: &Slice) -> Result<Box<Loaded>, ProbeError> {
+        let path = crate::table::table_path(&self.dir, s);
+        let te = |e| ProbeError::from_table(&path, e);
+        let file = TableFile::open_with(&path, self.access).map_err(te)?;
+        if file.meta().slice != *s {
+            return Err(ProbeError::Corrupt {
+                file: path.display().to_string(),
+                what: format!("holds slice {}, expected {s}", file.meta().slice),
+            });
+        }
+        let index = SliceIndex::new(*s);
+        if file.meta().positions != index.size() {
+            return Err(ProbeError::Corrupt {
+                file: path.display().to_string(),
+                what: format!(
+                    "{} positions, slice {s} has {}",
+                    file.meta().positions,
+                    index.size()
+                ),
+            });
+        }
+        if self.verify_on_open {
+            file.verify_checksum().map_err(te)?;
+        }
+        Ok(Box::new(Loaded {
+            block_positions: file.block_positions() as u64,
+            file,
+            index,
+        }))
+    }
+
+    /// Stored value of a quiet Black-to-move position (through the cache).
+    #[inline]
+    fn lookup(&self, p: &Position, cached_only: bool) -> Result<Wld, ProbeError> {
+        let s = Slice::of(p);
+        let t = self.loaded(&s, cached_only)?;
+        let index = t.index.rank(p);
+        self.value_at(&s, t, index, cached_only)
+    }
+
+    fn value_at(
+        &self,
+        s: &Slice,
+        t: &Loaded,
+        index: u64,
+        cached_only: bool,
+    ) -> Result<Wld, ProbeError> {
+        if let Some(u) = t.file.uniform() {
+            return Ok(u);
+        }
+        let block = index / t.block_positions;
+        let offset = (index % t.block_positions) as usize;
+        let id = (material_id(&s.material).unwrap_or(0) * 64 + rank_slot(s)) as u64;
+        let key = (id << 40) | block;
+        if let Some(v) = self.cache.lookup(key, offset) {
+            return Ok(Wld::from_u8(v).unwrap_or(Wld::Draw));
+        }
+        let te = |e| ProbeError::from_table(t.file.path(), e);
+        if cached_only {
+            // A block stored as a constant needs no I/O.
+            return match t.file.block_constant(block).map_err(te)? {
+                Some(w) => Ok(w),
+                None => Err(ProbeError::NotInCache),
+            };
+        }
+        match t.file.decode_block(block).map_err(te)? {
+            Block::Const(w) => Ok(w),
+            Block::Packed(p) => {
+                let v = packed_value(&p, offset);
+                self.cache.insert(key, p.into());
+                Ok(Wld::from_u8(v).unwrap_or(Wld::Draw))
+            }
+        }
+    }
+
+    fn check(&self, p: &Position) -> Result<(), ProbeError> {
+        self.probes.add(1);
+        p.validate()
+            .map_err(|e| ProbeError::InvalidPosition(e.to_string()))?;
+        let pieces = p.piece_count();
+        let max = self.max_pieces();
+        if pieces > max {
+            return Err(ProbeError::TooManyPieces { pieces, max });
+        }
+        Ok(())
+    }
+
+    /// Exact value for the side to move of any position with at most
+    /// [`Tablebase::max_pieces`] pieces; captures are resolved by search (see [`resolve`]).
+    ///
+    /// # Errors
+    /// [`ProbeError::TooManyPieces`], [`ProbeError::InvalidPosition`],
+    /// [`ProbeError::MissingSlice`] (naming the slice, even one needed only while resolving
+    /// captures), [`ProbeError::Corrupt`], [`ProbeError::Io`].
+    pub fn probe_wld(&self, p: &Position) -> Result<Wld, ProbeError> {
+        self.check(p)?;
+        resolve(self, p)
+    }
+
+    /// Value of a quiet position (the side to move has no capture): one table lookup, no search.
+    ///
+    /// # Errors
+    /// [`ProbeError::CapturePosition`] if the side to move has a capture, else as
+    /// [`Tablebase::probe_wld`].
+    pub fn probe_wld_raw(&self, p: &Position) -> Result<Wld, ProbeError> {
+        self.check(p)?;
+        if p.has_capture() {
+            return Err(ProbeError::CapturePosition);
+        }
+        if !has_quiet_move(p) {
+            return Ok(Wld::Loss);
+        }
+        self.lookup(&p.normalized(), false)
+    }
+
+    /// [`Tablebase::probe_wld`] that never reads a file or decompresses a block (the
+    /// "conditional" lookup of engines): [`ProbeError::NotInCache`] when a needed block or
+    /// slice is not loaded yet.
+    ///
+    /// # Errors
+    /// [`ProbeError::NotInCache`], else as [`Tablebase::probe_wld`].
+    pub fn probe_wld_cached(&self, p: &Position) -> Result<Wld, ProbeError> {
+        self.check(p)?;
+        resolve(&CachedOnly(self), p)
+    }
+
+    /// [`Tablebase::probe_wld`] of many positions, in parallel (rayon); results in input order.
+    pub fn probe_many(&self, positions: &[Position]) -> Vec<Result<Wld, ProbeError>> {
+        positions.par_iter().map(|p| self.probe_wld(p)).collect()
+    }
+
+    /// Counters since opening.
+    pub fn stats(&self) -> ProbeStats {
+        let mut st = ProbeStats {
+            probes: self.probes.sum(),
+            slices_opened: self.opened.load(Ordering::Relaxed),
+            ..Default::default()
+        };
+        for sh in self.cache.shards.iter() {
+            let s = sh.lock().unwrap_or_else(|p| p.into_inner());
+            st.cache_hits += s.hits;
+            st.cache_misses += s.misses;
+            st.blocks_decoded += s.decoded;
+            st.cached_blocks += s.entries.len() as u64;
+            st.cached_bytes += s.bytes as u64;
+        }
+        st
+    }
+}
+
+impl RawSource for Tablebase {
+    fn raw(&self, slice: &Slice, index: u64) -> Result<Wld, ProbeError> {
+        let t = self.loaded(slice, false)?;
+        if index >= t.file.meta().positions {
+            return Err(ProbeError::Corrupt {
+                file: t.file.path().display().to_string(),
+                what: format!("index {index} out of range"),
+            });
+        }
+        self.value_at(slice, t, index, false)
+    }
+    #[inline]
+    fn raw_position(&self, p: &Position) -> Result<Wld, ProbeError> {
+        self.lookup(p, false)
+    }
+}
+
+struct CachedOnly<'a>(&'a Tablebase);
+
+impl RawSource for CachedOnly<'_> {
+    fn raw(&self, slice: &Slice, index: u64) -> Result<Wld, ProbeError> {
+        let t = self.0.loaded(slice, true)?;
+        self.0.value_at(slice, t, index, true)
+    }
+    fn raw_position(&self, p: &Position) -> Result<Wld, ProbeError> {
+        self.0.lookup(p, true)
+    }
+}
