@@ -1,0 +1,104 @@
+//! Shared helpers for the probe tests: a naive solver for tiny materials (fixpoint iteration
+//! over forward moves, independent of the retrograde builder and of the probe code) and a
+//! writer of its results as table files.
+#![allow(dead_code)]
+
+use checkers_egdb::table::{table_path, write_table, TableMeta, DONT_CARE};
+use checkers_egdb::{Color, Material, Position, Slice, SliceIndex, Wld};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Every legal position with at most `n` pieces, both sides to move.
+pub fn all_positions(n: u32) -> Vec<Position> {
+    let mut v = Vec::new();
+    for k in 1..=n {
+        for m in Material::all_with_pieces(k) {
+            for s in Slice::all_of(m) {
+                let ix = SliceIndex::new(s);
+                for i in 0..ix.size() {
+                    let p = ix.unrank(i).unwrap();
+                    v.push(p);
+                    v.push(Position {
+                        side: Color::White,
+                        ..p
+                    });
+                }
+            }
+        }
+    }
+    v
+}
+
+/// Naive game values of every position with at most `n` pieces (both sides to move), by
+/// repeated forward sweeps: no move = loss; some successor lost = win; all successors won =
+/// loss; what never resolves is a draw.
+pub fn naive_values(n: u32) -> HashMap<Position, Wld> {
+    let all = all_positions(n);
+    let succ: Vec<Vec<Position>> = all.iter().map(|p| p.successors()).collect();
+    let mut val: HashMap<Position, Wld> = HashMap::with_capacity(all.len());
+    loop {
+        let mut changed = false;
+        for (p, ss) in all.iter().zip(&succ) {
+            if val.contains_key(p) {
+                continue;
+            }
+            let v = if ss.is_empty() {
+                Some(Wld::Loss)
+            } else if ss.iter().any(|s| val.get(s) == Some(&Wld::Loss)) {
+                Some(Wld::Win)
+            } else if ss.iter().all(|s| val.get(s) == Some(&Wld::Win)) {
+                Some(Wld::Loss)
+            } else {
+                None
+            };
+            if let Some(v) = v {
+                val.insert(*p, v);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for p in all {
+        val.entry(p).or_insert(Wld::Draw);
+    }
+    val
+}
+
+/// Write the table of every slice with at most `n` pieces into `dir` from `values`
+/// (capture positions stored as don't-care). Returns the number of files.
+pub fn write_naive_tables(dir: &Path, n: u32, values: &HashMap<Position, Wld>) -> usize {
+    let mut files = 0;
+    for k in 1..=n {
+        for m in Material::all_with_pieces(k) {
+            for s in Slice::all_of(m) {
+                write_slice(dir, &s, values);
+                files += 1;
+            }
+        }
+    }
+    files
+}
+
+/// Write one slice's table from `values`.
+pub fn write_slice(dir: &Path, s: &Slice, values: &HashMap<Position, Wld>) {
+    let ix = SliceIndex::new(*s);
+    let mut vals = Vec::with_capacity(ix.size() as usize);
+    let mut n = [0u64; 3];
+    for i in 0..ix.size() {
+        let p = ix.unrank(i).unwrap();
+        let v = values[&p];
+        n[v as usize] += 1;
+        vals.push(if p.has_capture() { DONT_CARE } else { v as u8 });
+    }
+    let meta = TableMeta {
+        slice: *s,
+        positions: ix.size(),
+        wins: n[2],
+        losses: n[0],
+        draws: n[1],
+        longest: 0,
+    };
+    write_table(&table_path(dir, s), &meta, &vals).unwrap();
+}
