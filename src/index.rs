@@ -109,23 +109,88 @@ fn colex_rank_skip(mut s: u32, occ: u32) -> u64 {
     r
 }
 
-/// The `k`-subset of `0..n` with colex rank `r` (`r < C(n, k)`), as a bitboard.
+/// `BINOM32[k][n] = C(n, k)` for `n < 32` as `u32` (every such value is below 2^31), for
+/// the vectorised search in [`colex_unrank`].
+const BINOM32: [[u32; 32]; 33] = {
+    let mut t = [[0u32; 32]; 33];
+    let mut k = 0;
+    while k <= 32 {
+        let mut n = 0;
+        while n < 32 {
+            t[k][n] = BINOM[k][n] as u32;
+            n += 1;
+        }
+        k += 1;
+    }
+    t
+};
+
+/// The `k`-subset of `0..n` with colex rank `r` (`r < C(n, k)`, `n <= 32`), as a bitboard.
+///
+/// Each element, from the highest down, is the largest `p` with `C(p, i) <= r`, found by
+/// counting the entries `<= r` of a row of binomials (32 independent compares, which the
+/// compiler vectorises; no data-dependent branches).
 #[inline(always)]
-pub fn colex_unrank(mut r: u64, k: u32, n: u32) -> u32 {
+pub fn colex_unrank(r: u64, k: u32, n: u32) -> u32 {
+    debug_assert!(r < binom(n, k) || (n == 0 && k == 0));
+    let _ = n;
+    let mut r = r as u32;
     let mut s = 0u32;
-    let mut p = n as usize;
     let mut i = k as usize;
     while i > 0 {
-        let row = &BINOM[i];
-        p -= 1;
-        while row[p] > r {
-            p -= 1;
+        let row = &BINOM32[i];
+        // row is non-decreasing with row[0] = 0, so the count of entries <= r is p + 1.
+        let mut c = 0u32;
+        for &v in row.iter() {
+            c += (v <= r) as u32;
         }
+        let p = (c - 1) as usize;
         s |= 1 << p;
         r -= row[p];
         i -= 1;
     }
     s
+}
+
+/// Division by a run-time invariant `u64` divisor with one multiply-high, two shifts and two
+/// adds (Granlund and Montgomery, "Division by invariant integers using multiplication",
+/// PLDI 1994, figure 4.1), exact for every numerator and divisor `>= 1`.
+#[derive(Clone, Copy, Debug)]
+pub struct Divider {
+    d: u64,
+    m: u64,
+    sh1: u32,
+    sh2: u32,
+}
+
+impl Divider {
+    /// A divider for `d`; `d = 0` gives a divider that must not be used (returns garbage).
+    pub const fn new(d: u64) -> Divider {
+        if d == 0 {
+            return Divider { d: 0, m: 0, sh1: 0, sh2: 0 };
+        }
+        // l = ceil(log2 d)
+        let l = if d == 1 { 0 } else { 64 - (d - 1).leading_zeros() };
+        let m = (((1u128 << 64) * ((1u128 << l) - d as u128)) / d as u128 + 1) as u64;
+        Divider {
+            d,
+            m,
+            sh1: if l > 0 { 1 } else { 0 },
+            sh2: if l > 0 { l - 1 } else { 0 },
+        }
+    }
+    /// The divisor.
+    #[inline(always)]
+    pub const fn divisor(&self) -> u64 {
+        self.d
+    }
+    /// `(n / d, n % d)`.
+    #[inline(always)]
+    pub const fn divrem(&self, n: u64) -> (u64, u64) {
+        let t = ((self.m as u128 * n as u128) >> 64) as u64;
+        let q = (t + ((n - t) >> self.sh1)) >> self.sh2;
+        (q, n - q * self.d)
+    }
 }
 
 /// Spread the bits of `c` over the squares not in `occ` (inverse of the compression used by
@@ -142,7 +207,7 @@ fn expand(mut c: u32, mut occ: u32) -> u32 {
 }
 
 /// One `(x, y)` group of the overlap layout (see the module docs).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct Group {
     /// First men index of the group.
     offset: u64,
@@ -156,6 +221,10 @@ struct Group {
     m_base: u64,
     /// Colex rank subtracted for White (placements without a man on row `lw`).
     w_base: u64,
+    /// Dividers for `f`, `n_a`, `n_l` (unranking).
+    f_div: Divider,
+    n_a_div: Divider,
+    n_l_div: Divider,
     /// Black men in zone A / zone L / zone M.
     a: u8,
     y: u8,
@@ -206,7 +275,25 @@ pub struct SliceIndex {
     /// Group ids (`x * 5 + y`) matching `order_offsets`.
     order_ids: [u8; MAX_GROUPS],
     n_groups: usize,
+    king_div: Divider,
+    wk_div: Divider,
+    n_w_div: Divider,
 }
+
+const EMPTY_GROUP: Group = Group {
+    offset: 0,
+    f: 0,
+    n_a: 0,
+    n_l: 0,
+    m_base: 0,
+    w_base: 0,
+    f_div: Divider::new(0),
+    n_a_div: Divider::new(0),
+    n_l_div: Divider::new(0),
+    a: 0,
+    y: 0,
+    x: 0,
+};
 
 impl SliceIndex {
     /// Index tables of `slice` (which must satisfy [`Slice::is_valid`]). The size is computed by
@@ -251,10 +338,13 @@ impl SliceIndex {
             n_b: 1,
             w_base: 0,
             n_w: 1,
-            groups: [Group::default(); MAX_GROUPS],
+            groups: [EMPTY_GROUP; MAX_GROUPS],
             order_offsets: [0; MAX_GROUPS],
             order_ids: [0; MAX_GROUPS],
             n_groups: 0,
+            king_div: Divider::new(0),
+            wk_div: Divider::new(wk_count),
+            n_w_div: Divider::new(0),
         };
         let men_size: u128 = if !overlap {
             if bm > 0 {
@@ -299,6 +389,9 @@ impl SliceIndex {
                         n_l,
                         m_base,
                         w_base,
+                        f_div: Divider::new(f),
+                        n_a_div: Divider::new(n_a),
+                        n_l_div: Divider::new(n_l),
                         a: a as u8,
                         y: y as u8,
                         x: x as u8,
@@ -318,6 +411,8 @@ impl SliceIndex {
         assert!(size <= u64::MAX as u128, "slice {slice} has {size} positions, more than fit in u64");
         ix.men_size = men_size as u64;
         ix.king_count = king_count as u64;
+        ix.king_div = Divider::new(king_count as u64);
+        ix.n_w_div = Divider::new(ix.n_w);
         ix.size = size as u64;
         ix
     }
@@ -390,17 +485,11 @@ impl SliceIndex {
     #[inline]
     pub fn unrank(&self, index: u64) -> Result<Position, IndexError> {
         if index >= self.size {
-            return Err(IndexError::OutOfRange {
-                slice: self.slice.to_string(),
-                index,
-                size: self.size,
-            });
+            return Err(self.out_of_range(index));
         }
-        let men = index / self.king_count;
-        let k = index - men * self.king_count;
+        let (men, k) = self.king_div.divrem(index);
         let (bmen, wmen) = self.unrank_men(men);
-        let rbk = k / self.wk_count;
-        let rwk = k - rbk * self.wk_count;
+        let (rbk, rwk) = self.wk_div.divrem(k);
         let occ = bmen | wmen;
         let bkings = expand(colex_unrank(rbk, self.bk, self.free), occ);
         let wkings = expand(
@@ -415,11 +504,20 @@ impl SliceIndex {
         })
     }
 
+    #[cold]
+    #[inline(never)]
+    fn out_of_range(&self, index: u64) -> IndexError {
+        IndexError::OutOfRange {
+            slice: self.slice.to_string(),
+            index,
+            size: self.size,
+        }
+    }
+
     #[inline(always)]
     fn unrank_men(&self, men: u64) -> (Bitboard, Bitboard) {
         if !self.overlap {
-            let rb = men / self.n_w;
-            let rw = men - rb * self.n_w;
+            let (rb, rw) = self.n_w_div.divrem(men);
             let bmen = colex_unrank(rb + self.b_base, self.bm, 4 * (self.rb + 1));
             let wmen = rotate(colex_unrank(rw + self.w_base, self.wm, 4 * (self.rw + 1)));
             (bmen, wmen)
@@ -428,12 +526,9 @@ impl SliceIndex {
             let j = self.order_offsets[..n].partition_point(|&o| o <= men) - 1;
             let g = &self.groups[self.order_ids[j] as usize];
             let rem = men - g.offset;
-            let r_b = rem / g.f;
-            let r_w = rem - r_b * g.f;
-            let t = r_b / g.n_a;
-            let r_a = r_b - t * g.n_a;
-            let r_m = t / g.n_l;
-            let r_l = t - r_m * g.n_l;
+            let (r_b, r_w) = g.f_div.divrem(rem);
+            let (t, r_a) = g.n_a_div.divrem(r_b);
+            let (r_m, r_l) = g.n_l_div.divrem(t);
             let lw = self.lw;
             let (x, y) = (g.x as u32, g.y as u32);
             let za = colex_unrank(r_a, g.a as u32, 4 * lw);
@@ -470,6 +565,28 @@ mod tests {
                     assert!(n == 32 || s >> n == 0);
                     assert_eq!(colex_rank(s), r);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn divider_is_exact() {
+        let mut x = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let z = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z ^ (z >> 27)
+        };
+        let mut ds: Vec<u64> = (1..300).collect();
+        ds.extend((0..64).flat_map(|b| [1u64 << b, (1u64 << b) + 1, (1u64 << b).wrapping_sub(1).max(1)]));
+        ds.extend([u64::MAX, u64::MAX - 1, binom(32, 16), 3 * binom(29, 5)]);
+        for _ in 0..2000 {
+            ds.push(next() >> (next() % 64));
+        }
+        for &d in ds.iter().filter(|&&d| d > 0) {
+            let div = Divider::new(d);
+            for n in [0, 1, d - 1, d, d.wrapping_add(1), u64::MAX, u64::MAX - 1, next(), next() >> 20, next() >> 40] {
+                assert_eq!(div.divrem(n), (n / d, n % d), "{n} / {d}");
             }
         }
     }
