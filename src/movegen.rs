@@ -212,7 +212,7 @@ impl Position {
                 let f = NEIGHBOUR[d ^ 2][t as usize];
                 let is_man = kings & (1 << f) == 0;
                 emit(Move::simple(
-                    f as u8 + 1,
+                    f + 1,
                     t as u8 + 1,
                     is_man && crown & (1 << t) != 0,
                 ));

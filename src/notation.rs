@@ -104,13 +104,12 @@ pub enum FenError {
 }
 
 /// Character cursor over the FEN body, skipping whitespace between tokens.
-struct Cursor<'a> {
+struct Cursor {
     chars: Vec<(usize, char)>,
     i: usize,
-    _s: &'a str,
 }
 
-impl<'a> Cursor<'a> {
+impl Cursor {
     fn skip_ws(&mut self) {
         while self.i < self.chars.len() && self.chars[self.i].1.is_whitespace() {
             self.i += 1;
@@ -244,9 +243,8 @@ pub fn parse_fen(s: &str) -> Result<Position, FenError> {
     let mut cur = Cursor {
         chars: all[lo..hi].to_vec(),
         i: 0,
-        _s: s,
     };
-    let (col, c) = cur.peek().ok_or(FenError::Empty)?;
+    let (side_col, c) = cur.peek().ok_or(FenError::Empty)?;
     let side = match c.to_ascii_uppercase() {
         'B' => Color::Black,
         'W' => Color::White,
@@ -258,7 +256,7 @@ pub fn parse_fen(s: &str) -> Result<Position, FenError> {
                 .collect();
             return Err(FenError::BadSideToMove {
                 found: found.trim().to_string(),
-                column: col,
+                column: side_col,
             });
         }
     };
@@ -266,15 +264,14 @@ pub fn parse_fen(s: &str) -> Result<Position, FenError> {
     // The side letter must stand alone before ':'.
     match cur.peek() {
         Some((_, ':')) => {}
-        Some((col, ch)) if ch.is_ascii_alphanumeric() => {
+        Some((_, ch)) if ch.is_ascii_alphanumeric() => {
             let found: String = std::iter::once(c)
                 .chain(cur.chars[cur.i..].iter().map(|c| c.1))
                 .take_while(|&c| c != ':')
                 .collect();
-            let _ = ch;
             return Err(FenError::BadSideToMove {
                 found: found.trim().to_string(),
-                column: col - 1,
+                column: side_col,
             });
         }
         Some((col, ch)) => {
@@ -525,7 +522,8 @@ pub enum MoveParseError {
 ///
 /// Accepted: `a-b` (a simple move), `axb` (a capture from `a` ending on `b`), the full capture
 /// path `axcx...xb`, or any in-order subset of its landing squares; `X` and spaces around the
-/// separators are allowed. Capture paths that take the same pieces to the same square (a king
+/// separators are allowed. A full path always names its own move, even when it is also an
+/// in-order subset of a longer path. Capture paths that take the same pieces to the same square (a king
 /// going round a ring either way) give the same position and count as one move; the first is
 /// returned.
 ///
@@ -583,6 +581,10 @@ pub fn parse_move(pos: &Position, s: &str) -> Result<Move, MoveParseError> {
             mids.iter().all(|q| it.any(|p| p == q))
         })
         .collect();
+    // A full path names its move exactly, even when it is also a subset of a longer path.
+    if let Some(m) = cands.iter().find(|m| m.path() == &squares[1..]) {
+        return Ok(**m);
+    }
     match cands.as_slice() {
         [] => Err(MoveParseError::Illegal {
             input,

@@ -279,3 +279,27 @@ fn ring_capture_short_form_is_one_move() {
         "6x13x22x15x6"
     );
 }
+
+#[test]
+fn full_path_wins_over_longer_path_through_it() {
+    // Found by the round-trip proptest: the king's short path 1x10x19x26 is also an in-order
+    // subset of the longer 1x10x3x12x19x26; the exact path must name the short one.
+    let p = parse_fen("B:W6,7,8,15,16,23:BK1").unwrap();
+    let mut all: Vec<String> = p.moves().iter().map(format_move).collect();
+    all.sort();
+    assert!(all.contains(&"1x10x19x26".to_string()), "{all:?}");
+    assert!(all.contains(&"1x10x3x12x19x26".to_string()), "{all:?}");
+    assert_eq!(
+        format_move(&parse_move(&p, "1x10x19x26").unwrap()),
+        "1x10x19x26"
+    );
+    assert_eq!(
+        format_move(&parse_move(&p, "1x10x3x12x19x26").unwrap()),
+        "1x10x3x12x19x26"
+    );
+    // The short form reaches 26 by different captures: ambiguous.
+    assert!(matches!(
+        parse_move(&p, "1x26").unwrap_err(),
+        MoveParseError::Ambiguous { .. }
+    ));
+}
