@@ -9,6 +9,7 @@ pub mod index;
 pub mod slice;
 pub mod table;
 pub mod probe;
+pub mod ffi;
 
 pub use index::SliceIndex;
 pub use slice::{Material, Slice};

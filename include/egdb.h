@@ -1,0 +1,72 @@
+/* egdb.h - C interface to the checkers-egdb probe library (English checkers endgame tables).
+ *
+ * Link with libcheckers_egdb (cdylib .so or staticlib .a; the static library also needs
+ * -lpthread -ldl -lm). All functions are thread-safe; one handle may be shared by all threads.
+ *
+ * Boards are bitboards: bit i (0..31) = square i+1 in standard PDN numbering; Black men move
+ * toward square 32. Values are from the side to move's point of view; captures are resolved by
+ * search inside the library.
+ */
+#ifndef EGDB_H
+#define EGDB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Return codes (KingsRow style). */
+#define EGDB_UNKNOWN 0            /* position not covered: more pieces than the tables */
+#define EGDB_WIN 1                /* side to move wins */
+#define EGDB_LOSS 2               /* side to move loses */
+#define EGDB_DRAW 3               /* draw */
+#define EGDB_NOT_IN_CACHE (-1)    /* conditional lookup: needed block not cached */
+#define EGDB_SUBDB_UNAVAILABLE (-2) /* a table file the answer needs is missing */
+#define EGDB_ERROR (-3)           /* corrupt table file or I/O error */
+#define EGDB_INVALID (-4)         /* bad arguments, illegal position or bad FEN */
+
+#define EGDB_BLACK 0
+#define EGDB_WHITE 1
+
+typedef struct EgdbHandle EgdbHandle;
+
+typedef struct EgdbStats {
+    uint64_t probes;         /* probe calls */
+    uint64_t cache_hits;     /* table lookups answered from the block cache */
+    uint64_t cache_misses;   /* table lookups that missed the cache */
+    uint64_t blocks_decoded; /* blocks decompressed */
+} EgdbStats;
+
+/* Open the tables (*.egdb) in directory dir with a block cache of cache_mb MiB. Files are opened
+ * lazily on first use. Returns NULL on failure with a message in errbuf (capacity errlen, may be
+ * NULL). */
+EgdbHandle *egdb_open(const char *dir, int cache_mb, char *errbuf, size_t errlen);
+
+/* Value of a position for the side to move (color: EGDB_BLACK or EGDB_WHITE). With conditional
+ * non-zero no file is read and EGDB_NOT_IN_CACHE is returned when a needed block is not cached. */
+int egdb_lookup(const EgdbHandle *h, uint32_t black, uint32_t white, uint32_t kings, int color,
+                int conditional);
+
+/* egdb_lookup of a PDN FEN such as "W:WK32:BK26". */
+int egdb_lookup_fen(const EgdbHandle *h, const char *fen, int conditional);
+
+/* Largest piece count covered by the open tables. */
+int egdb_max_pieces(const EgdbHandle *h);
+
+/* Counters since opening; returns 0 or EGDB_INVALID. */
+int egdb_get_stats(const EgdbHandle *h, EgdbStats *out);
+
+/* The calling thread's last error message (NUL-terminated, truncated to len); returns its full
+ * length (0 if none). */
+size_t egdb_last_error(char *buf, size_t len);
+
+/* Close a handle (NULL is ignored). */
+void egdb_close(EgdbHandle *h);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EGDB_H */
