@@ -5,7 +5,9 @@ pub mod notation;
 
 pub use board::{Bitboard, Color, Position, PositionError, Wld};
 pub use movegen::{perft, perft_parallel, Move};
+pub mod count;
 pub mod index;
+pub mod plan;
 pub mod slice;
 pub mod table;
 pub mod probe;

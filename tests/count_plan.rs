@@ -1,0 +1,127 @@
+//! Position counts against OEIS A055213 (values copied from the published table; Schaeffer et
+//! al., Science 2007, Table 1) and the build plan's topological order.
+use checkers_egdb::count::{positions_by_slices, positions_formula, positions_of_material, slices_with_pieces};
+use checkers_egdb::index::SliceIndex;
+use checkers_egdb::plan::build_order;
+use checkers_egdb::slice::{Material, Slice};
+use std::collections::{HashMap, HashSet};
+
+/// OEIS A055213(n) for n = 1..24.
+const A055213: [u128; 24] = [
+    120,
+    6_972,
+    261_224,
+    7_092_774,
+    148_688_232,
+    2_503_611_964,
+    34_779_531_480,
+    406_309_208_481,
+    4_048_627_642_976,
+    34_778_882_769_216,
+    259_669_578_902_016,
+    1_695_618_078_654_976,
+    9_726_900_031_328_256,
+    49_134_911_067_979_776,
+    218_511_510_918_189_056,
+    852_888_183_557_922_816,
+    2_905_162_728_973_680_640,
+    8_568_043_414_939_516_928,
+    21_661_954_506_100_113_408,
+    46_352_957_062_510_379_008,
+    82_459_728_874_435_248_128,
+    118_435_747_136_817_856_512,
+    129_406_908_049_181_900_800,
+    90_072_726_844_888_186_880,
+];
+
+#[test]
+fn formula_matches_a055213_1_to_24() {
+    for n in 1..=24u32 {
+        assert_eq!(positions_formula(n), A055213[n as usize - 1], "n = {n}");
+    }
+    let total: u128 = (1..=24).map(positions_formula).sum();
+    assert_eq!(total, 500_995_484_682_338_672_639);
+    assert_eq!((1..=8).map(positions_formula).sum::<u128>(), 443_748_401_247);
+}
+
+#[test]
+fn slice_sums_match_a055213_1_to_10() {
+    for n in 1..=10u32 {
+        assert_eq!(positions_by_slices(n), A055213[n as usize - 1], "n = {n}");
+    }
+    let total: u128 = (1..=10).map(positions_by_slices).sum();
+    assert_eq!(total, 39_271_258_813_439);
+}
+
+#[test]
+fn king_sub_counts() {
+    // K v K, 2K v K, 2K v 2K, 3K v 2K (reference counts).
+    for (name, want) in [("0101", 992u64), ("0201", 14_880), ("0202", 215_760), ("0302", 2_013_760)] {
+        let m: Material = name.parse().unwrap();
+        assert_eq!(positions_of_material(m), want as u128, "{name}");
+        let by_slices: u64 = Slice::all_of(m).into_iter().map(|s| SliceIndex::new(s).size()).sum();
+        assert_eq!(by_slices, want, "{name}");
+    }
+}
+
+#[test]
+fn per_material_formula_matches_slices_up_to_8() {
+    for n in 1..=8 {
+        for m in Material::all_with_pieces(n) {
+            let s: u64 = Slice::all_of(m).into_iter().map(|s| SliceIndex::new(s).size()).sum();
+            assert_eq!(s as u128, positions_of_material(m), "{m}");
+        }
+    }
+}
+
+#[test]
+fn plan_is_topological_and_complete() {
+    let units = build_order(6);
+    let mut done: HashSet<Slice> = HashSet::new();
+    let mut done_by_material: HashMap<Material, usize> = HashMap::new();
+    for (i, u) in units.iter().enumerate() {
+        assert_eq!(u.id, i);
+        assert!(u.slices.len() == 1 || u.slices.len() == 2);
+        assert_eq!(u.slices[0].partner(), *u.slices.last().unwrap());
+        for d in &u.deps {
+            assert!(done.contains(d), "unit {i} ({}) depends on {d}, not built yet", u.slices[0]);
+        }
+        for &j in &u.dep_units {
+            assert!(j < i);
+        }
+        for m in &u.capture_materials {
+            assert!(m.pieces() < u.pieces);
+            // Every non-empty slice of the captured material is already built.
+            let want = Slice::all_of(*m).into_iter().filter(|s| SliceIndex::new(*s).size() > 0).count();
+            assert_eq!(done_by_material.get(m).copied().unwrap_or(0), want, "unit {i}: {m}");
+        }
+        for s in &u.slices {
+            assert!(done.insert(*s), "{s} planned twice");
+            *done_by_material.entry(s.material).or_default() += 1;
+        }
+    }
+    // Every non-empty slice appears exactly once.
+    for n in 1..=6 {
+        for s in slices_with_pieces(n) {
+            assert_eq!(done.contains(&s), SliceIndex::new(s).size() > 0, "{s}");
+        }
+    }
+}
+
+#[test]
+fn plan_dependencies_examples() {
+    let units = build_order(3);
+    let find = |name: &str| {
+        let s: Slice = name.parse().unwrap();
+        units.iter().find(|u| u.slices.contains(&s)).unwrap().clone()
+    };
+    // Black man on row 2 vs white king: advancing gives board slice 1001-3n, stored as 0110-n3.
+    let u = find("1001-2n");
+    assert!(u.deps.contains(&"0110-n3".parse().unwrap()));
+    // Black man on row 6 crowns: 0101 material, stored flipped (same material).
+    let u = find("1001-6n");
+    assert!(u.deps.contains(&"0101-nn".parse().unwrap()));
+    // Captures from 1001 (black man takes the king) lead to 1000 / 0100 (stored 0010 / 0001).
+    assert!(u.capture_materials.contains(&"0010".parse().unwrap()));
+    assert!(u.capture_materials.contains(&"0001".parse().unwrap()));
+}
