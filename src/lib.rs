@@ -15,3 +15,6 @@ pub mod ffi;
 
 pub use index::SliceIndex;
 pub use slice::{Material, Slice};
+pub mod build;
+pub mod stats;
+pub mod verify;

@@ -36,6 +36,12 @@ enum Command {
 }
 
 fn main() {
+    // Die quietly on a closed pipe (`egdb stats | head`) like other Unix tools, instead of
+    // panicking in println!.
+    // SAFETY: setting a signal disposition to SIG_DFL before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Perft(a) => cli::perft::run(a),

@@ -1,11 +1,86 @@
-//! `egdb build` (not yet implemented).
+//! `egdb build`: build tables by retrograde analysis. See docs/cli.md.
 use super::CliResult;
+use checkers_egdb::build::{build, peak_rss_bytes, BuildOptions};
+use checkers_egdb::slice::Slice;
+use std::io::IsTerminal;
+use std::path::PathBuf;
 
 /// Arguments of `egdb build`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Build every slice with at most this many pieces (1-10).
+    #[arg(long, default_value_t = 5)]
+    pub pieces: u32,
+    /// Table directory (created if missing).
+    #[arg(long, env = "EGDB_DIR", default_value = super::DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Build only the unit (slice and colour-mirror partner) containing this slice, e.g. 2101-34;
+    /// its dependencies must already exist.
+    #[arg(long)]
+    pub slice: Option<Slice>,
+    /// No progress bars.
+    #[arg(long)]
+    pub quiet: bool,
+}
 
 /// Run `egdb build`.
-pub fn run(_args: Args) -> CliResult {
-    Err("egdb build is not implemented yet".into())
+pub fn run(args: Args) -> CliResult {
+    super::init_threads(args.threads)?;
+    let opts = BuildOptions {
+        dir: args.dir.clone(),
+        pieces: args.pieces,
+        slice: args.slice,
+        progress: !args.quiet && std::io::stderr().is_terminal(),
+    };
+    let s = build(&opts)?;
+    if !args.quiet {
+        let rss =
+            peak_rss_bytes().map_or("?".into(), |b| format!("{:.1} MiB", b as f64 / 1048576.0));
+        let total = s.wins + s.losses + s.draws;
+        let pct = |x: u64| {
+            if total == 0 {
+                0.0
+            } else {
+                100.0 * x as f64 / total as f64
+            }
+        };
+        println!("dir           {}", args.dir.display());
+        println!(
+            "slices        {} built, {} already complete",
+            s.slices_built, s.slices_skipped
+        );
+        println!("positions     {}", s.positions);
+        println!(
+            "values        {} wins ({:.1}%), {} losses ({:.1}%), {} draws ({:.1}%)",
+            s.wins,
+            pct(s.wins),
+            s.losses,
+            pct(s.losses),
+            s.draws,
+            pct(s.draws)
+        );
+        println!(
+            "bytes         {} ({:.1} positions/byte)",
+            s.bytes,
+            if s.bytes == 0 {
+                0.0
+            } else {
+                s.positions as f64 / s.bytes as f64
+            }
+        );
+        println!(
+            "time          {:.2} s ({:.0} positions/s)",
+            s.seconds,
+            if s.seconds > 0.0 {
+                s.positions as f64 / s.seconds
+            } else {
+                0.0
+            }
+        );
+        println!("peak RSS      {rss}");
+    }
+    Ok(())
 }

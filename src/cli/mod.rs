@@ -15,3 +15,17 @@ pub type CliResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
 /// Default table directory (overridden by `--dir` or the `EGDB_DIR` environment variable).
 pub const DEFAULT_DIR: &str = "egdb";
+
+/// Configure the global rayon pool (`--threads`); `None` keeps rayon's default (all cores).
+pub fn init_threads(threads: Option<usize>) -> CliResult {
+    if let Some(n) = threads {
+        if n == 0 {
+            return Err("--threads must be at least 1".into());
+        }
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global()
+            .map_err(|e| format!("cannot start {n} threads: {e}"))?;
+    }
+    Ok(())
+}

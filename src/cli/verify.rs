@@ -1,11 +1,50 @@
-//! `egdb verify` (not yet implemented).
+//! `egdb verify`: checksums, then every value re-derived from its successors. See docs/cli.md.
 use super::CliResult;
+use checkers_egdb::verify::verify_dir;
+use std::io::IsTerminal;
+use std::path::PathBuf;
 
 /// Arguments of `egdb verify`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Table directory.
+    #[arg(long, env = "EGDB_DIR", default_value = super::DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// No progress output.
+    #[arg(long)]
+    pub quiet: bool,
+}
 
-/// Run `egdb verify`.
-pub fn run(_args: Args) -> CliResult {
-    Err("egdb verify is not implemented yet".into())
+/// Run `egdb verify`; exits non-zero naming the first bad slice and position.
+pub fn run(args: Args) -> CliResult {
+    super::init_threads(args.threads)?;
+    let bar = indicatif::ProgressBar::new(0);
+    if args.quiet || !std::io::stderr().is_terminal() {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{msg:>10} [{bar:30}] {percent:>3}% {per_sec}")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    let rep = verify_dir(&args.dir, &|s, k, n| {
+        if bar.length() != Some(n) || bar.message() != s.to_string() {
+            bar.set_length(n);
+            bar.set_position(0);
+            bar.set_message(s.to_string());
+        }
+        bar.inc(k);
+    })?;
+    bar.finish_and_clear();
+    println!(
+        "ok: {} slices, {} positions verified in {:.2} s ({:.0} positions/s)",
+        rep.slices,
+        rep.positions,
+        rep.seconds,
+        rep.positions as f64 / rep.seconds.max(1e-9)
+    );
+    Ok(())
 }

@@ -1,0 +1,333 @@
+//! `egdb build`: build win/loss/draw tables for every slice up to a piece count, in dependency
+//! order, by retrograde analysis ([`solve`]), into checksummed files ([`crate::table`]).
+//!
+//! - Units (a slice and its colour-mirror partner) are built in the order of
+//!   [`build_units`]: by piece count, then fewer men first (crowning removes a man), then material
+//!   pairs, then descending leading ranks (a leading-man advance moves into a slice built earlier).
+//! - Resumable: a unit whose files all exist and pass their whole-file checksum is skipped; files
+//!   are written to a temporary name, fsynced and renamed ([`crate::table::write_table`]).
+//! - Deterministic: the values, counts and file bytes do not depend on the thread count.
+//! - Dependencies (captures, crowning, leading-man advances) are read from the files already in
+//!   the directory, fully decoded into memory on first use and checksum-verified; a missing or
+//!   corrupt dependency stops the build with an error naming the slice.
+
+pub mod solve;
+
+use crate::board::{Position, Wld};
+use crate::index::SliceIndex;
+use crate::probe::{resolve, ProbeError, RawSource};
+use crate::slice::{Material, Slice};
+use crate::table::{table_path, write_table, TableError, TableFile, TableMeta};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::Instant;
+
+/// Why a build stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// A slice needed by the build (a dependency) could not be read.
+    #[error("cannot build {building}: dependency problem: {source}")]
+    Dependency {
+        /// The slice being built.
+        building: String,
+        /// What went wrong with the dependency (names the missing or corrupt slice).
+        source: ProbeError,
+    },
+    /// Writing a table failed.
+    #[error("cannot write {slice}: {source}")]
+    Write {
+        /// The slice being written.
+        slice: String,
+        /// The table error.
+        source: TableError,
+    },
+    /// Bad options (e.g. a piece count out of range).
+    #[error("{0}")]
+    Options(String),
+    /// Filesystem error (e.g. creating the directory).
+    #[error("{path}: {source}")]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// Most pieces the builder accepts (positions grow ~10x per piece; 8 is already 4e11).
+pub const MAX_BUILD_PIECES: u32 = 10;
+
+/// What to build.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// Table directory (created if missing).
+    pub dir: PathBuf,
+    /// Build every slice with at most this many pieces (1..=10).
+    pub pieces: u32,
+    /// Build only the unit containing this slice (its dependencies must exist).
+    pub slice: Option<Slice>,
+    /// Show progress bars on stderr.
+    pub progress: bool,
+}
+
+/// Totals of a build run.
+#[derive(Clone, Debug, Default)]
+pub struct BuildSummary {
+    /// Slices solved and written in this run.
+    pub slices_built: u64,
+    /// Slices skipped because a complete, checksum-valid file existed.
+    pub slices_skipped: u64,
+    /// Positions of the slices built in this run.
+    pub positions: u64,
+    /// Wins over the positions built (side to move's view, capture positions included).
+    pub wins: u64,
+    /// Losses, as `wins`.
+    pub losses: u64,
+    /// Draws, as `wins`.
+    pub draws: u64,
+    /// Bytes written in this run.
+    pub bytes: u64,
+    /// Wall time in seconds.
+    pub seconds: f64,
+}
+
+/// One build unit: a slice and, unless it is its own partner, its colour-mirror partner.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unit {
+    /// The slices solved together (one or two).
+    pub slices: Vec<Slice>,
+    /// Positions in all slices of the unit.
+    pub positions: u64,
+}
+
+/// Every non-empty unit with at most `pieces` pieces, in build order (see module docs).
+pub fn build_units(pieces: u32) -> Vec<Unit> {
+    let mut out = Vec::new();
+    for n in 1..=pieces {
+        for m in Material::all_with_pieces(n) {
+            if m > m.flip() {
+                continue; // built together with its flip
+            }
+            for s in Slice::all_of(m) {
+                let p = s.partner();
+                if m == m.flip() && p < s {
+                    continue; // symmetric material: the pair was already listed
+                }
+                let size = SliceIndex::new(s).size();
+                if size == 0 {
+                    continue;
+                }
+                let slices = if p == s { vec![s] } else { vec![s, p] };
+                let positions = size * slices.len() as u64;
+                out.push(Unit { slices, positions });
+            }
+        }
+    }
+    out
+}
+
+/// Dependency values for the builder: whole slices decoded into memory from their files on
+/// first use (checksum verified), shared by all threads.
+pub struct DecodedTables {
+    dir: PathBuf,
+    slices: RwLock<HashMap<Slice, Arc<Decoded>>>,
+}
+
+struct Decoded {
+    index: SliceIndex,
+    values: Vec<u8>,
+}
+
+impl DecodedTables {
+    /// A store reading from `dir`.
+    pub fn new(dir: &Path) -> DecodedTables {
+        DecodedTables {
+            dir: dir.to_path_buf(),
+            slices: RwLock::new(HashMap::new()),
+        }
+    }
+
+    fn get(&self, slice: &Slice) -> Result<Arc<Decoded>, ProbeError> {
+        if let Some(d) = self
+            .slices
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(slice)
+        {
+            return Ok(d.clone());
+        }
+        let mut w = self.slices.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(d) = w.get(slice) {
+            return Ok(d.clone());
+        }
+        let path = table_path(&self.dir, slice);
+        if !path.exists() {
+            return Err(ProbeError::MissingSlice {
+                slice: slice.to_string(),
+            });
+        }
+        let file = TableFile::open(&path).map_err(|e| ProbeError::from_table(&path, e))?;
+        file.verify_checksum()
+            .map_err(|e| ProbeError::from_table(&path, e))?;
+        let values = file
+            .decode_all()
+            .map_err(|e| ProbeError::from_table(&path, e))?;
+        let d = Arc::new(Decoded {
+            index: SliceIndex::new(*slice),
+            values,
+        });
+        w.insert(*slice, d.clone());
+        Ok(d)
+    }
+}
+
+impl RawSource for DecodedTables {
+    fn raw(&self, slice: &Slice, index: u64) -> Result<Wld, ProbeError> {
+        let d = self.get(slice)?;
+        debug_assert!(index < d.index.size());
+        let v = d.values.get(index as usize).copied().unwrap_or(3);
+        Wld::from_u8(v).ok_or_else(|| ProbeError::MissingSlice {
+            slice: slice.to_string(),
+        })
+    }
+}
+
+/// Whether every file of `unit` exists and passes its checksum.
+pub fn unit_complete(dir: &Path, unit: &Unit) -> bool {
+    unit.slices.iter().all(|s| {
+        TableFile::open(&table_path(dir, s))
+            .and_then(|f| f.verify_checksum().map(|_| f))
+            .is_ok_and(|f| f.meta().slice == *s)
+    })
+}
+
+/// Solve one unit and write its files. Returns (positions, wins, losses, draws, bytes).
+pub fn build_unit(
+    dir: &Path,
+    unit: &Unit,
+    deps: &DecodedTables,
+    progress: solve::Progress<'_>,
+) -> Result<BuildSummary, BuildError> {
+    let s = unit.slices[0];
+    let lookup = |p: &Position| resolve(deps, p);
+    let solved = solve::solve_unit(s, &lookup, progress).map_err(|e| BuildError::Dependency {
+        building: s.to_string(),
+        source: e,
+    })?;
+    let mut sum = BuildSummary::default();
+    for sv in solved {
+        let meta = TableMeta {
+            slice: sv.slice,
+            positions: sv.values.len() as u64,
+            wins: sv.wins,
+            losses: sv.losses,
+            draws: sv.draws,
+            longest: sv.longest,
+        };
+        let path = table_path(dir, &sv.slice);
+        let bytes = write_table(&path, &meta, &sv.values).map_err(|e| BuildError::Write {
+            slice: sv.slice.to_string(),
+            source: e,
+        })?;
+        sum.slices_built += 1;
+        sum.positions += meta.positions;
+        sum.wins += meta.wins;
+        sum.losses += meta.losses;
+        sum.draws += meta.draws;
+        sum.bytes += bytes;
+    }
+    Ok(sum)
+}
+
+/// Run a build as described by `opts`.
+///
+/// # Errors
+/// [`BuildError`]: bad options, a missing or corrupt dependency (named), a write failure.
+pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
+    use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+    if opts.pieces == 0 || opts.pieces > MAX_BUILD_PIECES {
+        return Err(BuildError::Options(format!(
+            "--pieces must be between 1 and {MAX_BUILD_PIECES}, got {}",
+            opts.pieces
+        )));
+    }
+    std::fs::create_dir_all(&opts.dir).map_err(|e| BuildError::Io {
+        path: opts.dir.clone(),
+        source: e,
+    })?;
+    let start = Instant::now();
+    let units: Vec<Unit> = match opts.slice {
+        Some(s) => {
+            let u = build_units(s.material.pieces())
+                .into_iter()
+                .find(|u| u.slices.contains(&s))
+                .ok_or_else(|| BuildError::Options(format!("slice {s} has no positions")))?;
+            vec![u]
+        }
+        None => build_units(opts.pieces),
+    };
+    let todo: Vec<&Unit> = units
+        .iter()
+        .filter(|u| !unit_complete(&opts.dir, u))
+        .collect();
+    let mut sum = BuildSummary {
+        slices_skipped: units
+            .iter()
+            .filter(|u| !todo.contains(u))
+            .map(|u| u.slices.len() as u64)
+            .sum(),
+        ..Default::default()
+    };
+    let multi = MultiProgress::with_draw_target(if opts.progress {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    });
+    let total: u64 = todo.iter().map(|u| u.positions).sum();
+    let overall = multi.add(ProgressBar::new(total));
+    overall.set_style(
+        ProgressStyle::with_template(
+            "{prefix:>8} [{bar:30}] {percent:>3}% {human_pos}/{human_len} pos  {per_sec}  ETA {eta}",
+        )
+        .expect("static template")
+        .progress_chars("=> "),
+    );
+    overall.set_prefix("all");
+    let deps = DecodedTables::new(&opts.dir);
+    for u in todo {
+        let bar = multi.add(ProgressBar::new(u.positions));
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{prefix:>8} [{bar:30}] {percent:>3}% {human_pos}/{human_len} pos  {per_sec}",
+            )
+            .expect("static template")
+            .progress_chars("=> "),
+        );
+        bar.set_prefix(u.slices[0].to_string());
+        let tick = |n: u64| {
+            bar.inc(n);
+            overall.inc(n);
+        };
+        let r = build_unit(&opts.dir, u, &deps, &tick)?;
+        bar.finish_and_clear();
+        multi.remove(&bar);
+        sum.slices_built += r.slices_built;
+        sum.positions += r.positions;
+        sum.wins += r.wins;
+        sum.losses += r.losses;
+        sum.draws += r.draws;
+        sum.bytes += r.bytes;
+    }
+    overall.finish_and_clear();
+    sum.seconds = start.elapsed().as_secs_f64();
+    Ok(sum)
+}
+
+/// Peak resident set size of this process in bytes (Linux `VmHWM`), if known.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}

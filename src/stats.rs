@@ -1,0 +1,176 @@
+//! Statistics of a table directory, read from the file headers (no values are decoded).
+//!
+//! Values are from the side to move's point of view. Tables store Black to move only, so the
+//! White-to-move figures of material (bm,bk,wm,wk) are those stored for (wm,wk,bm,bk).
+
+use crate::board::Color;
+use crate::slice::{Material, Slice};
+use crate::table::{TableError, TableFile, TableMeta};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// File extension of table files.
+pub const TABLE_EXTENSION: &str = "egdb";
+
+/// Every `<slice>.egdb` file in `dir`, sorted by slice. Other files are ignored.
+///
+/// # Errors
+/// The I/O error of reading the directory.
+pub fn scan_dir(dir: &Path) -> std::io::Result<Vec<(Slice, PathBuf)>> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        let path = e.path();
+        if path.extension().and_then(|x| x.to_str()) != Some(TABLE_EXTENSION) {
+            continue;
+        }
+        if let Some(s) = path
+            .file_stem()
+            .and_then(|x| x.to_str())
+            .and_then(|x| x.parse::<Slice>().ok())
+        {
+            v.push((s, path));
+        }
+    }
+    v.sort();
+    Ok(v)
+}
+
+/// One table file's header and size.
+#[derive(Clone, Debug)]
+pub struct FileInfo {
+    /// Slice named by the file.
+    pub slice: Slice,
+    /// Path of the file.
+    pub path: PathBuf,
+    /// Header contents.
+    pub meta: TableMeta,
+    /// File size in bytes.
+    pub bytes: u64,
+}
+
+/// Why statistics could not be gathered.
+#[derive(Debug, thiserror::Error)]
+pub enum StatsError {
+    /// Reading the directory failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A table file is unreadable.
+    #[error("{path}: {source}")]
+    Table {
+        /// The file.
+        path: PathBuf,
+        /// The table error.
+        source: TableError,
+    },
+    /// A file's header names another slice than its file name.
+    #[error("{path}: file name says slice {named} but the header says {header}")]
+    Renamed {
+        /// The file.
+        path: PathBuf,
+        /// Slice in the file name.
+        named: String,
+        /// Slice in the header.
+        header: String,
+    },
+}
+
+/// Open every table file of `dir` and read its header.
+///
+/// # Errors
+/// [`StatsError`] for an unreadable directory or file, or a renamed file.
+pub fn read_dir_info(dir: &Path) -> Result<Vec<FileInfo>, StatsError> {
+    let files = scan_dir(dir).map_err(|e| StatsError::Io {
+        path: dir.to_path_buf(),
+        source: e,
+    })?;
+    let mut out = Vec::with_capacity(files.len());
+    for (slice, path) in files {
+        let f = TableFile::open(&path).map_err(|e| StatsError::Table {
+            path: path.clone(),
+            source: e,
+        })?;
+        if f.meta().slice != slice {
+            return Err(StatsError::Renamed {
+                path,
+                named: slice.to_string(),
+                header: f.meta().slice.to_string(),
+            });
+        }
+        out.push(FileInfo {
+            slice,
+            bytes: f.file_bytes(),
+            meta: f.meta().clone(),
+            path,
+        });
+    }
+    Ok(out)
+}
+
+/// Totals for one material and side to move.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct MaterialStats {
+    /// Black men.
+    pub bm: u8,
+    /// Black kings.
+    pub bk: u8,
+    /// White men.
+    pub wm: u8,
+    /// White kings.
+    pub wk: u8,
+    /// Side to move, `"B"` or `"W"`.
+    pub stm: char,
+    /// Positions (all legal positions with this material and side to move).
+    pub positions: u64,
+    /// Wins for the side to move.
+    pub wins: u64,
+    /// Losses for the side to move.
+    pub losses: u64,
+    /// Draws.
+    pub draws: u64,
+    /// Longest resolution in plies (distance to leaving the slice) over wins and losses.
+    pub longest: u32,
+}
+
+/// Per material and side to move totals over the files in `infos`: for every material with a
+/// file, one Black-to-move line (its own files) and, if the flipped material has files, one
+/// White-to-move line. Sorted by piece count, then material, then B before W.
+pub fn material_stats(infos: &[FileInfo]) -> Vec<MaterialStats> {
+    let mut by: BTreeMap<Material, (u64, u64, u64, u64, u32)> = BTreeMap::new();
+    for f in infos {
+        let e = by.entry(f.slice.material).or_default();
+        e.0 += f.meta.positions;
+        e.1 += f.meta.wins;
+        e.2 += f.meta.losses;
+        e.3 += f.meta.draws;
+        e.4 = e.4.max(f.meta.longest);
+    }
+    let mut out = Vec::new();
+    let mut mats: Vec<Material> = by.keys().flat_map(|m| [*m, m.flip()]).collect();
+    mats.sort_by_key(|m| (m.pieces(), *m));
+    mats.dedup();
+    for m in mats {
+        for (stm, stored) in [(Color::Black, m), (Color::White, m.flip())] {
+            if let Some(&(positions, wins, losses, draws, longest)) = by.get(&stored) {
+                out.push(MaterialStats {
+                    bm: m.bm,
+                    bk: m.bk,
+                    wm: m.wm,
+                    wk: m.wk,
+                    stm: stm.letter(),
+                    positions,
+                    wins,
+                    losses,
+                    draws,
+                    longest,
+                });
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,193 @@
+//! `egdb verify`: check table files independently of the builder.
+//!
+//! For every file: the whole-file checksum, then every stored value of a quiet position is
+//! re-derived from its successors with the forward move generator (not the builder's un-move
+//! code): no move = loss, otherwise the best of the negated successor values, successors looked
+//! up in the tables with captures resolved by search ([`crate::probe::resolve`]). Capture
+//! positions (stored as "don't care") are resolved by search and, with all others, counted
+//! against the win/loss/draw totals in the header.
+//!
+//! Limitation (inherent to win/loss/draw data): a cycle of positions wrongly marked as draws is
+//! locally consistent; catching that needs distance data (a later table kind).
+
+use crate::board::{Position, Wld};
+use crate::build::DecodedTables;
+use crate::index::SliceIndex;
+use crate::probe::{resolve, ProbeError, RawSource};
+use crate::slice::Slice;
+use crate::stats::{read_dir_info, StatsError};
+use rayon::prelude::*;
+use std::path::Path;
+use std::time::Instant;
+
+/// A verification failure.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    /// The directory or a header could not be read.
+    #[error(transparent)]
+    Stats(#[from] StatsError),
+    /// A table (or one it depends on) is missing or corrupt.
+    #[error("slice {slice}: {source}")]
+    Probe {
+        /// Slice being verified.
+        slice: String,
+        /// The error (names the missing or corrupt file).
+        source: ProbeError,
+    },
+    /// A stored value differs from the value derived from the successors.
+    #[error("slice {slice}, index {index} ({fen}): stored {stored}, successors give {derived}")]
+    Mismatch {
+        /// Slice name.
+        slice: String,
+        /// Position index in the slice.
+        index: u64,
+        /// The position in FEN.
+        fen: String,
+        /// Value in the file.
+        stored: Wld,
+        /// Value derived from the successors.
+        derived: Wld,
+    },
+    /// The header's win/loss/draw totals differ from the recount.
+    #[error(
+        "slice {slice}: header says {header:?} (wins, losses, draws), recount gives {counted:?}"
+    )]
+    Counts {
+        /// Slice name.
+        slice: String,
+        /// Totals in the header.
+        header: (u64, u64, u64),
+        /// Totals recounted.
+        counted: (u64, u64, u64),
+    },
+    /// The directory holds no table files.
+    #[error("no table files in {0}")]
+    Empty(String),
+}
+
+/// What a successful verification covered.
+#[derive(Clone, Debug, Default)]
+pub struct VerifyReport {
+    /// Files checked.
+    pub slices: u64,
+    /// Positions checked (quiet and capture).
+    pub positions: u64,
+    /// Wall time in seconds.
+    pub seconds: f64,
+}
+
+/// Value of `p` (any side to move) derived from its successors by forward move generation.
+///
+/// # Errors
+/// A missing or corrupt table needed by a successor.
+pub fn derive_value<S: RawSource + ?Sized>(src: &S, p: &Position) -> Result<Wld, ProbeError> {
+    let mut best = Wld::Loss;
+    for s in p.successors() {
+        let v = resolve(src, &s)?.negate();
+        if v > best {
+            best = v;
+            if best == Wld::Win {
+                break;
+            }
+        }
+    }
+    Ok(best)
+}
+
+/// Verify one slice against `src` (which must hold the slice itself and its dependencies).
+/// `progress` is called with the number of positions done, per chunk.
+///
+/// # Errors
+/// [`VerifyError`] naming the slice and the first bad position (lowest index).
+pub fn verify_slice<S: RawSource + ?Sized>(
+    src: &S,
+    slice: &Slice,
+    header: (u64, u64, u64),
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<u64, VerifyError> {
+    let index = SliceIndex::new(*slice);
+    let n = index.size();
+    const CHUNK: u64 = 1 << 14;
+    let chunks = n.div_ceil(CHUNK);
+    let per: Vec<Result<(u64, u64, u64), VerifyError>> = (0..chunks)
+        .into_par_iter()
+        .map(|c| {
+            let (mut w, mut l, mut d) = (0, 0, 0);
+            for i in c * CHUNK..((c + 1) * CHUNK).min(n) {
+                let p = index.unrank(i).expect("index below size");
+                let perr = |e| VerifyError::Probe {
+                    slice: slice.to_string(),
+                    source: e,
+                };
+                let derived = derive_value(src, &p).map_err(perr)?;
+                if !p.has_capture() {
+                    let stored = src.raw(slice, i).map_err(perr)?;
+                    if stored != derived {
+                        return Err(VerifyError::Mismatch {
+                            slice: slice.to_string(),
+                            index: i,
+                            fen: p.to_fen(),
+                            stored,
+                            derived,
+                        });
+                    }
+                }
+                match derived {
+                    Wld::Win => w += 1,
+                    Wld::Loss => l += 1,
+                    Wld::Draw => d += 1,
+                }
+            }
+            progress(((c + 1) * CHUNK).min(n) - c * CHUNK);
+            Ok((w, l, d))
+        })
+        .collect();
+    let mut counted = (0, 0, 0);
+    for r in per {
+        let (w, l, d) = r?;
+        counted.0 += w;
+        counted.1 += l;
+        counted.2 += d;
+    }
+    if counted != header {
+        return Err(VerifyError::Counts {
+            slice: slice.to_string(),
+            header,
+            counted,
+        });
+    }
+    Ok(n)
+}
+
+/// Verify every table file in `dir` (checksums, values, header totals).
+///
+/// # Errors
+/// The first failure, naming the slice (and position).
+pub fn verify_dir(
+    dir: &Path,
+    progress: &(dyn Fn(&Slice, u64, u64) + Sync),
+) -> Result<VerifyReport, VerifyError> {
+    let start = Instant::now();
+    let infos = read_dir_info(dir)?;
+    if infos.is_empty() {
+        return Err(VerifyError::Empty(dir.display().to_string()));
+    }
+    for f in &infos {
+        crate::table::TableFile::open(&f.path)
+            .and_then(|t| t.verify_checksum())
+            .map_err(|e| VerifyError::Probe {
+                slice: f.slice.to_string(),
+                source: ProbeError::from_table(&f.path, e),
+            })?;
+    }
+    let src = DecodedTables::new(dir);
+    let mut rep = VerifyReport::default();
+    for f in &infos {
+        let m = &f.meta;
+        let tick = |k: u64| progress(&f.slice, k, m.positions);
+        rep.positions += verify_slice(&src, &f.slice, (m.wins, m.losses, m.draws), &tick)?;
+        rep.slices += 1;
+    }
+    rep.seconds = start.elapsed().as_secs_f64();
+    Ok(rep)
+}
