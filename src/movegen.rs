@@ -583,6 +583,72 @@ mod fast {
         }
     }
 
+    /// Number of capture paths continuing from `at` (one bit); as [`jumps`] without building
+    /// results. Returns 1 when no jump continues.
+    #[inline]
+    fn count_jumps<S: Side>(at: Bitboard, left: Bitboard, empty: Bitboard, king: bool) -> u64 {
+        let mut n = 0u64;
+        macro_rules! dir {
+            ($sh:path) => {{
+                let m = $sh(at) & left;
+                if m != 0 {
+                    let t = $sh(m) & empty;
+                    if t != 0 {
+                        n += if !king && t & S::CROWN != 0 {
+                            1
+                        } else {
+                            count_jumps::<S>(t, left & !m, empty, king)
+                        };
+                    }
+                }
+            }};
+        }
+        dir!(S::fa);
+        dir!(S::fb);
+        if king {
+            dir!(S::ba);
+            dir!(S::bb);
+        }
+        n.max(1)
+    }
+
+    /// Number of capture paths of the mover (`caps` = its capturers).
+    ///
+    /// Men are counted a whole direction at a time: a man only ever moves forward, so the
+    /// pieces it has jumped and its start square lie behind it and cannot matter again; a
+    /// first landing square that allows no further jump (or crowns) is one path, counted by
+    /// popcount, and only the others are followed. Kings are followed one by one.
+    #[inline]
+    fn count_captures<S: Side>(
+        me: Bitboard,
+        opp: Bitboard,
+        kings: Bitboard,
+        caps: Bitboard,
+    ) -> u64 {
+        let empty = !(me | opp);
+        let men = me & !kings;
+        // Squares from which a man could jump again (not on the crowning row, where it stops).
+        let cont = (S::ba(S::ba(empty) & opp) | S::bb(S::bb(empty) & opp)) & !S::CROWN;
+        let la = S::fa(S::fa(men) & opp) & empty;
+        let lb = S::fb(S::fb(men) & opp) & empty;
+        let mut n = ((la & !cont).count_ones() + (lb & !cont).count_ones()) as u64;
+        for l in [la & cont, lb & cont] {
+            let mut c = l;
+            while c != 0 {
+                let t = c & c.wrapping_neg();
+                c &= c - 1;
+                n += count_jumps::<S>(t, opp, empty, false);
+            }
+        }
+        let mut c = caps & kings;
+        while c != 0 {
+            let f = c & c.wrapping_neg();
+            c &= c - 1;
+            n += count_jumps::<S>(f, opp, empty | f, true);
+        }
+        n
+    }
+
     /// Every capture path: `emit(from, to, captured, crowned)`.
     #[inline(always)]
     fn captures<S: Side>(
@@ -687,7 +753,7 @@ mod fast {
             }
             let mut n = 0u64;
             if depth == 1 {
-                captures::<S>(me, opp, kings, caps, &mut |_, _, _, _| n += 1);
+                n = count_captures::<S>(me, opp, kings, caps);
             } else {
                 captures::<S>(me, opp, kings, caps, &mut |f, t, cap, cr| {
                     let (m, o, k) = child(me, opp, kings, f, t, cap, cr);
@@ -718,8 +784,10 @@ mod fast {
         let caps = capturers::<S>(me, opp, kings);
         if caps == 0 {
             count_simple::<S>(me, opp, kings)
-        } else {
+        } else if UNIQUE {
             perft::<S, UNIQUE>(me, opp, kings, 1)
+        } else {
+            count_captures::<S>(me, opp, kings, caps)
         }
     }
 
