@@ -263,7 +263,7 @@ impl Default for WriteOptions {
         WriteOptions {
             block_positions: 16_384 - 16_384 % 5,
             level: 19,
-            fill: Fill::PreviousByte,
+            fill: Fill::Majority,
         }
     }
 }
