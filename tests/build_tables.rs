@@ -1,0 +1,178 @@
+//! `egdb build` end to end on at most 4 pieces: published values, K v K statistics, verify,
+//! determinism across thread counts, and resuming an interrupted build.
+use std::path::Path;
+use std::process::Command;
+
+fn egdb(args: &[&str], dir: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(args)
+        .env("EGDB_DIR", dir)
+        .output()
+        .expect("egdb runs")
+}
+
+fn ok(out: &std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "stdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// (file name, bytes) of every table file, sorted.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "egdb"))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn build_four_pieces_then_check_everything() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t2");
+    ok(&egdb(
+        &["build", "--pieces", "4", "--quiet", "--threads", "2"],
+        &dir,
+    ));
+
+    // K v K, published (reference: 992 positions; White to move 230 wins, 654 draws, 108 losses).
+    let stats = ok(&egdb(&["stats"], &dir));
+    let kvk_w = stats
+        .lines()
+        .find(|l| l.starts_with("0 1 0 1 W "))
+        .expect("K v K line");
+    assert_eq!(kvk_w, "0 1 0 1 W 992 230 108 654 11");
+    // Colour symmetry: (bm,bk,wm,wk,B) equals (wm,wk,bm,bk,W).
+    let rows: Vec<Vec<&str>> = stats
+        .lines()
+        .skip(1)
+        .map(|l| l.split(' ').collect())
+        .collect();
+    for r in &rows {
+        let mirror = rows
+            .iter()
+            .find(|m| m[0] == r[2] && m[1] == r[3] && m[2] == r[0] && m[3] == r[1] && m[4] != r[4])
+            .expect("mirror line");
+        assert_eq!(r[5..], mirror[5..]);
+    }
+    // Sub-counts from A055213's decomposition (reference §2).
+    let pos = |m: &str, stm: &str| -> u64 {
+        rows.iter()
+            .find(|r| r[..4].join("") == m && r[4] == stm)
+            .map(|r| r[5].parse().unwrap())
+            .unwrap()
+    };
+    assert_eq!(pos("0201", "B"), 14_880);
+    assert_eq!(pos("0202", "B"), 215_760);
+    // Sum over all materials with Black to move equals A055213(1..=4).
+    let mut by_n = [0u64; 5];
+    for r in &rows {
+        if r[4] == "B" {
+            let n: usize = r[..4].iter().map(|x| x.parse::<usize>().unwrap()).sum();
+            by_n[n] += r[5].parse::<u64>().unwrap();
+        }
+    }
+    assert_eq!(by_n[1..], [120, 6_972, 261_224, 7_092_774]);
+
+    // Published values (reference §3).
+    let probe = ok(&egdb(
+        &[
+            "probe",
+            "W:WK19,K23:BK28,12",
+            "B:WK19,K23:BK28,12",
+            "W:WK32:BK26",
+            "B:WK32:BK26",
+            "W:W5:BK2",
+            "W:WK29:BK25",
+            "B:WK29:BK25",
+            "W:WK4:BK12",
+        ],
+        &dir,
+    ));
+    let vals: Vec<&str> = probe
+        .lines()
+        .map(|l| l.rsplit('\t').next().unwrap())
+        .collect();
+    assert_eq!(
+        vals,
+        ["win", "draw", "win", "draw", "win", "win", "win", "loss"]
+    );
+
+    // Independent verification passes.
+    let v = ok(&egdb(&["verify", "--quiet"], &dir));
+    assert!(v.starts_with("ok:"), "{v}");
+
+    // Same bytes with one thread.
+    let dir1 = tmp.path().join("t1");
+    ok(&egdb(
+        &["build", "--pieces", "4", "--quiet", "--threads", "1"],
+        &dir1,
+    ));
+    let a = files(&dir);
+    assert_eq!(a, files(&dir1));
+
+    // Resume: delete some files, truncate another, leave a stray temp file; rebuild restores
+    // byte-identical files.
+    let names: Vec<String> = a.iter().map(|(n, _)| n.clone()).collect();
+    for n in names.iter().step_by(7) {
+        std::fs::remove_file(dir1.join(n)).unwrap();
+    }
+    let victim = dir1.join(&names[names.len() / 2]);
+    if victim.exists() {
+        let b = std::fs::read(&victim).unwrap();
+        std::fs::write(&victim, &b[..b.len() / 2]).unwrap();
+    }
+    std::fs::write(dir1.join(format!("{}.tmp", names[3])), b"partial").unwrap();
+    ok(&egdb(&["build", "--pieces", "4", "--quiet"], &dir1));
+    assert_eq!(a, files(&dir1));
+}
+
+#[test]
+fn killed_build_resumes_to_identical_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let full = tmp.path().join("full");
+    ok(&egdb(&["build", "--pieces", "4", "--quiet"], &full));
+    let killed = tmp.path().join("killed");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(["build", "--pieces", "4", "--quiet"])
+        .env("EGDB_DIR", &killed)
+        .spawn()
+        .unwrap();
+    // Kill it once a few files exist (mid-build).
+    let t0 = std::time::Instant::now();
+    while t0.elapsed().as_secs() < 60 {
+        let n = std::fs::read_dir(&killed).map(|d| d.count()).unwrap_or(0);
+        if n >= 40 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    ok(&egdb(&["build", "--pieces", "4", "--quiet"], &killed));
+    assert_eq!(files(&full), files(&killed));
+}
+
+#[test]
+fn missing_dependency_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("d");
+    // 2 kings v 1 king needs the 2-piece tables.
+    let out = egdb(&["build", "--slice", "0201-nn", "--quiet"], &dir);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("missing") && err.contains("01"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
