@@ -253,6 +253,7 @@ pub fn parse_fen(s: &str) -> Result<Position, FenError> {
                 .iter()
                 .map(|c| c.1)
                 .take_while(|&c| c != ':')
+                .take(20)
                 .collect();
             return Err(FenError::BadSideToMove {
                 found: found.trim().to_string(),
@@ -268,6 +269,7 @@ pub fn parse_fen(s: &str) -> Result<Position, FenError> {
             let found: String = std::iter::once(c)
                 .chain(cur.chars[cur.i..].iter().map(|c| c.1))
                 .take_while(|&c| c != ':')
+                .take(20)
                 .collect();
             return Err(FenError::BadSideToMove {
                 found: found.trim().to_string(),
