@@ -148,9 +148,14 @@ impl Position {
         v
     }
 
-    /// Successor positions of every de-duplicated legal move (the opponent is then to move).
+    /// Successor positions of every de-duplicated legal move (the opponent is then to move),
+    /// through the fast engine of [`Position::for_each_successor`] (same set as applying each of
+    /// [`Position::unique_moves`]; order: captures by capturing square, else simple moves by
+    /// direction then target square).
     pub fn successors(&self) -> Vec<Position> {
-        self.unique_moves().iter().map(|m| self.apply(m)).collect()
+        let mut v = Vec::with_capacity(16);
+        self.for_each_successor(|q| v.push(q));
+        v
     }
 
     /// Number of legal moves counting capture paths separately (perft's leaf count).
@@ -424,7 +429,7 @@ pub fn perft_parallel(pos: &Position, depth: u32, unique: bool) -> u64 {
 impl Position {
     /// Call `f` with the position after each de-duplicated legal move (the opponent to move),
     /// without building [`Move`] values or allocating except when a position has more than 32
-    /// distinct captures. Visits the same set as [`Position::successors`], possibly in another
+    /// distinct captures. Visits the same set as applying each of [`Position::unique_moves`], possibly in another
     /// order.
     pub fn for_each_successor(&self, mut f: impl FnMut(Position)) {
         match self.side {

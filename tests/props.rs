@@ -113,10 +113,13 @@ proptest! {
         }
         let mut fast: Vec<String> = Vec::new();
         p.for_each_successor(|q| fast.push(q.to_fen()));
-        let mut slow: Vec<String> = p.successors().iter().map(|q| q.to_fen()).collect();
+        let mut slow: Vec<String> = p.unique_moves().iter().map(|m| p.apply(m).to_fen()).collect();
         fast.sort();
         slow.sort();
-        prop_assert_eq!(fast, slow);
+        prop_assert_eq!(&fast, &slow);
+        let mut succ: Vec<String> = p.successors().iter().map(|q| q.to_fen()).collect();
+        succ.sort();
+        prop_assert_eq!(succ, slow);
         prop_assert_eq!(p.count_moves(), p.moves().len() as u64);
         prop_assert_eq!(p.count_unique_moves(), p.unique_moves().len() as u64);
     }
