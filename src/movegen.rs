@@ -429,8 +429,8 @@ pub fn perft_parallel(pos: &Position, depth: u32, unique: bool) -> u64 {
 impl Position {
     /// Call `f` with the position after each de-duplicated legal move (the opponent to move),
     /// without building [`Move`] values or allocating except when a position has more than 32
-    /// distinct captures. Visits the same set as applying each of [`Position::unique_moves`], possibly in another
-    /// order.
+    /// distinct captures. Visits the same set as applying each of [`Position::unique_moves`],
+    /// possibly in another order.
     pub fn for_each_successor(&self, mut f: impl FnMut(Position)) {
         match self.side {
             Color::Black => fast::successors::<fast::B>(
