@@ -18,9 +18,8 @@ use crate::index::SliceIndex;
 use crate::probe::{resolve, ProbeError, RawSource};
 use crate::slice::{Material, Slice};
 use crate::table::{table_path, write_table, TableError, TableFile, TableMeta};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 /// Why a build stopped.
@@ -128,38 +127,77 @@ pub fn build_units(pieces: u32) -> Vec<Unit> {
 }
 
 /// Dependency values for the builder: whole slices decoded into memory from their files on
-/// first use (checksum verified), shared by all threads.
+/// first use (checksum verified), packed 2 bits per position, shared by all threads.
+///
+/// Lookups go through a direct slot table keyed by (material, leading ranks), so the hot path
+/// is two array loads and no hashing or locking.
 pub struct DecodedTables {
     dir: PathBuf,
-    slices: RwLock<HashMap<Slice, Arc<Decoded>>>,
+    /// One entry per material (counts 0..=MAX_BUILD_PIECES each), then 8 x 8 leading ranks.
+    slots: Vec<OnceLock<Box<[OnceLock<Decoded>]>>>,
+    /// Serialises the (slow) loading of a slice so it is decoded once.
+    loading: Mutex<()>,
 }
 
 struct Decoded {
     index: SliceIndex,
-    values: Vec<u8>,
+    /// 2 bits per position (0 loss, 1 draw, 2 win, 3 side to move must capture).
+    packed: Vec<u8>,
+}
+
+const SIDE: usize = MAX_BUILD_PIECES as usize + 1;
+
+fn material_slot(m: &Material) -> Option<usize> {
+    let c = [m.bm, m.bk, m.wm, m.wk];
+    if c.iter().any(|&x| x as usize >= SIDE) {
+        return None;
+    }
+    Some(c.iter().fold(0, |a, &x| a * SIDE + x as usize))
+}
+
+fn rank_slot(s: &Slice) -> usize {
+    s.black_rank.map_or(7, |r| r as usize) * 8 + s.white_rank.map_or(7, |r| r as usize)
 }
 
 impl DecodedTables {
     /// A store reading from `dir`.
     pub fn new(dir: &Path) -> DecodedTables {
+        let mut slots = Vec::new();
+        slots.resize_with(SIDE.pow(4), OnceLock::new);
         DecodedTables {
             dir: dir.to_path_buf(),
-            slices: RwLock::new(HashMap::new()),
+            slots,
+            loading: Mutex::new(()),
         }
     }
 
-    fn get(&self, slice: &Slice) -> Result<Arc<Decoded>, ProbeError> {
-        if let Some(d) = self
-            .slices
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(slice)
-        {
-            return Ok(d.clone());
+    #[inline]
+    fn get(&self, slice: &Slice) -> Result<&Decoded, ProbeError> {
+        let ms = material_slot(&slice.material).ok_or_else(|| ProbeError::TooManyPieces {
+            pieces: slice.material.pieces(),
+            max: MAX_BUILD_PIECES,
+        })?;
+        let row = self.slots[ms].get_or_init(|| {
+            let mut v = Vec::with_capacity(64);
+            v.resize_with(64, OnceLock::new);
+            v.into_boxed_slice()
+        });
+        let cell = &row[rank_slot(slice)];
+        if let Some(d) = cell.get() {
+            return Ok(d);
         }
-        let mut w = self.slices.write().unwrap_or_else(|p| p.into_inner());
-        if let Some(d) = w.get(slice) {
-            return Ok(d.clone());
+        self.load(slice, cell)
+    }
+
+    #[cold]
+    fn load<'a>(
+        &self,
+        slice: &Slice,
+        cell: &'a OnceLock<Decoded>,
+    ) -> Result<&'a Decoded, ProbeError> {
+        let _g = self.loading.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(d) = cell.get() {
+            return Ok(d);
         }
         let path = table_path(&self.dir, slice);
         if !path.exists() {
@@ -168,28 +206,55 @@ impl DecodedTables {
             });
         }
         let file = TableFile::open(&path).map_err(|e| ProbeError::from_table(&path, e))?;
+        if file.meta().slice != *slice {
+            return Err(ProbeError::Corrupt {
+                file: path.display().to_string(),
+                what: format!("holds slice {}, expected {slice}", file.meta().slice),
+            });
+        }
         file.verify_checksum()
             .map_err(|e| ProbeError::from_table(&path, e))?;
         let values = file
             .decode_all()
             .map_err(|e| ProbeError::from_table(&path, e))?;
-        let d = Arc::new(Decoded {
+        let mut packed = vec![0u8; values.len().div_ceil(4)];
+        for (i, &v) in values.iter().enumerate() {
+            packed[i >> 2] |= (v & 3) << ((i & 3) * 2);
+        }
+        Ok(cell.get_or_init(|| Decoded {
             index: SliceIndex::new(*slice),
-            values,
-        });
-        w.insert(*slice, d.clone());
-        Ok(d)
+            packed,
+        }))
     }
+}
+
+impl Decoded {
+    #[inline(always)]
+    fn value(&self, index: u64) -> u8 {
+        let i = index as usize;
+        self.packed
+            .get(i >> 2)
+            .map_or(3, |b| (b >> ((i & 3) * 2)) & 3)
+    }
+}
+
+fn stored(slice: &Slice, v: u8) -> Result<Wld, ProbeError> {
+    Wld::from_u8(v).ok_or_else(|| ProbeError::Corrupt {
+        file: slice.to_string(),
+        what: "no stored value for this position".into(),
+    })
 }
 
 impl RawSource for DecodedTables {
     fn raw(&self, slice: &Slice, index: u64) -> Result<Wld, ProbeError> {
-        let d = self.get(slice)?;
-        debug_assert!(index < d.index.size());
-        let v = d.values.get(index as usize).copied().unwrap_or(3);
-        Wld::from_u8(v).ok_or_else(|| ProbeError::MissingSlice {
-            slice: slice.to_string(),
-        })
+        stored(slice, self.get(slice)?.value(index))
+    }
+
+    #[inline]
+    fn raw_position(&self, p: &Position) -> Result<Wld, ProbeError> {
+        let s = Slice::of(p);
+        let d = self.get(&s)?;
+        stored(&s, d.value(d.index.rank(p)))
     }
 }
 

@@ -26,7 +26,7 @@ use crate::board::{down_a, down_b, Bitboard, Bits, Color, Position, Wld, NEIGHBO
 use crate::index::SliceIndex;
 use crate::slice::{black_leading_rank, Slice};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 
 // State byte encoding.
 // 0..=127: unresolved, value = number of in-unit moves not yet known to lose for the mover.
@@ -70,8 +70,14 @@ struct Side {
     slice: Slice,
     index: SliceIndex,
     state: Vec<AtomicU8>,
+    /// `dirty[t][c]`: chunk `c` (of `CHUNK` positions) may hold positions tagged with ply
+    /// parity `t`, so the propagation scans only those chunks.
+    dirty: [Vec<AtomicBool>; 2],
     longest: AtomicU32,
 }
+
+/// Positions per work unit of the parallel passes (and per dirty flag).
+const CHUNK: usize = 1 << 12;
 
 /// Solve slice `s` together with `s.partner()`.
 ///
@@ -94,10 +100,13 @@ pub fn solve_unit<E: Send>(
         let n = index.size() as usize;
         let mut state = Vec::with_capacity(n);
         state.resize_with(n, || AtomicU8::new(0));
+        let chunks = n.div_ceil(CHUNK);
+        let flags = || (0..chunks).map(|_| AtomicBool::new(false)).collect();
         Side {
             slice,
             index,
             state,
+            dirty: [flags(), flags()],
             longest: AtomicU32::new(0),
         }
     };
@@ -112,32 +121,36 @@ pub fn solve_unit<E: Send>(
     for (x, side) in sides.iter().enumerate() {
         let target = &sides[other(x)];
         let first_err: std::sync::Mutex<Option<(usize, E)>> = std::sync::Mutex::new(None);
-        const CHUNK: usize = 1 << 12;
-        side.state.par_chunks(CHUNK).enumerate().for_each_init(
-            || Vec::with_capacity(32),
-            |buf, (c, chunk)| {
-                let base = c * CHUNK;
-                for (j, cell) in chunk.iter().enumerate() {
-                    let i = base + j;
-                    let pos = side
-                        .index
-                        .unrank(i as u64)
-                        .expect("index below size unranks");
-                    match initial_state(&pos, target.slice, lookup, buf) {
-                        Ok(v) => cell.store(v, Ordering::Relaxed),
-                        Err(e) => {
-                            let mut g = first_err.lock().unwrap_or_else(|p| p.into_inner());
-                            // Keep the error of the lowest position for determinism.
-                            if g.as_ref().is_none_or(|(k, _)| i < *k) {
-                                *g = Some((i, e));
-                            }
-                            return;
-                        }
+        side.state
+            .par_chunks(CHUNK)
+            .enumerate()
+            .for_each(|(c, chunk)| {
+                let base = (c * CHUNK) as u64;
+                let mut err = None;
+                side.index.visit(base, base + chunk.len() as u64, |i, pos| {
+                    if err.is_some() {
+                        return;
                     }
+                    match initial_state(&pos, target.slice, lookup) {
+                        Ok(v) => {
+                            if let Some(t) = tag_parity(v) {
+                                side.dirty[t][c].store(true, Ordering::Relaxed);
+                            }
+                            chunk[(i - base) as usize].store(v, Ordering::Relaxed)
+                        }
+                        Err(e) => err = Some((i as usize, e)),
+                    }
+                });
+                if let Some((i, e)) = err {
+                    let mut g = first_err.lock().unwrap_or_else(|p| p.into_inner());
+                    // Keep the error of the lowest position for determinism.
+                    if g.as_ref().is_none_or(|(k, _)| i < *k) {
+                        *g = Some((i, e));
+                    }
+                    return;
                 }
                 progress(chunk.len() as u64);
-            },
-        );
+            });
         if let Some((_, e)) = first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
             return Err(e);
         }
@@ -153,10 +166,13 @@ pub fn solve_unit<E: Send>(
             let preds = &sides[other(x)];
             let found = side
                 .state
-                .par_chunks(1 << 12)
+                .par_chunks(CHUNK)
                 .enumerate()
                 .map(|(c, chunk)| {
                     let mut found = false;
+                    if !side.dirty[cur as usize][c].swap(false, Ordering::Relaxed) {
+                        return false;
+                    }
                     for (j, cell) in chunk.iter().enumerate() {
                         let v = cell.load(Ordering::Relaxed);
                         let (is_win, fin) = match v {
@@ -167,17 +183,21 @@ pub fn solve_unit<E: Send>(
                             _ => continue,
                         };
                         found = true;
-                        let i = (c << 12) + j;
+                        let i = c * CHUNK + j;
                         let q = side
                             .index
                             .unrank(i as u64)
                             .expect("index below size unranks");
                         for_each_predecessor(&q, preds, |k| {
                             let cell = &preds.state[k as usize];
-                            if is_win {
-                                count_down(cell, next);
+                            let tagged = if is_win {
+                                count_down(cell, next)
                             } else {
-                                mark_win(cell, next);
+                                mark_win(cell, next)
+                            };
+                            if tagged {
+                                preds.dirty[next as usize][k as usize / CHUNK]
+                                    .store(true, Ordering::Relaxed);
                             }
                         });
                         cell.store(fin, Ordering::Relaxed);
@@ -237,7 +257,6 @@ fn initial_state<E>(
     pos: &Position,
     target: Slice,
     lookup: &(dyn Fn(&Position) -> Result<Wld, E> + Sync),
-    buf: &mut Vec<crate::movegen::Move>,
 ) -> Result<u8, E> {
     debug_assert_eq!(pos.side, Color::Black);
     if pos.has_capture() {
@@ -249,25 +268,40 @@ fn initial_state<E>(
             Wld::Draw => CAP_DRAW,
         });
     }
-    pos.generate_moves(buf);
-    if buf.is_empty() {
-        return Ok(LOSS_T);
-    }
     let rank = target.white_rank; // Black's leading rank seen from the partner's frame.
+    let kings = pos.kings_of(Color::Black).count_ones();
+    let mut moves = 0u32;
     let mut count = 0u8;
     let mut no_loss = false;
-    for m in buf.iter() {
-        let s = pos.apply(m);
-        let in_unit = !m.crowns && black_leading_rank(s.men(Color::Black)) == rank;
+    let mut win = false;
+    let mut err = None;
+    pos.for_each_successor(|s| {
+        moves += 1;
+        if win || err.is_some() {
+            return;
+        }
+        // A quiet move stays in the unit unless it crowns or advances the leading man.
+        let in_unit = s.kings_of(Color::Black).count_ones() == kings
+            && black_leading_rank(s.men(Color::Black)) == rank;
         if in_unit {
             count += 1;
-            continue;
+            return;
         }
-        match lookup(&s)? {
-            Wld::Loss => return Ok(WIN_T + 1),
-            Wld::Draw => no_loss = true,
-            Wld::Win => {}
+        match lookup(&s) {
+            Ok(Wld::Loss) => win = true,
+            Ok(Wld::Draw) => no_loss = true,
+            Ok(Wld::Win) => {}
+            Err(e) => err = Some(e),
         }
+    });
+    if let Some(e) = err {
+        return Err(e);
+    }
+    if win {
+        return Ok(WIN_T + 1);
+    }
+    if moves == 0 {
+        return Ok(LOSS_T);
     }
     Ok(match (count, no_loss) {
         (0, false) => LOSS_T + 1,
@@ -325,16 +359,25 @@ fn for_each_predecessor(q: &Position, preds: &Side, mut f: impl FnMut(u64)) {
     }
 }
 
-#[inline]
-fn mark_win(cell: &AtomicU8, tag: u8) {
-    let _ = cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
-        (v < WIN).then_some(WIN_T + tag)
-    });
+/// Ply parity of a tagged (resolved, not yet propagated) state, `None` for other states.
+#[inline(always)]
+fn tag_parity(v: u8) -> Option<usize> {
+    (v >= WIN_T).then_some(((v - WIN_T) & 1) as usize)
 }
 
+/// Make an unresolved position a win at the ply of parity `tag`; true if it changed.
 #[inline]
-fn count_down(cell: &AtomicU8, tag: u8) {
-    let _ = cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+fn mark_win(cell: &AtomicU8, tag: u8) -> bool {
+    cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+        (v < WIN).then_some(WIN_T + tag)
+    })
+    .is_ok()
+}
+
+/// One more move of an unresolved position is refuted; true if that made it a loss (tagged).
+#[inline]
+fn count_down(cell: &AtomicU8, tag: u8) -> bool {
+    cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
         if v < NO_LOSS {
             Some(if v <= 1 { LOSS_T + tag } else { v - 1 })
         } else if v < WIN {
@@ -342,7 +385,8 @@ fn count_down(cell: &AtomicU8, tag: u8) {
         } else {
             None
         }
-    });
+    })
+    .is_ok_and(|old| old < NO_LOSS && old <= 1)
 }
 
 /// Value of a state-byte array entry as written to files (used by tests).
