@@ -2,7 +2,7 @@
 //! pieces (both sides to move), enumerated by brute force without the index, is solved by plain
 //! forward value iteration to a fixpoint; the builder's solver (run unit by unit in memory) must
 //! give the same value for every one.
-use checkers_egdb::build::{build_units, solve::solve_unit};
+use checkers_egdb::build::{build_order, solve::solve_unit};
 use checkers_egdb::probe::{resolve, ProbeError, RawSource};
 use checkers_egdb::{Color, Position, Slice, SliceIndex, Wld};
 use std::collections::HashMap;
@@ -108,7 +108,7 @@ fn naive_values(max: usize) -> HashMap<Position, Wld> {
 fn retrograde_matches_naive_fixpoint_up_to_3_pieces() {
     let naive = naive_values(3);
     let mem = Mem::default();
-    for unit in build_units(3) {
+    for unit in build_order(3) {
         let lookup = |p: &Position| resolve(&mem, p);
         let solved = solve_unit(unit.slices[0], &lookup, &|_| {}).unwrap();
         for sv in solved {

@@ -2,7 +2,7 @@
 //! order, by retrograde analysis ([`solve`]), into checksummed files ([`crate::table`]).
 //!
 //! - Units (a slice and its colour-mirror partner) are built in the order of
-//!   [`build_units`]: by piece count, then fewer men first (crowning removes a man), then material
+//!   [`build_order`] (see [`crate::plan`]): by piece count, then fewer men first (crowning removes a man), then material
 //!   pairs, then descending leading ranks (a leading-man advance moves into a slice built earlier).
 //! - Resumable: a unit whose files all exist and pass their whole-file checksum is skipped; files
 //!   are written to a temporary name, fsynced and renamed ([`crate::table::write_table`]).
@@ -16,6 +16,7 @@ pub mod solve;
 use crate::board::{Position, Wld};
 use crate::index::SliceIndex;
 use crate::probe::{resolve, ProbeError, RawSource};
+pub use crate::plan::{build_order, Unit};
 use crate::slice::{Material, Slice};
 use crate::table::{table_path, write_table, TableError, TableFile, TableMeta};
 use std::path::{Path, PathBuf};
@@ -89,41 +90,6 @@ pub struct BuildSummary {
     pub bytes: u64,
     /// Wall time in seconds.
     pub seconds: f64,
-}
-
-/// One build unit: a slice and, unless it is its own partner, its colour-mirror partner.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unit {
-    /// The slices solved together (one or two).
-    pub slices: Vec<Slice>,
-    /// Positions in all slices of the unit.
-    pub positions: u64,
-}
-
-/// Every non-empty unit with at most `pieces` pieces, in build order (see module docs).
-pub fn build_units(pieces: u32) -> Vec<Unit> {
-    let mut out = Vec::new();
-    for n in 1..=pieces {
-        for m in Material::all_with_pieces(n) {
-            if m > m.flip() {
-                continue; // built together with its flip
-            }
-            for s in Slice::all_of(m) {
-                let p = s.partner();
-                if m == m.flip() && p < s {
-                    continue; // symmetric material: the pair was already listed
-                }
-                let size = SliceIndex::new(s).size();
-                if size == 0 {
-                    continue;
-                }
-                let slices = if p == s { vec![s] } else { vec![s, p] };
-                let positions = size * slices.len() as u64;
-                out.push(Unit { slices, positions });
-            }
-        }
-    }
-    out
 }
 
 /// Dependency values for the builder: whole slices decoded into memory from their files on
@@ -324,13 +290,13 @@ pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
     let start = Instant::now();
     let units: Vec<Unit> = match opts.slice {
         Some(s) => {
-            let u = build_units(s.material.pieces())
+            let u = build_order(s.material.pieces())
                 .into_iter()
                 .find(|u| u.slices.contains(&s))
                 .ok_or_else(|| BuildError::Options(format!("slice {s} has no positions")))?;
             vec![u]
         }
-        None => build_units(opts.pieces),
+        None => build_order(opts.pieces),
     };
     let todo: Vec<&Unit> = units
         .iter()
@@ -349,7 +315,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
     } else {
         ProgressDrawTarget::hidden()
     });
-    let total: u64 = todo.iter().map(|u| u.positions).sum();
+    let total: u64 = todo.iter().map(|u| u.sizes.iter().sum::<u64>()).sum();
     let overall = multi.add(ProgressBar::new(total));
     overall.set_style(
         ProgressStyle::with_template(
@@ -361,7 +327,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
     overall.set_prefix("all");
     let deps = DecodedTables::new(&opts.dir);
     for u in todo {
-        let bar = multi.add(ProgressBar::new(u.positions));
+        let bar = multi.add(ProgressBar::new(u.sizes.iter().sum()));
         bar.set_style(
             ProgressStyle::with_template(
                 "{prefix:>8} [{bar:30}] {percent:>3}% {human_pos}/{human_len} pos  {per_sec}",

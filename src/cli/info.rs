@@ -1,6 +1,6 @@
 //! `egdb info`: slices present, sizes, bytes, positions per byte, missing slices. See docs/cli.md.
 use super::CliResult;
-use checkers_egdb::build::build_units;
+use checkers_egdb::build::build_order;
 use checkers_egdb::stats::read_dir_info;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -38,7 +38,7 @@ pub fn run(args: Args) -> CliResult {
         .max()
         .unwrap_or(0);
     println!("pieces\tslices\tmissing\tpositions\tbytes\tpositions/byte");
-    let all = build_units(max);
+    let all = build_order(max);
     for n in 1..=max {
         let expected: Vec<_> = all
             .iter()

@@ -30,7 +30,13 @@ pub fn run(args: Args) -> CliResult {
         println!("{v}");
         return Ok(());
     }
-    let join = |v: Vec<String>| if v.is_empty() { "-".to_string() } else { v.join(",") };
+    let join = |v: Vec<String>| {
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            v.join(",")
+        }
+    };
     let mut out = String::new();
     for u in &units {
         out.push_str(&format!(
