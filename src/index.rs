@@ -477,6 +477,24 @@ impl SliceIndex {
         men * self.king_count + rbk * self.wk_count + rwk
     }
 
+    /// The part of [`SliceIndex::rank`] that depends on the men only: `rank(p) =
+    /// men_base(black men, white men) + king_offset(black kings, white kings, men)`. Lets a
+    /// caller that ranks many positions with the same men (king moves) do this part once.
+    /// Men bitboards as in [`Position::men`].
+    #[inline]
+    pub fn men_base(&self, black_men: Bitboard, white_men: Bitboard) -> u64 {
+        self.rank_men(black_men, white_men) * self.king_count
+    }
+
+    /// The king part of [`SliceIndex::rank`] (see [`SliceIndex::men_base`]); `men` is the
+    /// bitboard of all men.
+    #[inline]
+    pub fn king_offset(&self, black_kings: Bitboard, white_kings: Bitboard, men: Bitboard) -> u64 {
+        let rbk = colex_rank_skip(black_kings, men);
+        let rwk = colex_rank_skip(white_kings, men | black_kings);
+        rbk * self.wk_count + rwk
+    }
+
     #[inline(always)]
     fn rank_men(&self, bmen: Bitboard, wmen: Bitboard) -> u64 {
         let wr = rotate(wmen);

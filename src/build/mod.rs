@@ -69,6 +69,8 @@ pub struct BuildOptions {
     pub slice: Option<Slice>,
     /// Show progress bars on stderr.
     pub progress: bool,
+    /// Print one line per unit built on stderr: slices, positions, seconds, positions/s.
+    pub verbose: bool,
 }
 
 /// Totals of a build run.
@@ -340,7 +342,21 @@ pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
             bar.inc(n);
             overall.inc(n);
         };
+        let t0 = Instant::now();
         let r = build_unit(&opts.dir, u, &deps, &tick)?;
+        if opts.verbose {
+            let dt = t0.elapsed().as_secs_f64();
+            let names: Vec<String> = u.slices.iter().map(|s| s.to_string()).collect();
+            multi.suspend(|| {
+                eprintln!(
+                    "built {}\t{} positions\t{:.3} s\t{:.0} positions/s",
+                    names.join(","),
+                    r.positions,
+                    dt,
+                    r.positions as f64 / dt.max(1e-9)
+                )
+            });
+        }
         bar.finish_and_clear();
         multi.remove(&bar);
         sum.slices_built += r.slices_built;

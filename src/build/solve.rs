@@ -22,7 +22,7 @@
 //!
 //! Memory: one byte of state per position of the unit.
 
-use crate::board::{down_a, down_b, Bitboard, Bits, Color, Position, Wld, NEIGHBOUR};
+use crate::board::{down_a, down_b, Bits, Color, Position, Wld, NEIGHBOUR};
 use crate::index::SliceIndex;
 use crate::slice::{black_leading_rank, Slice};
 use rayon::prelude::*;
@@ -169,26 +169,20 @@ pub fn solve_unit<E: Send>(
                 .par_chunks(CHUNK)
                 .enumerate()
                 .map(|(c, chunk)| {
-                    let mut found = false;
                     if !side.dirty[cur as usize][c].swap(false, Ordering::Relaxed) {
                         return false;
                     }
-                    for (j, cell) in chunk.iter().enumerate() {
-                        let v = cell.load(Ordering::Relaxed);
-                        let (is_win, fin) = match v {
-                            _ if v == WIN_T + cur => (true, WIN),
-                            _ if v == CAP_WIN_T + cur => (true, CAP_WIN),
-                            _ if v == LOSS_T + cur => (false, LOSS),
-                            _ if v == CAP_LOSS_T + cur => (false, CAP_LOSS),
-                            _ => continue,
-                        };
-                        found = true;
-                        let i = c * CHUNK + j;
-                        let q = side
-                            .index
-                            .unrank(i as u64)
-                            .expect("index below size unranks");
-                        for_each_predecessor(&q, preds, |k| {
+                    let tagged = |v: u8| -> Option<(bool, u8)> {
+                        match v {
+                            _ if v == WIN_T + cur => Some((true, WIN)),
+                            _ if v == CAP_WIN_T + cur => Some((true, CAP_WIN)),
+                            _ if v == LOSS_T + cur => Some((false, LOSS)),
+                            _ if v == CAP_LOSS_T + cur => Some((false, CAP_LOSS)),
+                            _ => None,
+                        }
+                    };
+                    let process = |cell: &AtomicU8, q: &Position, is_win: bool, fin: u8| {
+                        for_each_predecessor(q, preds, |k| {
                             let cell = &preds.state[k as usize];
                             let tagged = if is_win {
                                 count_down(cell, next)
@@ -201,8 +195,33 @@ pub fn solve_unit<E: Send>(
                             }
                         });
                         cell.store(fin, Ordering::Relaxed);
+                    };
+                    let n_tagged = chunk
+                        .iter()
+                        .filter(|c| tagged(c.load(Ordering::Relaxed)).is_some())
+                        .count();
+                    let base = (c * CHUNK) as u64;
+                    if n_tagged * 8 >= chunk.len() {
+                        // Dense: walk the chunk in index order (cheap per position).
+                        side.index
+                            .visit(base, base + chunk.len() as u64, |i, q| {
+                                let cell = &chunk[(i - base) as usize];
+                                if let Some((is_win, fin)) = tagged(cell.load(Ordering::Relaxed)) {
+                                    process(cell, &q, is_win, fin);
+                                }
+                            });
+                    } else {
+                        for (j, cell) in chunk.iter().enumerate() {
+                            if let Some((is_win, fin)) = tagged(cell.load(Ordering::Relaxed)) {
+                                let q = side
+                                    .index
+                                    .unrank(base + j as u64)
+                                    .expect("index below size unranks");
+                                process(cell, &q, is_win, fin);
+                            }
+                        }
                     }
-                    found
+                    n_tagged > 0
                 })
                 .reduce(|| false, |a, b| a || b);
             if found {
@@ -322,20 +341,20 @@ fn for_each_predecessor(q: &Position, preds: &Side, mut f: impl FnMut(u64)) {
     let black_men = r.men(Color::Black);
     let black_kings = r.kings_of(Color::Black);
     let want_rank = preds.slice.black_rank;
-    for t in Bits(black_kings) {
-        for d in 0..4 {
-            let f_sq = NEIGHBOUR[d][t as usize];
-            if f_sq == 0xFF || empty & (1 << f_sq) == 0 {
-                continue;
+    if black_kings != 0 {
+        // King un-moves keep the men: rank the men once.
+        let men = r.men(Color::Black) | r.men(Color::White);
+        let base = preds.index.men_base(black_men, r.men(Color::White));
+        let white_kings = r.kings_of(Color::White);
+        for t in Bits(black_kings) {
+            for d in 0..4 {
+                let f_sq = NEIGHBOUR[d][t as usize];
+                if f_sq == 0xFF || empty & (1 << f_sq) == 0 {
+                    continue;
+                }
+                let bk = black_kings ^ (1 << t) ^ (1 << f_sq);
+                f(base + preds.index.king_offset(bk, white_kings, men));
             }
-            let mv: Bitboard = (1 << t) | (1 << f_sq);
-            let p = Position {
-                black: r.black ^ mv,
-                white: r.white,
-                kings: r.kings ^ mv,
-                side: Color::Black,
-            };
-            f(preds.index.rank(&p));
         }
     }
     for t in Bits(black_men) {

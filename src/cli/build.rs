@@ -21,9 +21,12 @@ pub struct Args {
     /// its dependencies must already exist.
     #[arg(long)]
     pub slice: Option<Slice>,
-    /// No progress bars.
+    /// No progress bars and no summary.
     #[arg(long)]
     pub quiet: bool,
+    /// One line per unit built on stderr (slices, positions, seconds, positions/s).
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 /// Run `egdb build`.
@@ -33,6 +36,7 @@ pub fn run(args: Args) -> CliResult {
         dir: args.dir.clone(),
         pieces: args.pieces,
         slice: args.slice,
+        verbose: args.verbose,
         progress: !args.quiet && std::io::stderr().is_terminal(),
     };
     let s = build(&opts)?;

@@ -8,24 +8,47 @@ use checkers_egdb::{Color, Material, Position, Slice, SliceIndex, Wld};
 use std::collections::HashMap;
 use std::path::Path;
 
-/// Every legal position with at most `n` pieces, both sides to move.
+/// Every legal position with 1..=`n` pieces, both sides to move, enumerated by brute force
+/// (square by square, every piece kind, kept when `Position::validate` accepts it) so that it
+/// does not depend on the slice index under test.
 pub fn all_positions(n: u32) -> Vec<Position> {
-    let mut v = Vec::new();
-    for k in 1..=n {
-        for m in Material::all_with_pieces(k) {
-            for s in Slice::all_of(m) {
-                let ix = SliceIndex::new(s);
-                for i in 0..ix.size() {
-                    let p = ix.unrank(i).unwrap();
-                    v.push(p);
-                    v.push(Position {
-                        side: Color::White,
-                        ..p
-                    });
+    fn rec(start: u32, left: u32, p: Position, out: &mut Vec<Position>) {
+        if p.piece_count() > 0 {
+            out.push(p);
+            out.push(Position {
+                side: Color::White,
+                ..p
+            });
+        }
+        if left == 0 {
+            return;
+        }
+        for s in start..32 {
+            let b = 1u32 << s;
+            for (black, king) in [(true, false), (true, true), (false, false), (false, true)] {
+                let mut q = p;
+                if black {
+                    q.black |= b;
+                } else {
+                    q.white |= b;
+                }
+                if king {
+                    q.kings |= b;
+                }
+                if q.validate().is_ok() {
+                    rec(s + 1, left - 1, q, out);
                 }
             }
         }
     }
+    let mut v = Vec::new();
+    let empty = Position {
+        black: 0,
+        white: 0,
+        kings: 0,
+        side: Color::Black,
+    };
+    rec(0, n, empty, &mut v);
     v
 }
 
