@@ -16,15 +16,14 @@
 //! ```
 
 use crate::board::{down_a, down_b, up_a, up_b, Color, Position, Wld};
-use crate::index::SliceIndex;
+use crate::index::{Divider, SliceIndex};
 use crate::slice::{Material, Slice};
 use crate::table::{packed_value, slice_of_file_name, Access, Block, TableError, TableFile};
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Most pieces a [`Tablebase`] can address (the slot table covers materials up to this count).
@@ -206,31 +205,31 @@ pub fn resolve<S: RawSource + ?Sized>(src: &S, pos: &Position) -> Result<Wld, Pr
 // ---------------------------------------------------------------------------------------------
 // Slots: one per possible slice, found without locks.
 
-/// Dense id of a material with at most [`MAX_PIECES`] pieces, or `None`.
-fn material_id(m: &Material) -> Option<usize> {
-    static IDS: OnceLock<Vec<u16>> = OnceLock::new();
-    let ids = IDS.get_or_init(|| {
-        let mut v = vec![u16::MAX; 13 * 13 * 13 * 13];
-        let mut n = 0u16;
-        for bm in 0..13 {
-            for bk in 0..13 {
-                for wm in 0..13 {
-                    for wk in 0..13 {
-                        if bm + bk + wm + wk <= MAX_PIECES as usize {
-                            v[((bm * 13 + bk) * 13 + wm) * 13 + wk] = n;
-                            n += 1;
-                        }
-                    }
-                }
-            }
+/// `MATERIAL_IDS[((bm * 13 + bk) * 13 + wm) * 13 + wk]` = dense id of the material, or
+/// `u16::MAX` above [`MAX_PIECES`] pieces (computed at compile time).
+static MATERIAL_IDS: [u16; 13 * 13 * 13 * 13] = {
+    let mut v = [u16::MAX; 13 * 13 * 13 * 13];
+    let mut n = 0u16;
+    let mut k = 0;
+    while k < v.len() {
+        let (bm, bk, wm, wk) = (k / 2197, k / 169 % 13, k / 13 % 13, k % 13);
+        if bm + bk + wm + wk <= MAX_PIECES as usize {
+            v[k] = n;
+            n += 1;
         }
-        v
-    });
+        k += 1;
+    }
+    v
+};
+
+/// Dense id of a material with at most [`MAX_PIECES`] pieces, or `None`.
+#[inline(always)]
+fn material_id(m: &Material) -> Option<usize> {
     if m.bm > 12 || m.bk > 12 || m.wm > 12 || m.wk > 12 {
         return None;
     }
     let k = ((m.bm as usize * 13 + m.bk as usize) * 13 + m.wm as usize) * 13 + m.wk as usize;
-    let id = ids[k];
+    let id = MATERIAL_IDS[k];
     (id != u16::MAX).then_some(id as usize)
 }
 
@@ -245,7 +244,11 @@ fn rank_slot(s: &Slice) -> usize {
 struct Loaded {
     file: TableFile,
     index: SliceIndex,
-    block_positions: u64,
+    /// Divides an index by the block size.
+    block_div: Divider,
+    /// The slice's slot number (`material_id * 64 + rank_slot`), the cache key's prefix.
+    slot: usize,
+    uniform: Option<Wld>,
 }
 
 struct Slot {
@@ -258,139 +261,231 @@ struct MaterialSlots {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Block cache.
+// Block cache: set-associative, lock-free reads.
+//
+// Decoded blocks are cut into pages of PAGE_BYTES packed bytes; each page lives in a frame of a
+// fixed region allocated once (zeroed, so the OS commits it only as frames are filled). A page
+// with key K may only sit in one of the WAYS frames of set `set_of(K)`. A reader scans the
+// set's keys and reads the word it needs under a per-frame sequence lock (seqlock: even =
+// stable, odd = being written), so a hit takes no lock and writes nothing shared (except,
+// once per eviction sweep, the frame's "referenced" bit). Writers (after decoding, with no
+// lock held during decode or I/O) take a striped mutex of the set, pick a victim by CLOCK
+// within the set and rewrite the frame. Frame memory is never freed while the cache lives,
+// so a reader racing with a writer reads stale words at worst, which the sequence check
+// rejects (the probe then takes the miss path).
 
-#[derive(Default)]
-struct KeyHasher(u64);
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7cc1_b727_220a_95);
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (x ^ (x >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
+/// Packed bytes per cache page (multiple of 8; a default 16,380-position block is 3,276 bytes =
+/// 4 pages of 824 with 20 bytes to spare).
+const PAGE_BYTES: usize = 824;
+const PAGE_WORDS: usize = PAGE_BYTES / 8;
+/// Most pages per block that the cache holds (larger blocks are decoded but not cached).
+const MAX_PAGES: usize = 256;
+/// Frames per set.
+const WAYS: usize = 4;
+/// Bytes counted against the budget per frame: the page plus its share of the set metadata.
+const FRAME_COST: usize = PAGE_BYTES + 64 / WAYS;
+const N_LOCKS: usize = 64;
+
+#[repr(C, align(64))]
+struct Set {
+    /// Key of the page in each way; 0 = empty.
+    keys: [AtomicU64; WAYS],
+    /// Sequence number of each way (odd while the frame is being rewritten).
+    seqs: [AtomicU32; WAYS],
+    /// Bit w: way w was read since the CLOCK hand last passed it.
+    refs: AtomicU32,
+    /// CLOCK hand (next way to consider for eviction); written under the set's lock.
+    hand: AtomicU32,
 }
-
-struct CacheEntry {
-    key: u64,
-    data: Arc<[u8]>,
-    referenced: bool,
-}
-
-#[derive(Default)]
-struct Shard {
-    map: HashMap<u64, usize, BuildHasherDefault<KeyHasher>>,
-    entries: Vec<CacheEntry>,
-    hand: usize,
-    bytes: usize,
-    hits: u64,
-    misses: u64,
-    decoded: u64,
-}
-
-/// Bytes counted per cached block on top of its data (map and entry overhead, estimated).
-const ENTRY_OVERHEAD: usize = 64;
-const N_SHARDS: usize = 64;
 
 struct BlockCache {
-    shards: Box<[Mutex<Shard>]>,
-    shard_cap: usize,
+    sets: Box<[Set]>,
+    /// `sets.len() * WAYS * PAGE_WORDS` words of page data.
+    data: Box<[AtomicU64]>,
+    /// Ways in use per set (WAYS, or fewer for a budget below one set).
+    ways: usize,
+    locks: Box<[Mutex<()>]>,
+    /// Frames holding a page (updated under the set locks).
+    occupied: AtomicU64,
 }
 
 impl BlockCache {
     fn new(budget: usize) -> BlockCache {
+        let frames = budget / FRAME_COST;
+        let (n_sets, ways) = if frames >= WAYS {
+            (frames / WAYS, WAYS)
+        } else {
+            (usize::from(frames > 0), frames)
+        };
+        // Zeroed allocations: all-zero atomics are valid, and large zeroed allocations are
+        // committed by the OS page by page as frames are first written.
+        let sets = unsafe { Box::<[Set]>::new_zeroed_slice(n_sets).assume_init() };
+        let data =
+            unsafe { Box::<[AtomicU64]>::new_zeroed_slice(n_sets * WAYS * PAGE_WORDS).assume_init() };
         BlockCache {
-            shards: (0..N_SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
-            shard_cap: budget / N_SHARDS,
+            sets,
+            data,
+            ways,
+            locks: (0..N_LOCKS).map(|_| Mutex::new(())).collect(),
+            occupied: AtomicU64::new(0),
         }
     }
+
+    #[inline(always)]
+    fn set_of(&self, key: u64) -> usize {
+        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ((h as u128 * self.sets.len() as u128) >> 64) as usize
+    }
+
+    #[inline(always)]
+    fn frame(&self, set: usize, way: usize) -> &[AtomicU64] {
+        let f = (set * WAYS + way) * PAGE_WORDS;
+        &self.data[f..f + PAGE_WORDS]
+    }
+
+    /// Packed byte `byte` of the cached block `key` (a key from [`block_key`]), or `None` if
+    /// the page holding it is not cached (or is being rewritten at this moment). No lock.
     #[inline]
-    fn shard(&self, key: u64) -> &Mutex<Shard> {
-        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58;
-        &self.shards[h as usize % N_SHARDS]
-    }
-    /// Value at `offset` of cached block `key`, marking it used; counts a hit or miss.
-    #[inline]
-    fn lookup(&self, key: u64, offset: usize) -> Option<u8> {
-        let mut s = self.shard(key).lock().unwrap_or_else(|p| p.into_inner());
-        match s.map.get(&key).copied() {
-            Some(i) => {
-                s.hits += 1;
-                let e = &mut s.entries[i];
-                e.referenced = true;
-                Some(packed_value(&e.data, offset))
-            }
-            None => {
-                s.misses += 1;
-                None
-            }
+    fn byte(&self, key: u64, byte: usize) -> Option<u8> {
+        if self.sets.is_empty() {
+            return None;
         }
-    }
-    fn insert(&self, key: u64, data: Arc<[u8]>) {
-        let cost = data.len() + ENTRY_OVERHEAD;
-        let mut guard = self.shard(key).lock().unwrap_or_else(|p| p.into_inner());
-        let s = &mut *guard;
-        s.decoded += 1;
-        if cost > self.shard_cap || s.map.contains_key(&key) {
-            return;
-        }
-        // CLOCK eviction: skip recently used entries once, evict the first one not used.
-        while s.bytes + cost > self.shard_cap && !s.entries.is_empty() {
-            let h = s.hand % s.entries.len();
-            if s.entries[h].referenced {
-                s.entries[h].referenced = false;
-                s.hand = h + 1;
+        let key = key | (byte / PAGE_BYTES) as u64;
+        let inpage = byte % PAGE_BYTES;
+        let si = self.set_of(key);
+        let set = &self.sets[si];
+        for w in 0..self.ways {
+            if set.keys[w].load(Ordering::Relaxed) != key {
                 continue;
             }
-            let old = s.entries.swap_remove(h);
-            s.map.remove(&old.key);
-            s.bytes -= old.data.len() + ENTRY_OVERHEAD;
-            if h < s.entries.len() {
-                let moved = s.entries[h].key;
-                s.map.insert(moved, h);
+            let s1 = set.seqs[w].load(Ordering::Acquire);
+            if s1 & 1 != 0 || set.keys[w].load(Ordering::Relaxed) != key {
+                return None;
             }
-            s.hand = h;
+            let word = self.frame(si, w)[inpage / 8].load(Ordering::Relaxed);
+            fence(Ordering::Acquire);
+            if set.seqs[w].load(Ordering::Relaxed) != s1 {
+                return None;
+            }
+            let bit = 1u32 << w;
+            if set.refs.load(Ordering::Relaxed) & bit == 0 {
+                set.refs.fetch_or(bit, Ordering::Relaxed);
+            }
+            return Some((word >> (8 * (inpage % 8))) as u8);
         }
-        s.bytes += cost;
-        s.map.insert(key, s.entries.len());
-        s.entries.push(CacheEntry {
-            key,
-            data,
-            referenced: false,
-        });
+        None
+    }
+
+    /// Cache the packed bytes of block `key` (every page of it). Takes the set locks, never
+    /// while decoding.
+    fn insert(&self, key: u64, packed: &[u8]) {
+        if self.sets.is_empty() || packed.len() > MAX_PAGES * PAGE_BYTES {
+            return;
+        }
+        for (page, chunk) in packed.chunks(PAGE_BYTES).enumerate() {
+            let key = key | page as u64;
+            let si = self.set_of(key);
+            let set = &self.sets[si];
+            let _g = self.locks[si % N_LOCKS]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if (0..self.ways).any(|w| set.keys[w].load(Ordering::Relaxed) == key) {
+                continue;
+            }
+            let victim = match (0..self.ways).find(|&w| set.keys[w].load(Ordering::Relaxed) == 0) {
+                Some(w) => {
+                    self.occupied.fetch_add(1, Ordering::Relaxed);
+                    w
+                }
+                None => {
+                    // CLOCK: clear the referenced bit of used ways, evict the first unused one
+                    // (at most one full turn clears every bit).
+                    let mut h = set.hand.load(Ordering::Relaxed) as usize % self.ways;
+                    loop {
+                        let bit = 1u32 << h;
+                        if set.refs.load(Ordering::Relaxed) & bit != 0 {
+                            set.refs.fetch_and(!bit, Ordering::Relaxed);
+                            h = (h + 1) % self.ways;
+                        } else {
+                            break;
+                        }
+                    }
+                    set.hand
+                        .store(((h + 1) % self.ways) as u32, Ordering::Relaxed);
+                    h
+                }
+            };
+            let s = set.seqs[victim].load(Ordering::Relaxed);
+            set.seqs[victim].store(s.wrapping_add(1) | 1, Ordering::Relaxed);
+            fence(Ordering::Release);
+            set.keys[victim].store(key, Ordering::Relaxed);
+            let frame = self.frame(si, victim);
+            for (i, word) in chunk.chunks(8).enumerate() {
+                let mut b = [0u8; 8];
+                b[..word.len()].copy_from_slice(word);
+                frame[i].store(u64::from_le_bytes(b), Ordering::Relaxed);
+            }
+            set.refs.fetch_and(!(1u32 << victim), Ordering::Relaxed);
+            set.seqs[victim].store((s | 1).wrapping_add(1), Ordering::Release);
+        }
     }
 }
 
-/// Probe counters striped per thread so that counting costs no shared cache line.
+/// `DIGITS3[b][k]`: k-th base-3 digit of packed byte `b` (codec 1; bytes above 242 never
+/// reach the cache, the decoder rejects them).
+static DIGITS3: [[u8; 5]; 256] = {
+    let mut t = [[1u8; 5]; 256];
+    let mut b = 0;
+    while b < 243 {
+        let mut x = b;
+        let mut k = 0;
+        while k < 5 {
+            t[b][k] = (x % 3) as u8;
+            x /= 3;
+            k += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// Cache key of block `block` of the slice in slot `slot` (page number in the low 8 bits).
+#[inline(always)]
+fn block_key(slot: usize, block: u64) -> u64 {
+    ((slot as u64 + 1) << 44) | (block << 8)
+}
+
+/// Counters striped over cache-line-sized cells, one per thread (threads beyond the stripe
+/// count share), so that counting costs no shared cache line.
 struct Striped {
-    cells: [Padded; 16],
+    cells: Box<[Counters]>,
 }
 #[repr(align(128))]
 #[derive(Default)]
-struct Padded(AtomicU64);
+struct Counters {
+    probes: AtomicU64,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    decoded: AtomicU64,
+}
+const N_STRIPES: usize = 32;
 
 impl Striped {
     fn new() -> Striped {
         Striped {
-            cells: Default::default(),
+            cells: (0..N_STRIPES).map(|_| Counters::default()).collect(),
         }
     }
-    #[inline]
-    fn add(&self, n: u64) {
+    #[inline(always)]
+    fn mine(&self) -> &Counters {
         thread_local! { static STRIPE: usize = {
             static NEXT: AtomicU64 = AtomicU64::new(0);
-            (NEXT.fetch_add(1, Ordering::Relaxed) % 16) as usize
+            (NEXT.fetch_add(1, Ordering::Relaxed) % N_STRIPES as u64) as usize
         }}
-        let i = STRIPE.with(|s| *s);
-        self.cells[i].0.fetch_add(n, Ordering::Relaxed);
+        &self.cells[STRIPE.with(|s| *s)]
     }
-    fn sum(&self) -> u64 {
-        self.cells.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
+    fn sum(&self, f: impl Fn(&Counters) -> &AtomicU64) -> u64 {
+        self.cells.iter().map(|c| f(c).load(Ordering::Relaxed)).sum()
     }
 }
 
@@ -407,7 +502,8 @@ pub struct ProbeStats {
     pub cache_misses: u64,
     /// Blocks decompressed.
     pub blocks_decoded: u64,
-    /// Blocks currently cached.
+    /// Cache pages currently filled (a block is cached as pages of 824 packed bytes, 4 for a
+    /// default 16,380-position block).
     pub cached_blocks: u64,
     /// Bytes currently counted against the cache budget.
     pub cached_bytes: u64,
@@ -461,8 +557,11 @@ impl TablebaseBuilder {
         let tb = Tablebase {
             materials: (0..N_MATERIALS).map(|_| OnceLock::new()).collect(),
             max_pieces: AtomicU32::new(0),
+            fast: unsafe {
+                Box::<[AtomicPtr<Loaded>]>::new_zeroed_slice(N_MATERIALS * 64).assume_init()
+            },
             cache: BlockCache::new(self.cache_bytes),
-            probes: Striped::new(),
+            counters: Striped::new(),
             opened: AtomicU64::new(0),
             slices_present: AtomicU64::new(0),
             dir: self.dir,
@@ -493,8 +592,12 @@ pub struct Tablebase {
     verify_on_open: bool,
     materials: Box<[OnceLock<Box<MaterialSlots>>]>,
     max_pieces: AtomicU32,
+    /// Slot `material_id * 64 + rank_slot` -> its loaded table once opened successfully (null
+    /// before). Points into the `Box<Loaded>` owned by the slot's `OnceLock`, which is never
+    /// replaced while the tablebase lives: the lock-free path of every probe.
+    fast: Box<[AtomicPtr<Loaded>]>,
     cache: BlockCache,
-    probes: Striped,
+    counters: Striped,
     opened: AtomicU64,
     slices_present: AtomicU64,
 }
@@ -592,28 +695,41 @@ impl Tablebase {
     }
 
     /// The loaded table of slice `s`, opening it on first use (once, whatever the threads).
+    #[inline(always)]
     fn loaded(&self, s: &Slice, cached_only: bool) -> Result<&Loaded, ProbeError> {
+        if let Some(id) = material_id(&s.material) {
+            let p = self.fast[id * 64 + rank_slot(s)].load(Ordering::Acquire);
+            if !p.is_null() {
+                // SAFETY: `fast` only holds pointers to boxes owned by slot `OnceLock`s of
+                // `self`, which are set once and dropped with `self`.
+                return Ok(unsafe { &*p });
+            }
+        }
+        self.loaded_slow(s, cached_only)
+    }
+
+    #[cold]
+    fn loaded_slow(&self, s: &Slice, cached_only: bool) -> Result<&Loaded, ProbeError> {
         let missing = || ProbeError::MissingSlice {
             slice: s.to_string(),
         };
         let ms = self.slots_of(&s.material, false).ok_or_else(missing)?;
         let slot = &ms.slots[rank_slot(s)];
-        if let Some(r) = slot.state.get() {
-            return r.as_deref().map_err(Clone::clone);
+        if slot.state.get().is_none() {
+            if !slot.present.load(Ordering::Acquire) {
+                return Err(missing());
+            }
+            if cached_only {
+                return Err(ProbeError::NotInCache);
+            }
         }
-        if !slot.present.load(Ordering::Acquire) {
-            return Err(missing());
-        }
-        if cached_only {
-            return Err(ProbeError::NotInCache);
-        }
-        slot.state
-            .get_or_init(|| {
-                self.opened.fetch_add(1, Ordering::Relaxed);
-                self.open_slice(s)
-            })
-            .as_deref()
-            .map_err(Clone::clone)
+        let r = slot.state.get_or_init(|| {
+            self.opened.fetch_add(1, Ordering::Relaxed);
+            self.open_slice(s)
+        });
+        let t = r.as_deref().map_err(Clone::clone)?;
+        self.fast[t.slot].store(t as *const Loaded as *mut Loaded, Ordering::Release);
+        Ok(t)
     }
 
     fn open_slice(&self, s: &Slice) -> Result<Box<Loaded>, ProbeError> {
@@ -641,7 +757,9 @@ impl Tablebase {
             file.verify_checksum().map_err(te)?;
         }
         Ok(Box::new(Loaded {
-            block_positions: file.block_positions() as u64,
+            block_div: Divider::new(file.block_positions() as u64),
+            uniform: file.uniform(),
+            slot: material_id(&s.material).unwrap_or(0) * 64 + rank_slot(s),
             file,
             index,
         }))
@@ -652,27 +770,40 @@ impl Tablebase {
     fn lookup(&self, p: &Position, cached_only: bool) -> Result<Wld, ProbeError> {
         let s = Slice::of(p);
         let t = self.loaded(&s, cached_only)?;
-        let index = t.index.rank(p);
-        self.value_at(&s, t, index, cached_only)
-    }
-
-    fn value_at(
-        &self,
-        s: &Slice,
-        t: &Loaded,
-        index: u64,
-        cached_only: bool,
-    ) -> Result<Wld, ProbeError> {
-        if let Some(u) = t.file.uniform() {
+        if let Some(u) = t.uniform {
             return Ok(u);
         }
-        let block = index / t.block_positions;
-        let offset = (index % t.block_positions) as usize;
-        let id = (material_id(&s.material).unwrap_or(0) * 64 + rank_slot(s)) as u64;
-        let key = (id << 40) | block;
-        if let Some(v) = self.cache.lookup(key, offset) {
-            return Ok(Wld::from_u8(v).unwrap_or(Wld::Draw));
+        let index = t.index.rank(p);
+        self.value_at(t, index, cached_only)
+    }
+
+    #[inline]
+    fn value_at(&self, t: &Loaded, index: u64, cached_only: bool) -> Result<Wld, ProbeError> {
+        if let Some(u) = t.uniform {
+            return Ok(u);
         }
+        let (block, offset) = t.block_div.divrem(index);
+        let offset = offset as usize;
+        let key = block_key(t.slot, block);
+        let c = self.counters.mine();
+        if let Some(b) = self.cache.byte(key, offset / 5) {
+            c.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(Wld::from_u8(DIGITS3[b as usize][offset % 5]).unwrap_or(Wld::Draw));
+        }
+        c.misses.fetch_add(1, Ordering::Relaxed);
+        self.value_miss(t, block, offset, key, cached_only)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn value_miss(
+        &self,
+        t: &Loaded,
+        block: u64,
+        offset: usize,
+        key: u64,
+        cached_only: bool,
+    ) -> Result<Wld, ProbeError> {
         let te = |e| ProbeError::from_table(t.file.path(), e);
         if cached_only {
             // A block stored as a constant needs no I/O.
@@ -684,15 +815,16 @@ impl Tablebase {
         match t.file.decode_block(block).map_err(te)? {
             Block::Const(w) => Ok(w),
             Block::Packed(p) => {
+                self.counters.mine().decoded.fetch_add(1, Ordering::Relaxed);
                 let v = packed_value(&p, offset);
-                self.cache.insert(key, p.into());
+                self.cache.insert(key, &p);
                 Ok(Wld::from_u8(v).unwrap_or(Wld::Draw))
             }
         }
     }
 
     fn check(&self, p: &Position) -> Result<(), ProbeError> {
-        self.probes.add(1);
+        self.counters.mine().probes.fetch_add(1, Ordering::Relaxed);
         p.validate()
             .map_err(|e| ProbeError::InvalidPosition(e.to_string()))?;
         let pieces = p.piece_count();
@@ -749,20 +881,17 @@ impl Tablebase {
 
     /// Counters since opening.
     pub fn stats(&self) -> ProbeStats {
-        let mut st = ProbeStats {
-            probes: self.probes.sum(),
+        let c = &self.counters;
+        let occupied = self.cache.occupied.load(Ordering::Relaxed);
+        ProbeStats {
+            probes: c.sum(|c| &c.probes),
+            cache_hits: c.sum(|c| &c.hits),
+            cache_misses: c.sum(|c| &c.misses),
+            blocks_decoded: c.sum(|c| &c.decoded),
+            cached_blocks: occupied,
+            cached_bytes: occupied * FRAME_COST as u64,
             slices_opened: self.opened.load(Ordering::Relaxed),
-            ..Default::default()
-        };
-        for sh in self.cache.shards.iter() {
-            let s = sh.lock().unwrap_or_else(|p| p.into_inner());
-            st.cache_hits += s.hits;
-            st.cache_misses += s.misses;
-            st.blocks_decoded += s.decoded;
-            st.cached_blocks += s.entries.len() as u64;
-            st.cached_bytes += s.bytes as u64;
         }
-        st
     }
 }
 
@@ -775,7 +904,7 @@ impl RawSource for Tablebase {
                 what: format!("index {index} out of range"),
             });
         }
-        self.value_at(slice, t, index, false)
+        self.value_at(t, index, false)
     }
     #[inline]
     fn raw_position(&self, p: &Position) -> Result<Wld, ProbeError> {
@@ -788,7 +917,7 @@ struct CachedOnly<'a>(&'a Tablebase);
 impl RawSource for CachedOnly<'_> {
     fn raw(&self, slice: &Slice, index: u64) -> Result<Wld, ProbeError> {
         let t = self.0.loaded(slice, true)?;
-        self.0.value_at(slice, t, index, true)
+        self.0.value_at(t, index, true)
     }
     fn raw_position(&self, p: &Position) -> Result<Wld, ProbeError> {
         self.0.lookup(p, true)
