@@ -299,8 +299,12 @@ struct Set {
 }
 
 struct BlockCache {
-    sets: Box<[Set]>,
-    /// `sets.len() * WAYS * PAGE_WORDS` words of page data.
+    /// `n_sets` 64-byte-aligned sets inside `set_words` (see [`BlockCache::new`]).
+    sets_ptr: *const Set,
+    n_sets: usize,
+    #[allow(dead_code)] // owns the memory behind `sets_ptr`
+    set_words: Box<[AtomicU64]>,
+    /// `n_sets * WAYS * PAGE_WORDS` words of page data.
     data: Box<[AtomicU64]>,
     /// Ways in use per set (WAYS, or fewer for a budget below one set).
     ways: usize,
@@ -308,6 +312,10 @@ struct BlockCache {
     /// Frames holding a page (updated under the set locks).
     occupied: AtomicU64,
 }
+
+// SAFETY: `sets_ptr` only aliases `set_words`, owned by the cache; all shared state is atomic.
+unsafe impl Send for BlockCache {}
+unsafe impl Sync for BlockCache {}
 
 impl BlockCache {
     fn new(budget: usize) -> BlockCache {
@@ -319,11 +327,20 @@ impl BlockCache {
         };
         // Zeroed allocations: all-zero atomics are valid, and large zeroed allocations are
         // committed by the OS page by page as frames are first written.
-        let sets = unsafe { Box::<[Set]>::new_zeroed_slice(n_sets).assume_init() };
+        // The sets are carved out of a zeroed u64 allocation (8-byte alignment keeps it a
+        // lazily committed calloc, unlike a 64-byte-aligned zeroed allocation, which the
+        // allocator fills eagerly) and aligned to 64 bytes by hand.
+        const SET_WORDS: usize = std::mem::size_of::<Set>() / 8;
+        let set_words =
+            unsafe { Box::<[AtomicU64]>::new_zeroed_slice(n_sets * SET_WORDS + 8).assume_init() };
+        let base = set_words.as_ptr() as usize;
+        let sets_ptr = (base.next_multiple_of(64)) as *const Set;
         let data =
             unsafe { Box::<[AtomicU64]>::new_zeroed_slice(n_sets * WAYS * PAGE_WORDS).assume_init() };
         BlockCache {
-            sets,
+            sets_ptr,
+            n_sets,
+            set_words,
             data,
             ways,
             locks: (0..N_LOCKS).map(|_| Mutex::new(())).collect(),
@@ -332,9 +349,16 @@ impl BlockCache {
     }
 
     #[inline(always)]
+    fn sets(&self) -> &[Set] {
+        // SAFETY: `sets_ptr` points to `n_sets` zeroed (valid: all atomics) 64-byte-aligned
+        // `Set`s inside `set_words`, whose heap block lives and stays put as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.sets_ptr, self.n_sets) }
+    }
+
+    #[inline(always)]
     fn set_of(&self, key: u64) -> usize {
         let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        ((h as u128 * self.sets.len() as u128) >> 64) as usize
+        ((h as u128 * self.n_sets as u128) >> 64) as usize
     }
 
     #[inline(always)]
@@ -347,13 +371,13 @@ impl BlockCache {
     /// the page holding it is not cached (or is being rewritten at this moment). No lock.
     #[inline]
     fn byte(&self, key: u64, byte: usize) -> Option<u8> {
-        if self.sets.is_empty() {
+        if self.n_sets == 0 {
             return None;
         }
         let key = key | (byte / PAGE_BYTES) as u64;
         let inpage = byte % PAGE_BYTES;
         let si = self.set_of(key);
-        let set = &self.sets[si];
+        let set = &self.sets()[si];
         for w in 0..self.ways {
             if set.keys[w].load(Ordering::Relaxed) != key {
                 continue;
@@ -379,13 +403,13 @@ impl BlockCache {
     /// Cache the packed bytes of block `key` (every page of it). Takes the set locks, never
     /// while decoding.
     fn insert(&self, key: u64, packed: &[u8]) {
-        if self.sets.is_empty() || packed.len() > MAX_PAGES * PAGE_BYTES {
+        if self.n_sets == 0 || packed.len() > MAX_PAGES * PAGE_BYTES {
             return;
         }
         for (page, chunk) in packed.chunks(PAGE_BYTES).enumerate() {
             let key = key | page as u64;
             let si = self.set_of(key);
-            let set = &self.sets[si];
+            let set = &self.sets()[si];
             let _g = self.locks[si % N_LOCKS]
                 .lock()
                 .unwrap_or_else(|p| p.into_inner());
