@@ -15,8 +15,8 @@ pub mod solve;
 
 use crate::board::{Position, Wld};
 use crate::index::SliceIndex;
-use crate::probe::{resolve, ProbeError, RawSource};
 pub use crate::plan::{build_order, Unit};
+use crate::probe::{resolve, ProbeError, RawSource};
 use crate::slice::{Material, Slice};
 use crate::table::{table_path, write_table, TableError, TableFile, TableMeta};
 use std::path::{Path, PathBuf};
@@ -92,6 +92,10 @@ pub struct BuildSummary {
     pub bytes: u64,
     /// Wall time in seconds.
     pub seconds: f64,
+    /// Of `seconds`: time spent solving (retrograde analysis).
+    pub solve_seconds: f64,
+    /// Of `seconds`: time spent encoding, compressing and writing files.
+    pub write_seconds: f64,
 }
 
 /// Dependency values for the builder: whole slices decoded into memory from their files on
@@ -244,11 +248,16 @@ pub fn build_unit(
 ) -> Result<BuildSummary, BuildError> {
     let s = unit.slices[0];
     let lookup = |p: &Position| resolve(deps, p);
+    let t0 = Instant::now();
     let solved = solve::solve_unit(s, &lookup, progress).map_err(|e| BuildError::Dependency {
         building: s.to_string(),
         source: e,
     })?;
-    let mut sum = BuildSummary::default();
+    let t1 = Instant::now();
+    let mut sum = BuildSummary {
+        solve_seconds: (t1 - t0).as_secs_f64(),
+        ..Default::default()
+    };
     for sv in solved {
         let meta = TableMeta {
             slice: sv.slice,
@@ -270,6 +279,7 @@ pub fn build_unit(
         sum.draws += meta.draws;
         sum.bytes += bytes;
     }
+    sum.write_seconds = t1.elapsed().as_secs_f64();
     Ok(sum)
 }
 
@@ -349,10 +359,12 @@ pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
             let names: Vec<String> = u.slices.iter().map(|s| s.to_string()).collect();
             multi.suspend(|| {
                 eprintln!(
-                    "built {}\t{} positions\t{:.3} s\t{:.0} positions/s",
+                    "built {}\t{} positions\t{:.3} s (solve {:.3}, write {:.3})\t{:.0} positions/s",
                     names.join(","),
                     r.positions,
                     dt,
+                    r.solve_seconds,
+                    r.write_seconds,
                     r.positions as f64 / dt.max(1e-9)
                 )
             });
@@ -365,6 +377,8 @@ pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
         sum.losses += r.losses;
         sum.draws += r.draws;
         sum.bytes += r.bytes;
+        sum.solve_seconds += r.solve_seconds;
+        sum.write_seconds += r.write_seconds;
     }
     overall.finish_and_clear();
     sum.seconds = start.elapsed().as_secs_f64();

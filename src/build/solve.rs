@@ -181,19 +181,12 @@ pub fn solve_unit<E: Send>(
                             _ => None,
                         }
                     };
-                    let process = |cell: &AtomicU8, q: &Position, is_win: bool, fin: u8| {
-                        for_each_predecessor(q, preds, |k| {
-                            let cell = &preds.state[k as usize];
-                            let tagged = if is_win {
-                                count_down(cell, next)
-                            } else {
-                                mark_win(cell, next)
-                            };
-                            if tagged {
-                                preds.dirty[next as usize][k as usize / CHUNK]
-                                    .store(true, Ordering::Relaxed);
-                            }
-                        });
+                    // Predecessor updates are batched: each index is prefetched when found
+                    // and applied when the batch is full, so the cache misses of the random
+                    // accesses overlap instead of stalling one after another.
+                    let mut batch = UpdateBatch::new(preds, next);
+                    let mut process = |cell: &AtomicU8, q: &Position, is_win: bool, fin: u8| {
+                        for_each_predecessor(q, preds, |k| batch.push(k, is_win));
                         cell.store(fin, Ordering::Relaxed);
                     };
                     let n_tagged = chunk
@@ -203,13 +196,12 @@ pub fn solve_unit<E: Send>(
                     let base = (c * CHUNK) as u64;
                     if n_tagged * 8 >= chunk.len() {
                         // Dense: walk the chunk in index order (cheap per position).
-                        side.index
-                            .visit(base, base + chunk.len() as u64, |i, q| {
-                                let cell = &chunk[(i - base) as usize];
-                                if let Some((is_win, fin)) = tagged(cell.load(Ordering::Relaxed)) {
-                                    process(cell, &q, is_win, fin);
-                                }
-                            });
+                        side.index.visit(base, base + chunk.len() as u64, |i, q| {
+                            let cell = &chunk[(i - base) as usize];
+                            if let Some((is_win, fin)) = tagged(cell.load(Ordering::Relaxed)) {
+                                process(cell, &q, is_win, fin);
+                            }
+                        });
                     } else {
                         for (j, cell) in chunk.iter().enumerate() {
                             if let Some((is_win, fin)) = tagged(cell.load(Ordering::Relaxed)) {
@@ -221,6 +213,8 @@ pub fn solve_unit<E: Send>(
                             }
                         }
                     }
+                    drop(process);
+                    batch.flush();
                     n_tagged > 0
                 })
                 .reduce(|| false, |a, b| a || b);
@@ -376,6 +370,68 @@ fn for_each_predecessor(q: &Position, preds: &Side, mut f: impl FnMut(u64)) {
             f(preds.index.rank(&p));
         }
     }
+}
+
+/// Pending predecessor updates of one worker (see the propagation loop).
+struct UpdateBatch<'a> {
+    side: &'a Side,
+    tag: u8,
+    len: usize,
+    items: [(u64, bool); BATCH],
+}
+
+const BATCH: usize = 64;
+
+impl<'a> UpdateBatch<'a> {
+    fn new(side: &'a Side, tag: u8) -> Self {
+        UpdateBatch {
+            side,
+            tag,
+            len: 0,
+            items: [(0, false); BATCH],
+        }
+    }
+
+    /// Queue "the successor of position `k` is a win (true) / loss (false) for its mover".
+    #[inline]
+    fn push(&mut self, k: u64, succ_is_win: bool) {
+        prefetch(&self.side.state[k as usize]);
+        if self.len == BATCH {
+            self.flush();
+        }
+        self.items[self.len] = (k, succ_is_win);
+        self.len += 1;
+    }
+
+    fn flush(&mut self) {
+        for &(k, is_win) in &self.items[..self.len] {
+            let cell = &self.side.state[k as usize];
+            let tagged = if is_win {
+                count_down(cell, self.tag)
+            } else {
+                mark_win(cell, self.tag)
+            };
+            if tagged {
+                self.side.dirty[self.tag as usize][k as usize / CHUNK]
+                    .store(true, Ordering::Relaxed);
+            }
+        }
+        self.len = 0;
+    }
+}
+
+#[inline(always)]
+fn prefetch(p: &AtomicU8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; any address is allowed.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(
+            p as *const AtomicU8 as *const i8,
+            std::arch::x86_64::_MM_HINT_T0,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// Ply parity of a tagged (resolved, not yet propagated) state, `None` for other states.

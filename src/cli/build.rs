@@ -84,6 +84,10 @@ pub fn run(args: Args) -> CliResult {
                 0.0
             }
         );
+        println!(
+            "              of which solving {:.2} s, compressing and writing {:.2} s",
+            s.solve_seconds, s.write_seconds
+        );
         println!("peak RSS      {rss}");
     }
     Ok(())
