@@ -19,6 +19,7 @@ pub use crate::plan::{build_order, Unit};
 use crate::probe::{resolve, ProbeError, RawSource};
 use crate::slice::{Material, Slice};
 use crate::table::{table_path, write_table, TableError, TableFile, TableMeta};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
@@ -33,6 +34,16 @@ pub enum BuildError {
         building: String,
         /// What went wrong with the dependency (names the missing or corrupt slice).
         source: ProbeError,
+    },
+    /// A slice the unit depends on has no file (checked before solving).
+    #[error("cannot build {building}: the slice {missing} it depends on is missing (build the smaller tables first, e.g. egdb build --pieces {pieces})")]
+    MissingDependency {
+        /// The slice being built.
+        building: String,
+        /// The first missing dependency.
+        missing: String,
+        /// Piece count of the unit being built.
+        pieces: u32,
     },
     /// Writing a table failed.
     #[error("cannot write {slice}: {source}")]
@@ -338,7 +349,23 @@ pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
     );
     overall.set_prefix("all");
     let deps = DecodedTables::new(&opts.dir);
+    let mut present: HashSet<Slice> = crate::stats::scan_dir(&opts.dir)
+        .map_err(|e| BuildError::Io {
+            path: opts.dir.clone(),
+            source: e,
+        })?
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect();
     for u in todo {
+        if let Some(missing) = first_missing_dependency(u, &present) {
+            let names: Vec<String> = u.slices.iter().map(|s| s.to_string()).collect();
+            return Err(BuildError::MissingDependency {
+                building: names.join(" and "),
+                missing: missing.to_string(),
+                pieces: u.pieces,
+            });
+        }
         let bar = multi.add(ProgressBar::new(u.sizes.iter().sum()));
         bar.set_style(
             ProgressStyle::with_template(
@@ -377,12 +404,25 @@ pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
         sum.losses += r.losses;
         sum.draws += r.draws;
         sum.bytes += r.bytes;
+        present.extend(u.slices.iter().copied());
         sum.solve_seconds += r.solve_seconds;
         sum.write_seconds += r.write_seconds;
     }
     overall.finish_and_clear();
     sum.seconds = start.elapsed().as_secs_f64();
     Ok(sum)
+}
+
+/// The first slice that `unit` depends on (leading-man advances, crowning, captures) with no
+/// file among `present`, if any. Slices without positions are not dependencies.
+pub fn first_missing_dependency(unit: &Unit, present: &HashSet<Slice>) -> Option<Slice> {
+    if let Some(s) = unit.deps.iter().find(|s| !present.contains(s)) {
+        return Some(*s);
+    }
+    unit.capture_materials
+        .iter()
+        .flat_map(|m| Slice::all_of(*m))
+        .find(|s| !present.contains(s) && SliceIndex::new(*s).size() > 0)
 }
 
 /// Peak resident set size of this process in bytes (Linux `VmHWM`), if known.
