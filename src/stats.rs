@@ -21,6 +21,9 @@ pub fn scan_dir(dir: &Path) -> std::io::Result<Vec<(Slice, PathBuf)>> {
     for e in std::fs::read_dir(dir)? {
         let e = e?;
         let path = e.path();
+        if !path.is_file() {
+            continue;
+        }
         if path.extension().and_then(|x| x.to_str()) != Some(TABLE_EXTENSION) {
             continue;
         }
@@ -60,8 +63,8 @@ pub enum StatsError {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// A table file is unreadable.
-    #[error("{path}: {source}")]
+    /// A table file is unreadable (the table error names the file).
+    #[error("{source}")]
     Table {
         /// The file.
         path: PathBuf,
@@ -135,12 +138,16 @@ pub struct MaterialStats {
     pub draws: u64,
     /// Longest resolution in plies (distance to leaving the slice) over wins and losses.
     pub longest: u32,
+    /// Whether every slice file of the stored material is present (otherwise the totals are
+    /// partial).
+    pub complete: bool,
 }
 
 /// Per material and side to move totals over the files in `infos`: for every material with a
 /// file, one Black-to-move line (its own files) and, if the flipped material has files, one
 /// White-to-move line. Sorted by piece count, then material, then B before W.
 pub fn material_stats(infos: &[FileInfo]) -> Vec<MaterialStats> {
+    let missing = missing_slices(infos);
     let mut by: BTreeMap<Material, (u64, u64, u64, u64, u32)> = BTreeMap::new();
     for f in infos {
         let e = by.entry(f.slice.material).or_default();
@@ -168,9 +175,28 @@ pub fn material_stats(infos: &[FileInfo]) -> Vec<MaterialStats> {
                     losses,
                     draws,
                     longest,
+                    complete: !missing.iter().any(|s| s.material == stored),
                 });
             }
         }
     }
     out
+}
+
+/// Slices with positions that have no file although other slices with the same piece count
+/// do: for every piece count present in `infos`, every slice of every material with that many
+/// pieces is expected. Sorted in build order.
+pub fn missing_slices(infos: &[FileInfo]) -> Vec<Slice> {
+    let present: std::collections::HashSet<Slice> = infos.iter().map(|f| f.slice).collect();
+    let counts: std::collections::BTreeSet<u32> =
+        infos.iter().map(|f| f.slice.material.pieces()).collect();
+    let Some(&max) = counts.last() else {
+        return Vec::new();
+    };
+    crate::plan::build_order(max)
+        .into_iter()
+        .filter(|u| counts.contains(&u.pieces))
+        .flat_map(|u| u.slices)
+        .filter(|s| !present.contains(s))
+        .collect()
 }

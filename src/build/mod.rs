@@ -306,13 +306,26 @@ pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
             opts.pieces
         )));
     }
+    if opts.dir.exists() && !opts.dir.is_dir() {
+        return Err(BuildError::Options(format!(
+            "{} exists and is not a directory",
+            opts.dir.display()
+        )));
+    }
     std::fs::create_dir_all(&opts.dir).map_err(|e| BuildError::Io {
         path: opts.dir.clone(),
         source: e,
     })?;
+    remove_stale_temp_files(&opts.dir);
     let start = Instant::now();
     let units: Vec<Unit> = match opts.slice {
         Some(s) => {
+            if s.material.pieces() > MAX_BUILD_PIECES {
+                return Err(BuildError::Options(format!(
+                    "slice {s} has {} pieces; the builder handles at most {MAX_BUILD_PIECES}",
+                    s.material.pieces()
+                )));
+            }
             let u = build_order(s.material.pieces())
                 .into_iter()
                 .find(|u| u.slices.contains(&s))
@@ -411,6 +424,37 @@ pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
     overall.finish_and_clear();
     sum.seconds = start.elapsed().as_secs_f64();
     Ok(sum)
+}
+
+/// Delete temporary files (`.<slice>.egdb.tmp.<pid>.<n>`) left in `dir` by writers that no
+/// longer run (a killed build). Files of a live process (a concurrent build) are kept. Errors
+/// are ignored: a leftover temporary file is harmless, it never looks like a finished table.
+/// Linux only (liveness is read from `/proc`); elsewhere nothing is removed.
+pub fn remove_stale_temp_files(dir: &Path) {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(rest) = name
+            .strip_prefix('.')
+            .and_then(|n| n.split_once(".egdb.tmp."))
+            .map(|(_, r)| r)
+        else {
+            continue;
+        };
+        let Some(pid) = rest.split('.').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        let alive = pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists();
+        if !alive {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 /// The first slice that `unit` depends on (leading-man advances, crowning, captures) with no

@@ -11,7 +11,7 @@ pub struct Args {
     /// Table directory.
     #[arg(long, env = "EGDB_DIR", default_value = super::DEFAULT_DIR)]
     pub dir: PathBuf,
-    /// Also list every slice file.
+    /// Also list every slice file, then every missing slice (`missing<TAB>NAME`).
     #[arg(long)]
     pub slices: bool,
 }
@@ -19,6 +19,9 @@ pub struct Args {
 /// Run `egdb info`.
 pub fn run(args: Args) -> CliResult {
     let infos = read_dir_info(&args.dir)?;
+    if infos.is_empty() {
+        return Err(format!("no table files in {} (run egdb build)", args.dir.display()).into());
+    }
     if args.slices {
         println!("slice\tpositions\tbytes\tpositions/byte");
         for f in &infos {
@@ -58,8 +61,16 @@ pub fn run(args: Args) -> CliResult {
             pos as f64 / bytes.max(1) as f64
         );
     }
-    if infos.is_empty() {
-        println!("no table files in {} (run egdb build)", args.dir.display());
+    if args.slices {
+        for n in 1..=max {
+            for s in all
+                .iter()
+                .flat_map(|u| u.slices.iter())
+                .filter(|s| s.material.pieces() == n && !present.contains(s))
+            {
+                println!("missing\t{s}");
+            }
+        }
     }
     Ok(())
 }
