@@ -105,6 +105,11 @@ pub struct BuildSummary {
     pub seconds: f64,
     /// Of `seconds`: time spent solving (retrograde analysis).
     pub solve_seconds: f64,
+    /// Of `solve_seconds`: the initial pass (move generation, lookups of captures, crowning
+    /// and leading-man advances in built tables).
+    pub initial_seconds: f64,
+    /// Most plies propagated in one unit.
+    pub plies: u32,
     /// Of `seconds`: time spent encoding, compressing and writing files.
     pub write_seconds: f64,
 }
@@ -269,6 +274,10 @@ pub fn build_unit(
         solve_seconds: (t1 - t0).as_secs_f64(),
         ..Default::default()
     };
+    if let Some(sv) = solved.first() {
+        sum.initial_seconds = sv.initial_seconds;
+        sum.plies = sv.plies;
+    }
     for sv in solved {
         let meta = TableMeta {
             slice: sv.slice,
@@ -399,11 +408,13 @@ pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
             let names: Vec<String> = u.slices.iter().map(|s| s.to_string()).collect();
             multi.suspend(|| {
                 eprintln!(
-                    "built {}\t{} positions\t{:.3} s (solve {:.3}, write {:.3})\t{:.0} positions/s",
+                    "built {}\t{} positions\t{:.3} s (initial pass {:.3}, propagation {:.3} over {} plies, write {:.3})\t{:.0} positions/s",
                     names.join(","),
                     r.positions,
                     dt,
-                    r.solve_seconds,
+                    r.initial_seconds,
+                    r.solve_seconds - r.initial_seconds,
+                    r.plies,
                     r.write_seconds,
                     r.positions as f64 / dt.max(1e-9)
                 )
@@ -419,6 +430,8 @@ pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
         sum.bytes += r.bytes;
         present.extend(u.slices.iter().copied());
         sum.solve_seconds += r.solve_seconds;
+        sum.initial_seconds += r.initial_seconds;
+        sum.plies = sum.plies.max(r.plies);
         sum.write_seconds += r.write_seconds;
     }
     overall.finish_and_clear();

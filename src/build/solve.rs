@@ -61,6 +61,12 @@ pub struct SolvedSlice {
     /// Largest number of plies to resolution (distance to leaving the slice: capture,
     /// crowning or leading-man advance) over won and lost positions.
     pub longest: u32,
+    /// Seconds spent in the initial pass of the unit (shared by both slices of a unit).
+    pub initial_seconds: f64,
+    /// Seconds spent propagating (shared by both slices of a unit).
+    pub propagate_seconds: f64,
+    /// Plies propagated in the unit.
+    pub plies: u32,
 }
 
 /// Progress callback: called with the number of positions just finished by the initial pass.
@@ -117,6 +123,7 @@ pub fn solve_unit<E: Send>(
     };
     let other = |x: usize| if sides.len() == 1 { 0 } else { 1 - x };
 
+    let t0 = std::time::Instant::now();
     // 1. Initial pass.
     for (x, side) in sides.iter().enumerate() {
         let target = &sides[other(x)];
@@ -156,6 +163,7 @@ pub fn solve_unit<E: Send>(
         }
     }
 
+    let t1 = std::time::Instant::now();
     // 2. Propagation, one ply at a time.
     let mut ply: u32 = 0;
     loop {
@@ -231,6 +239,8 @@ pub fn solve_unit<E: Send>(
         ply += 1;
     }
 
+    let t2 = std::time::Instant::now();
+    let (initial_seconds, propagate_seconds) = ((t1 - t0).as_secs_f64(), (t2 - t1).as_secs_f64());
     // 3. Collect.
     Ok(sides
         .into_iter()
@@ -259,6 +269,9 @@ pub fn solve_unit<E: Send>(
                 losses: l,
                 draws: d,
                 longest: side.longest.into_inner(),
+                initial_seconds,
+                propagate_seconds,
+                plies: ply,
             }
         })
         .collect())
