@@ -39,9 +39,10 @@ typedef struct EgdbStats {
     uint64_t blocks_decoded; /* blocks decompressed */
 } EgdbStats;
 
-/* Open the tables (*.egdb) in directory dir with a block cache of cache_mb MiB. Files are opened
- * lazily on first use. Returns NULL on failure with a message in errbuf (capacity errlen, may be
- * NULL). */
+/* Open the tables (*.egdb) in directory dir with a block cache of cache_mb MiB (0 = smallest
+ * cache; a negative size is an error). Files are opened lazily on first use. Returns NULL on
+ * failure with a message in errbuf (capacity errlen, may be NULL), also kept for
+ * egdb_last_error. */
 EgdbHandle *egdb_open(const char *dir, int cache_mb, char *errbuf, size_t errlen);
 
 /* Value of a position for the side to move (color: EGDB_BLACK or EGDB_WHITE). With conditional
@@ -55,11 +56,14 @@ int egdb_lookup_fen(const EgdbHandle *h, const char *fen, int conditional);
 /* Largest piece count covered by the open tables. */
 int egdb_max_pieces(const EgdbHandle *h);
 
-/* Counters since opening; returns 0 or EGDB_INVALID. */
+/* Counters since opening; returns 0 or EGDB_INVALID (null handle or out). */
 int egdb_get_stats(const EgdbHandle *h, EgdbStats *out);
 
 /* The calling thread's last error message (NUL-terminated, truncated to len); returns its full
- * length (0 if none). */
+ * length. egdb_open, egdb_lookup, egdb_lookup_fen and egdb_get_stats set the message when they
+ * fail and clear it when they succeed (a lookup succeeds when it returns EGDB_WIN, EGDB_LOSS or
+ * EGDB_DRAW), so it describes the latest such call on this thread; 0 and an empty string when
+ * that call succeeded or none was made. */
 size_t egdb_last_error(char *buf, size_t len);
 
 /* Close a handle (NULL is ignored). */

@@ -6,7 +6,9 @@
 //! lookup would need I/O), [`EGDB_SUBDB_UNAVAILABLE`] (a needed table file is missing), plus
 //! [`EGDB_ERROR`] (corrupt file, I/O error) and [`EGDB_INVALID`] (bad arguments, position or
 //! FEN). The text of the last failure on the calling thread is available from
-//! [`egdb_last_error`]. No function panics across the boundary.
+//! [`egdb_last_error`]; a successful [`egdb_open`], [`egdb_lookup`], [`egdb_lookup_fen`] or
+//! [`egdb_get_stats`] clears it, so it always describes the latest of these calls. No function
+//! panics across the boundary.
 
 use crate::board::{Color, Position, Wld};
 use crate::probe::{ProbeError, Tablebase};
@@ -44,6 +46,10 @@ fn set_error(msg: String) {
     LAST_ERROR.with(|e| *e.borrow_mut() = msg);
 }
 
+fn clear_error() {
+    LAST_ERROR.with(|e| e.borrow_mut().clear());
+}
+
 /// Copy `s` into `buf` (capacity `len`) NUL-terminated, truncating; returns `s.len()`.
 unsafe fn copy_out(s: &str, buf: *mut c_char, len: usize) -> usize {
     if !buf.is_null() && len > 0 {
@@ -56,9 +62,14 @@ unsafe fn copy_out(s: &str, buf: *mut c_char, len: usize) -> usize {
 
 fn code(r: Result<Wld, ProbeError>) -> c_int {
     match r {
-        Ok(Wld::Win) => EGDB_WIN,
-        Ok(Wld::Loss) => EGDB_LOSS,
-        Ok(Wld::Draw) => EGDB_DRAW,
+        Ok(v) => {
+            clear_error();
+            match v {
+                Wld::Win => EGDB_WIN,
+                Wld::Loss => EGDB_LOSS,
+                Wld::Draw => EGDB_DRAW,
+            }
+        }
         Err(e) => {
             let c = match e {
                 ProbeError::TooManyPieces { .. } => EGDB_UNKNOWN,
@@ -74,8 +85,9 @@ fn code(r: Result<Wld, ProbeError>) -> c_int {
 }
 
 /// Open the tables in directory `dir` (UTF-8 path, NUL-terminated) with a block cache of
-/// `cache_mb` MiB. Returns a handle, or null with a message copied into `errbuf` (capacity
-/// `errlen`, may be null) and kept for [`egdb_last_error`].
+/// `cache_mb` MiB (0 = the smallest cache; negative is an error). Returns a handle, or null with
+/// a message copied into `errbuf` (capacity `errlen`, may be null) and kept for
+/// [`egdb_last_error`].
 ///
 /// # Safety
 /// `dir` must be a valid NUL-terminated string; `errbuf` null or writable for `errlen` bytes.
@@ -93,14 +105,18 @@ pub unsafe extern "C" fn egdb_open(
         let d = CStr::from_ptr(dir)
             .to_str()
             .map_err(|_| "directory is not UTF-8".to_string())?;
-        let mb = cache_mb.max(0) as usize;
+        let mb = usize::try_from(cache_mb)
+            .map_err(|_| format!("cache size {cache_mb} MiB is negative"))?;
         Tablebase::builder(d)
             .cache_bytes(mb << 20)
             .open()
             .map_err(|e| e.to_string())
     }));
     match r {
-        Ok(Ok(tb)) => Box::into_raw(Box::new(EgdbHandle { tb })),
+        Ok(Ok(tb)) => {
+            clear_error();
+            Box::into_raw(Box::new(EgdbHandle { tb }))
+        }
         Ok(Err(msg)) => {
             copy_out(&msg, errbuf, errlen);
             set_error(msg);
@@ -225,8 +241,10 @@ pub struct EgdbStats {
 #[no_mangle]
 pub unsafe extern "C" fn egdb_get_stats(h: *const EgdbHandle, out: *mut EgdbStats) -> c_int {
     let (Some(h), Some(out)) = (h.as_ref(), out.as_mut()) else {
+        set_error("null handle or stats pointer".into());
         return EGDB_INVALID;
     };
+    clear_error();
     let s = h.tb.stats();
     *out = EgdbStats {
         probes: s.probes,
@@ -238,7 +256,8 @@ pub unsafe extern "C" fn egdb_get_stats(h: *const EgdbHandle, out: *mut EgdbStat
 }
 
 /// Copy the calling thread's last error message into `buf` (capacity `len`, NUL-terminated,
-/// truncated); returns the message's full length in bytes (0 if none).
+/// truncated); returns the message's full length in bytes (0 if none, or if the latest
+/// open/lookup/stats call on this thread succeeded).
 ///
 /// # Safety
 /// `buf` null or writable for `len` bytes.

@@ -1,7 +1,8 @@
 //! `egdb`: command-line front end of checkers-egdb. See docs/cli.md.
 mod cli;
 
-use clap::{Parser, Subcommand};
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Endgame databases for English checkers: build, probe, verify and analyse.
 #[derive(Parser)]
@@ -42,7 +43,17 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => match e.kind() {
+            // --help and --version: clap prints them on stdout and exits 0.
+            ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => e.exit(),
+            _ => {
+                eprintln!("egdb: error: {}", usage_error_line(&e));
+                std::process::exit(2);
+            }
+        },
+    };
     let result = match cli.command {
         Command::Perft(a) => cli::perft::run(a),
         Command::Moves(a) => cli::moves::run(a),
@@ -59,4 +70,45 @@ fn main() {
         eprintln!("egdb: error: {e}");
         std::process::exit(1);
     }
+}
+
+/// A clap error as one line, without clap's `error: ` prefix, usage block and tips, followed by
+/// where to read more: e.g. `unexpected argument '--x' found (see egdb probe --help)`.
+fn usage_error_line(e: &clap::Error) -> String {
+    let cmd = Cli::command();
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .filter(|n| n != "help")
+        .collect();
+    // The subcommand the user named, if any, for the pointer to its help.
+    let sub = std::env::args_os()
+        .nth(1)
+        .and_then(|a| a.into_string().ok())
+        .filter(|a| names.contains(a));
+    let see = match &sub {
+        Some(s) => format!("see egdb {s} --help"),
+        None => "see egdb --help".to_string(),
+    };
+    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        return match sub {
+            Some(_) => format!("missing arguments ({see})"),
+            None => format!("no command given: expected one of {} ({see})", names.join(", ")),
+        };
+    }
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim_end).filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or("bad command line");
+    let mut msg = first.strip_prefix("error: ").unwrap_or(first).trim().to_string();
+    // "the following required arguments were not provided:" lists them on indented lines.
+    if msg.ends_with(':') {
+        let items: Vec<&str> = lines
+            .take_while(|l| l.starts_with(' ') || l.starts_with('\t'))
+            .map(str::trim)
+            .collect();
+        if !items.is_empty() {
+            msg = format!("{msg} {}", items.join(", "));
+        }
+    }
+    format!("{msg} ({see})")
 }

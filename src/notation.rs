@@ -59,10 +59,12 @@ pub enum FenError {
         expected: &'static str,
     },
     /// A square number outside 1-32.
-    #[error("square {square} is out of range 1-32 (column {column})")]
+    #[error("square {text} is out of range 1-32 (column {column})")]
     SquareOutOfRange {
-        /// The number as written (saturated at `u32::MAX`).
+        /// The number's value (saturated at `u32::MAX`; `text` holds what was written).
         square: u32,
+        /// The number as written (digits beyond the 24th elided as `...`).
+        text: String,
         /// Column where the number starts.
         column: usize,
     },
@@ -124,7 +126,7 @@ impl Cursor {
         self.i += 1;
     }
     /// Parse a decimal number (at least one digit) starting here.
-    fn number(&mut self, expected: &'static str) -> Result<(u32, usize), FenError> {
+    fn number(&mut self, expected: &'static str) -> Result<(u32, String, usize), FenError> {
         let (col, c) = self.peek().ok_or(FenError::UnexpectedEnd { expected })?;
         if !c.is_ascii_digit() {
             return Err(FenError::StrayCharacter {
@@ -134,24 +136,40 @@ impl Cursor {
             });
         }
         let mut v: u32 = 0;
+        let mut text = String::new();
+        let mut digits = 0usize;
         while let Some(&(_, c)) = self.chars.get(self.i) {
             match c.to_digit(10) {
                 Some(d) if c.is_ascii_digit() => {
                     v = v.saturating_mul(10).saturating_add(d);
+                    digits += 1;
+                    if digits <= MAX_NUMBER_TEXT {
+                        text.push(c);
+                    }
                     self.i += 1;
                 }
                 _ => break,
             }
         }
-        Ok((v, col))
+        if digits > MAX_NUMBER_TEXT {
+            text.push_str("...");
+        }
+        Ok((v, text, col))
     }
 }
 
-fn square(v: u32, column: usize) -> Result<u8, FenError> {
+/// Digits of an out-of-range square number quoted in an error before eliding the rest.
+const MAX_NUMBER_TEXT: usize = 24;
+
+fn square((v, text, column): (u32, String, usize)) -> Result<(u8, usize), FenError> {
     if (1..=32).contains(&v) {
-        Ok(v as u8)
+        Ok((v as u8, column))
     } else {
-        Err(FenError::SquareOutOfRange { square: v, column })
+        Err(FenError::SquareOutOfRange {
+            square: v,
+            text,
+            column,
+        })
     }
 }
 
@@ -198,22 +216,42 @@ fn unwrap_tag(chars: &[(usize, char)]) -> Result<(usize, usize), FenError> {
             };
         }
         let body_lo = i + 1;
-        // Closing: last char must be ']' preceded (after spaces) by '"'.
-        if chars[hi - 1].1 != ']' {
-            return Err(FenError::UnexpectedEnd {
-                expected: "closing \"] of the [FEN tag",
-            });
-        }
-        let mut j = hi - 1;
-        while j > body_lo && chars[j - 1].1.is_whitespace() {
-            j -= 1;
-        }
-        if j <= body_lo || chars[j - 1].1 != '"' {
+        // The body ends at the next '"' (a FEN never contains one); then ']' and nothing else.
+        let Some(body_hi) = (body_lo..hi).find(|&k| chars[k].1 == '"') else {
             return Err(FenError::UnexpectedEnd {
                 expected: "closing \" of the [FEN tag",
             });
+        };
+        let mut j = body_hi + 1;
+        while j < hi && chars[j].1.is_whitespace() {
+            j += 1;
         }
-        return Ok((body_lo, j - 1));
+        if j >= hi {
+            return Err(FenError::UnexpectedEnd {
+                expected: "closing ] of the [FEN tag",
+            });
+        }
+        if chars[j].1 != ']' {
+            let (column, ch) = chars[j];
+            return Err(FenError::StrayCharacter {
+                ch,
+                column,
+                expected: "']' after the closing \" of the [FEN tag",
+            });
+        }
+        if j + 1 < hi {
+            let (column, ch) = chars[j + 1..hi]
+                .iter()
+                .copied()
+                .find(|c| !c.1.is_whitespace())
+                .expect("hi is trimmed");
+            return Err(FenError::StrayCharacter {
+                ch,
+                column,
+                expected: "nothing after the [FEN \"...\"] tag",
+            });
+        }
+        return Ok((body_lo, body_hi));
     }
     Ok((lo, hi))
 }
@@ -339,16 +377,14 @@ pub fn parse_fen(s: &str) -> Result<Position, FenError> {
             if king {
                 cur.bump();
             }
-            let (a, acol) = cur.number("a square number")?;
-            let a = square(a, acol)?;
+            let (a, acol) = square(cur.number("a square number")?)?;
             let mut b = a;
             if let Some((_, '-')) = cur.peek() {
                 cur.bump();
                 if matches!(cur.peek(), Some((_, 'k' | 'K'))) && king {
                     cur.bump();
                 }
-                let (v, bcol) = cur.number("a square number after '-'")?;
-                b = square(v, bcol)?;
+                b = square(cur.number("a square number after '-'")?)?.0;
                 if b < a {
                     return Err(FenError::BadRange {
                         from: a,

@@ -11,7 +11,7 @@
 //! Naming (used in file names and output, documented in docs/format.md): a material is the four
 //! counts as single characters (0-9, then a, b, c for 10-12) in the order bm bk wm wk, e.g.
 //! `2101`; a slice appends `-` and the two leading ranks, Black's then White's, with `n` for
-//! none, e.g. `2101-34`, `0202-nn`, `1011-6n`.
+//! none, e.g. `2101-3n`, `0202-nn`, `1011-6n`, `1010-34`.
 
 use crate::board::{Bitboard, Color, Position, BLACK_CROWN_ROW, WHITE_CROWN_ROW};
 use std::fmt;
@@ -33,9 +33,12 @@ pub struct Material {
 /// A material or slice name that does not parse.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SliceNameError {
-    /// The text is not of the form `BBWW` or `BBWW-RR` (see the module docs).
-    #[error("bad slice name {0:?}: expected e.g. 2101 (material bm bk wm wk) or 2101-34 (with leading ranks, n for none)")]
+    /// The text is not of the form `BBWW-RR` (see the module docs).
+    #[error("bad slice name {0:?}: expected a slice name like 2101-3n (material bm bk wm wk, then Black's and White's leading ranks, n for none)")]
     Syntax(String),
+    /// The text is not a material `BBWW` (four counts, see the module docs).
+    #[error("bad material {0:?}: expected four counts bm bk wm wk like 2101")]
+    MaterialSyntax(String),
     /// The counts or ranks are not possible (more than 12 pieces a side, men without a rank...).
     #[error("impossible slice {0:?}: {1}")]
     Impossible(String, &'static str),
@@ -115,13 +118,13 @@ impl FromStr for Material {
     fn from_str(s: &str) -> Result<Material, SliceNameError> {
         let b = s.as_bytes();
         if b.len() != 4 {
-            return Err(SliceNameError::Syntax(s.to_string()));
+            return Err(SliceNameError::MaterialSyntax(s.to_string()));
         }
         let mut c = [0u8; 4];
         for (i, &ch) in b.iter().enumerate() {
             c[i] = (ch as char)
                 .to_digit(16)
-                .ok_or_else(|| SliceNameError::Syntax(s.to_string()))? as u8;
+                .ok_or_else(|| SliceNameError::MaterialSyntax(s.to_string()))? as u8;
         }
         Material::new(c[0], c[1], c[2], c[3])
             .ok_or(SliceNameError::Impossible(s.to_string(), "more than 12 pieces a side"))
@@ -223,7 +226,7 @@ impl Slice {
 }
 
 impl fmt::Display for Slice {
-    /// `MATERIAL-RR`, e.g. `2101-34`; `n` stands for "no men".
+    /// `MATERIAL-RR`, e.g. `2101-3n`; `n` stands for "no men".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let r = |x: Option<u8>| x.map_or('n', |r| (b'0' + r) as char);
         write!(
@@ -241,7 +244,10 @@ impl FromStr for Slice {
     fn from_str(s: &str) -> Result<Slice, SliceNameError> {
         let syn = || SliceNameError::Syntax(s.to_string());
         let (m, r) = s.split_once('-').ok_or_else(syn)?;
-        let material: Material = m.parse()?;
+        let material: Material = m.parse().map_err(|e| match e {
+            SliceNameError::Impossible(_, why) => SliceNameError::Impossible(s.to_string(), why),
+            _ => syn(),
+        })?;
         let rb = r.as_bytes();
         if rb.len() != 2 {
             return Err(syn());
@@ -287,6 +293,27 @@ mod tests {
         }
         assert!("2101-7n".parse::<Slice>().is_err());
         assert!("2101-n3".parse::<Slice>().is_err());
+    }
+
+    #[test]
+    fn syntax_error_shows_a_possible_slice_name() {
+        // The example in the message must itself be a valid slice name.
+        let e = "1001".parse::<Slice>().unwrap_err();
+        assert_eq!(e, SliceNameError::Syntax("1001".into()));
+        let msg = e.to_string();
+        assert!(msg.contains("like 2101-3n"), "{msg}");
+        assert!(!msg.contains("2101-34"), "{msg}");
+        assert!("2101-3n".parse::<Slice>().is_ok());
+        assert!("2101-34".parse::<Slice>().is_err());
+        // A bad material inside a slice name reports the whole name.
+        assert_eq!(
+            "21x1-3n".parse::<Slice>().unwrap_err(),
+            SliceNameError::Syntax("21x1-3n".into())
+        );
+        assert!(matches!(
+            "c100-6n".parse::<Slice>().unwrap_err(),
+            SliceNameError::Impossible(name, _) if name == "c100-6n"
+        ));
     }
 
     #[test]

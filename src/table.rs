@@ -178,7 +178,7 @@ impl TableError {
     }
 }
 
-/// `dir/<slice name>.egdb`, e.g. `egdb/2101-34.egdb`.
+/// `dir/<slice name>.egdb`, e.g. `egdb/2101-3n.egdb`.
 pub fn table_path(dir: &Path, slice: &Slice) -> PathBuf {
     dir.join(format!("{slice}.{EXTENSION}"))
 }
@@ -594,7 +594,7 @@ fn rd64(b: &[u8], at: usize) -> u64 {
 impl TableFile {
     /// Open and memory-map a table file, validating magic, version, rules, codec, header
     /// consistency, the header + offset table checksum and the file length. Cheap: block data
-    /// is not read. If the file name is a slice name (`2101-34.egdb`) the header must hold that
+    /// is not read. If the file name is a slice name (`2101-3n.egdb`) the header must hold that
     /// slice.
     ///
     /// # Errors

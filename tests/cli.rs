@@ -8,11 +8,25 @@ fn egdb(args: &[&str]) -> Output {
         .expect("run egdb")
 }
 
-/// Bad input: non-zero exit, nothing on stdout, exactly one stderr line, no panic.
+/// Bad input: exit status 1 (runtime failure), nothing on stdout, exactly one stderr line, no
+/// panic.
 fn assert_clean_failure(args: &[&str], must_mention: &str) {
+    assert_fails_with(args, 1, must_mention);
+}
+
+/// Bad command line: exit status 2 (usage error), nothing on stdout, exactly one stderr line
+/// `egdb: error: ...` (no clap usage block, no `error:` prefix of clap's own), no panic.
+fn assert_usage_error(args: &[&str], must_mention: &str) {
+    assert_fails_with(args, 2, must_mention);
+    let err = String::from_utf8(egdb(args).stderr).unwrap();
+    assert!(!err.contains("egdb: error: error:"), "{args:?}: {err}");
+    assert!(!err.contains("Usage:"), "{args:?}: {err}");
+}
+
+fn assert_fails_with(args: &[&str], code: i32, must_mention: &str) {
     let out = egdb(args);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} succeeded");
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
     assert!(!err.contains("panicked"), "{args:?}: {err}");
     let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "{args:?}: {err}");
@@ -96,4 +110,52 @@ fn bad_input_fails_cleanly() {
     assert_clean_failure(&["perft", "0"], "bad depth");
     assert_clean_failure(&["perft", "-5"], "bad depth");
     assert_clean_failure(&["perft", "99999999999999999999"], "bad depth");
+}
+
+#[test]
+fn bad_command_line_is_one_line_exit_2() {
+    assert_usage_error(&["perft"], "<DEPTH>");
+    assert_usage_error(&["perft", "3", "--threads", "abc"], "abc");
+    assert_usage_error(&["perft", "3", "--threads", "abc"], "--threads");
+    assert_usage_error(&["count", "--pieces", "-1"], "-1");
+    assert_usage_error(&["probe", "--unknown"], "--unknown");
+    assert_usage_error(&["probe", "--unknown"], "egdb probe --help");
+    assert_usage_error(&["frobnicate"], "frobnicate");
+    assert_usage_error(&["frobnicate"], "egdb --help");
+    assert_usage_error(&[], "no command given");
+}
+
+#[test]
+fn help_and_version_go_to_stdout_with_status_0() {
+    for args in [&["--help"][..], &["perft", "--help"], &["help", "probe"], &["--version"]] {
+        let out = egdb(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(!out.stdout.is_empty(), "{args:?}");
+        assert!(out.stderr.is_empty(), "{args:?}");
+    }
+    let out = egdb(&["--version"]);
+    assert!(String::from_utf8(out.stdout).unwrap().starts_with("egdb "));
+    // The help text is for users: no notes about the implementation.
+    let help = String::from_utf8(egdb(&["perft", "--help"]).stdout).unwrap();
+    assert!(help.contains("DEPTH"), "{help}");
+    assert!(!help.contains("Parsed by"), "{help}");
+    assert!(!help.contains("`run`"), "{help}");
+}
+
+#[test]
+fn absurd_thread_counts_are_refused_at_once() {
+    let start = std::time::Instant::now();
+    assert_clean_failure(&["perft", "3", "--threads", "99999"], "at most 1024");
+    assert_clean_failure(&["perft", "3", "--threads", "0"], "at least 1");
+    let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(["perft", "3"])
+        .env("RAYON_NUM_THREADS", "99999")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at most 1024"));
+    assert!(start.elapsed().as_secs() < 20, "took {:?}", start.elapsed());
+    // A sane count still works.
+    let out = egdb(&["perft", "2", "--threads", "8"]);
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "1\t7\n2\t49\n");
 }

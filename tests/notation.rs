@@ -303,3 +303,61 @@ fn full_path_wins_over_longer_path_through_it() {
         MoveParseError::Ambiguous { .. }
     ));
 }
+
+/// A square number too large for any integer type is quoted as written, never as a made-up
+/// saturated value.
+#[test]
+fn huge_square_number_is_quoted_as_written() {
+    let e = parse_fen("B:W99999999999999999999:B5").unwrap_err();
+    assert!(
+        matches!(&e, FenError::SquareOutOfRange { text, column: 4, .. } if text == "99999999999999999999"),
+        "{e:?}"
+    );
+    let msg = e.to_string();
+    assert!(msg.contains("square 99999999999999999999 is out of range"), "{msg}");
+    assert!(!msg.contains("4294967295"), "{msg}");
+    // Absurdly long numbers are cut short in the message, not copied whole.
+    let long = format!("B:W{}:B5", "7".repeat(1000));
+    let msg = parse_fen(&long).unwrap_err().to_string();
+    assert!(msg.contains(&format!("square {}... is out of range", "7".repeat(24))), "{msg}");
+    assert!(msg.len() < 100, "{msg}");
+    // In a range too, and an ordinary bad number is quoted as is.
+    let msg = parse_fen("B:W5-4294967296:B1").unwrap_err().to_string();
+    assert!(msg.contains("square 4294967296 is out of range"), "{msg}");
+    let msg = parse_fen("B:W033:B1").unwrap_err().to_string();
+    assert!(msg.contains("square 033 is out of range"), "{msg}");
+}
+
+/// Text after the `[FEN "..."]` wrapper is reported as such, not as an early end.
+#[test]
+fn text_after_fen_tag_is_reported() {
+    let e = parse_fen("[FEN \"B:W5:B6\"] x").unwrap_err();
+    assert_eq!(
+        e,
+        FenError::StrayCharacter {
+            ch: 'x',
+            column: 17,
+            expected: "nothing after the [FEN \"...\"] tag"
+        }
+    );
+    assert!(!e.to_string().contains("ends early"), "{e}");
+    // Something between the closing quote and ']'.
+    assert!(matches!(
+        parse_fen("[FEN \"B:W5:B6\" x]").unwrap_err(),
+        FenError::StrayCharacter { ch: 'x', column: 16, .. }
+    ));
+    // Genuinely unfinished tags still say what is missing.
+    assert!(matches!(
+        parse_fen("[FEN \"B:W5:B6\"").unwrap_err(),
+        FenError::UnexpectedEnd { expected } if expected.contains(']')
+    ));
+    assert!(matches!(
+        parse_fen("[FEN \"B:W5:B6").unwrap_err(),
+        FenError::UnexpectedEnd { expected } if expected.contains('"')
+    ));
+    // Spacing inside the wrapper stays accepted.
+    assert_eq!(
+        parse_fen(" [ fen  \"B:W5:B6\"  ] ").unwrap().to_fen(),
+        "B:W5:B6"
+    );
+}

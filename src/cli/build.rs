@@ -17,7 +17,7 @@ pub struct Args {
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Build only the unit (slice and colour-mirror partner) containing this slice, e.g. 2101-34;
+    /// Build only the unit (slice and colour-mirror partner) containing this slice, e.g. 2101-3n;
     /// its dependencies must already exist.
     #[arg(long)]
     pub slice: Option<Slice>,
@@ -85,8 +85,11 @@ pub fn run(args: Args) -> CliResult {
             }
         );
         println!(
-            "              of which solving {:.2} s, compressing and writing {:.2} s",
-            s.solve_seconds, s.write_seconds
+            "              of which initial pass {:.2} s, propagation {:.2} s (up to {} plies), compressing and writing {:.2} s",
+            s.initial_seconds,
+            s.solve_seconds - s.initial_seconds,
+            s.plies,
+            s.write_seconds
         );
         println!("peak RSS      {rss}");
     }

@@ -16,16 +16,63 @@ pub type CliResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 /// Default table directory (overridden by `--dir` or the `EGDB_DIR` environment variable).
 pub const DEFAULT_DIR: &str = "egdb";
 
-/// Configure the global rayon pool (`--threads`); `None` keeps rayon's default (all cores).
+/// Most worker threads `--threads` (or `RAYON_NUM_THREADS`) may ask for: far beyond any useful
+/// count, low enough that a typo cannot make the process spawn threads for minutes.
+pub const MAX_THREADS: usize = 1024;
+
+/// Configure the global rayon pool (`--threads`); `None` keeps rayon's default (all cores, or
+/// `RAYON_NUM_THREADS`).
+///
+/// # Errors
+/// A count of 0 or above [`MAX_THREADS`] (from `--threads` or `RAYON_NUM_THREADS`), or a pool
+/// that cannot start.
 pub fn init_threads(threads: Option<usize>) -> CliResult {
+    check_threads(threads, std::env::var("RAYON_NUM_THREADS").ok().as_deref())?;
     if let Some(n) = threads {
-        if n == 0 {
-            return Err("--threads must be at least 1".into());
-        }
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)
             .build_global()
             .map_err(|e| format!("cannot start {n} threads: {e}"))?;
     }
     Ok(())
+}
+
+/// The checks of [`init_threads`], given `--threads` and the value of `RAYON_NUM_THREADS`.
+fn check_threads(threads: Option<usize>, env: Option<&str>) -> CliResult {
+    match threads {
+        Some(0) => Err("--threads must be at least 1".into()),
+        Some(n) if n > MAX_THREADS => {
+            Err(format!("--threads {n} is too many: at most {MAX_THREADS} are allowed").into())
+        }
+        Some(_) => Ok(()),
+        // rayon treats 0 or an unparsable value as "all cores"; only an excessive count hangs.
+        None => match env.and_then(|v| v.trim().parse::<u64>().ok()) {
+            Some(n) if n > MAX_THREADS as u64 => Err(format!(
+                "RAYON_NUM_THREADS={n} is too many: at most {MAX_THREADS} threads are allowed"
+            )
+            .into()),
+            _ => Ok(()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_count_limits() {
+        assert!(check_threads(None, None).is_ok());
+        assert!(check_threads(Some(1), None).is_ok());
+        assert!(check_threads(Some(MAX_THREADS), None).is_ok());
+        assert!(check_threads(Some(0), None).is_err());
+        let e = check_threads(Some(MAX_THREADS + 1), None).unwrap_err().to_string();
+        assert!(e.contains("at most 1024"), "{e}");
+        assert!(check_threads(None, Some("4")).is_ok());
+        assert!(check_threads(None, Some("0")).is_ok());
+        assert!(check_threads(None, Some("abc")).is_ok());
+        assert!(check_threads(None, Some("99999")).is_err());
+        // An explicit --threads wins over the environment, as in rayon.
+        assert!(check_threads(Some(2), Some("99999")).is_ok());
+    }
 }

@@ -7,7 +7,7 @@ use checkers_egdb::Position;
 #[derive(clap::Args)]
 pub struct Args {
     /// Maximum depth in plies (1-30); one line `depth<TAB>nodes` is printed per depth 1..=DEPTH.
-    /// (Parsed by `run`, so that a bad value gives one `egdb: error:` line.)
+    // A string parsed by `run`, so that a bad value gives one `egdb: error:` line naming it.
     #[arg(allow_hyphen_values = true)]
     pub depth: String,
     /// Start position in PDN FEN (default: the initial position `B:W21-32:B1-12`).
@@ -19,7 +19,7 @@ pub struct Args {
     /// Print only the line for DEPTH (skip the shallower depths), e.g. for timing.
     #[arg(long)]
     pub only: bool,
-    /// Worker threads (default: all cores, or RAYON_NUM_THREADS).
+    /// Worker threads, 1-1024 (default: all cores, or RAYON_NUM_THREADS).
     #[arg(long)]
     pub threads: Option<usize>,
 }

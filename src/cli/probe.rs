@@ -3,11 +3,15 @@
 //! FENs come from the arguments or, without any, from stdin one per line (blank lines are
 //! skipped). Each input gives one line on stdout, in input order:
 //! - `FEN<TAB>win|loss|draw` (canonical FEN; value for the side to move, captures resolved);
-//! - `INPUT<TAB>error: MESSAGE` for a bad FEN or a failed probe (e.g. a missing table).
+//! - `INPUT<TAB>error: MESSAGE` for a bad FEN, a stdin line that is not UTF-8 (shown with
+//!   U+FFFD replacement characters, the message names the line number) or a failed probe (e.g. a
+//!   missing table). INPUT is echoed with backslash, TAB and other control characters escaped
+//!   (`\\`, `\t`, `\u{1b}`), MESSAGE with control characters escaped, so each line has exactly
+//!   one TAB.
 //!
 //! With `--json` each line is a JSON object instead: `{"fen":..,"value":"win"}` or
-//! `{"input":..,"error":..}`. The exit status is non-zero when any input failed, after all
-//! inputs were answered.
+//! `{"input":..,"error":..}` (JSON string escaping, no extra escaping). The exit status is
+//! non-zero when any input failed, after all inputs were answered.
 use super::CliResult;
 use checkers_egdb::probe::Tablebase;
 use checkers_egdb::Position;
@@ -30,31 +34,87 @@ pub struct Args {
     pub fens: Vec<String>,
 }
 
+/// One input: a FEN string, or a stdin line that is not UTF-8 (the reason says which line).
+type Input = Result<String, (String, String)>;
+
+/// `s` with backslash and every control or non-printable character escaped the way Rust's
+/// `escape_debug` does (`\t`, `\n`, `\u{1b}`), quotes left as they are: echoed input can then
+/// never add a column or a line to the tab-separated output.
+fn escape_field(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' | '\'' => out.push(c),
+            _ => out.extend(c.escape_debug()),
+        }
+    }
+    out
+}
+
+/// `s` with control characters escaped (`\t`, `\n`, `\u{1b}`) and everything else as is: for
+/// messages, whose quoted characters are already escaped by their `Debug` form.
+fn escape_controls(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() })
+        .collect()
+}
+
+/// Read stdin line by line as bytes, so that a line that is not UTF-8 is reported on its own.
+fn stdin_lines() -> impl Iterator<Item = std::io::Result<Input>> {
+    let mut stdin = std::io::stdin().lock();
+    let mut lineno = 0u64;
+    std::iter::from_fn(move || {
+        let mut buf = Vec::new();
+        match stdin.read_until(b'\n', &mut buf) {
+            Ok(0) => None,
+            Ok(_) => {
+                lineno += 1;
+                if buf.last() == Some(&b'\n') {
+                    buf.pop();
+                }
+                Some(Ok(match String::from_utf8(buf) {
+                    Ok(s) => Ok(s),
+                    Err(e) => Err((
+                        String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                        format!("line {lineno} is not valid UTF-8"),
+                    )),
+                }))
+            }
+            Err(e) => Some(Err(e)),
+        }
+    })
+}
+
 /// Run `egdb probe`.
 pub fn run(args: Args) -> CliResult {
     let tb = Tablebase::open(&args.dir)?;
-    let inputs: Box<dyn Iterator<Item = std::io::Result<String>>> = if args.fens.is_empty() {
-        Box::new(std::io::stdin().lock().lines())
+    let inputs: Box<dyn Iterator<Item = std::io::Result<Input>>> = if args.fens.is_empty() {
+        Box::new(stdin_lines())
     } else {
-        Box::new(args.fens.clone().into_iter().map(Ok))
+        Box::new(args.fens.clone().into_iter().map(|f| Ok(Ok(f))))
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let (mut total, mut failed) = (0u64, 0u64);
     for line in inputs {
-        let line = line?;
+        let (line, bad_utf8) = match line? {
+            Ok(l) => (l, None),
+            Err((lossy, why)) => (lossy, Some(why)),
+        };
         let input = line.trim();
-        if input.is_empty() {
+        if input.is_empty() && bad_utf8.is_none() {
             continue;
         }
         total += 1;
-        let result = Position::from_fen(input)
-            .map_err(|e| format!("bad FEN: {e}"))
-            .and_then(|p| {
-                tb.probe_wld(&p)
-                    .map(|v| (p.to_fen(), v))
-                    .map_err(|e| e.to_string())
-            });
+        let result = match bad_utf8 {
+            Some(why) => Err(why),
+            None => Position::from_fen(input).map_err(|e| format!("bad FEN: {e}")),
+        }
+        .and_then(|p| {
+            tb.probe_wld(&p)
+                .map(|v| (p.to_fen(), v))
+                .map_err(|e| e.to_string())
+        });
         match (&result, args.json) {
             (Ok((fen, v)), false) => writeln!(out, "{fen}\t{v}")?,
             (Ok((fen, v)), true) => writeln!(
@@ -62,7 +122,12 @@ pub fn run(args: Args) -> CliResult {
                 "{}",
                 serde_json::json!({"fen": fen, "value": v.as_str()})
             )?,
-            (Err(e), false) => writeln!(out, "{input}\terror: {e}")?,
+            (Err(e), false) => writeln!(
+                out,
+                "{}\terror: {}",
+                escape_field(input),
+                escape_controls(e)
+            )?,
             (Err(e), true) => writeln!(out, "{}", serde_json::json!({"input": input, "error": e}))?,
         }
         if result.is_err() {

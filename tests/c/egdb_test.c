@@ -20,9 +20,20 @@ int main(int argc, char **argv) {
 
     expect("open missing dir", egdb_open("/nonexistent/egdb", 1, err, sizeof err) == NULL, 1);
     expect("open error text", strlen(err) > 0, 1);
+    expect("open error kept", egdb_last_error(NULL, 0) > 0, 1);
+
+    /* A negative cache size is refused with a message. */
+    err[0] = 0;
+    expect("open negative cache", egdb_open(argv[1], -5, err, sizeof err) == NULL, 1);
+    expect("negative cache message", strstr(err, "negative") != NULL, 1);
+    egdb_last_error(err, sizeof err);
+    expect("negative cache last error", strstr(err, "negative") != NULL, 1);
 
     EgdbHandle *h = egdb_open(argv[1], 4, err, sizeof err);
     if (!h) { fprintf(stderr, "open failed: %s\n", err); return 1; }
+    /* A successful call clears the previous failure's message. */
+    expect("open success clears last error", egdb_last_error(err, sizeof err), 0);
+    expect("cleared message is empty", err[0] == 0, 1);
     expect("max pieces", egdb_max_pieces(h), 2);
 
     /* Lasker diagram 88: W:WK32:BK26 win, B:WK32:BK26 draw. */
@@ -40,12 +51,22 @@ int main(int argc, char **argv) {
     expect("3 pieces unknown", egdb_lookup_fen(h, "W:WK19,K23:BK28", 0), EGDB_UNKNOWN);
     expect("bad fen", egdb_lookup_fen(h, "W:WK33:B1", 0), EGDB_INVALID);
     expect("bad fen message", egdb_last_error(err, sizeof err) > 0, 1);
+    expect("lookup after error", egdb_lookup_fen(h, "W:WK4:BK12", 0), EGDB_LOSS);
+    expect("lookup success clears last error", egdb_last_error(err, sizeof err), 0);
+    expect("bad color again", egdb_lookup(h, SQ(26), SQ(32), 0, 7, 0), EGDB_INVALID);
+    expect("bad color message", egdb_last_error(err, sizeof err) > 0, 1);
+    expect("bitboard lookup after error",
+           egdb_lookup(h, SQ(26), SQ(32), SQ(26) | SQ(32), EGDB_BLACK, 0), EGDB_DRAW);
+    expect("bitboard success clears last error", egdb_last_error(NULL, 0), 0);
+    expect("stats null out", egdb_get_stats(h, NULL), EGDB_INVALID);
+    expect("stats null message", egdb_last_error(NULL, 0) > 0, 1);
     expect("overlap", egdb_lookup(h, SQ(1), SQ(1), 0, EGDB_BLACK, 0), EGDB_INVALID);
     expect("bad color", egdb_lookup(h, SQ(26), SQ(32), 0, 7, 0), EGDB_INVALID);
     expect("null handle", egdb_lookup(NULL, SQ(26), SQ(32), 0, 0, 0), EGDB_INVALID);
 
     EgdbStats st;
     expect("stats", egdb_get_stats(h, &st), 0);
+    expect("stats success clears last error", egdb_last_error(NULL, 0), 0);
     expect("stats probes", st.probes >= 8, 1);
     egdb_close(h);
 
