@@ -1,4 +1,7 @@
 //! `egdb`: command-line front end of checkers-egdb. See docs/cli.md.
+//!
+//! Errors are one `egdb: error: ...` line on stderr. Exit status: 0 success, 1 runtime failure
+//! (bad FEN or depth, missing table, I/O), 2 bad command line (clap's error, cut to one line).
 mod cli;
 
 use clap::error::ErrorKind;
