@@ -1,17 +1,57 @@
-//! Compression experiments on built tables: re-encode every `*.egdb` file of a directory with
-//! several block sizes, zstd levels, don't-care fillings and packings, and print the total bytes
-//! and positions per byte per piece count. Usage:
-//!   cargo run --release --example table_experiment -- DIR [MAX_PIECES]
+//! Compression experiments on built tables: re-encode the values of every `*.egdb` file of a
+//! directory under several packings, block sizes, don't-care fillings and zstd settings, and
+//! print bytes and positions per byte per piece count, compression throughput and block decode
+//! times. Block-level settings count whole files as FIXED bytes (72 in format 2: 64 header + 8
+//! file checksum; 136 in format 1) + ENTRY bytes per block (8 in format 2, 16 in format 1) +
+//! compressed blocks.
+//! Usage:
+//!   cargo run --release --example table_experiment -- DIR [MAX_PIECES] [quick]
 //! Don't-care positions (side to move has a capture) are recomputed from the index.
-use checkers_egdb::table::{encode_table, Fill, TableFile, WriteOptions, DONT_CARE};
+use checkers_egdb::table::{encode_table, fill_dont_care, Fill, TableFile, WriteOptions, DONT_CARE};
 use checkers_egdb::{Position, SliceIndex};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
+use std::time::Instant;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Pack {
+    /// Five values per byte.
+    B3,
+    /// Four values per byte.
+    B2,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Cfg {
+    pack: Pack,
+    block: usize,
+    fill: Fill,
+    level: i32,
+}
+
+fn pack(v: &[u8], p: Pack) -> Vec<u8> {
+    match p {
+        Pack::B3 => checkers_egdb::table::pack_base3(v),
+        Pack::B2 => v.chunks(4).map(|q| q.iter().rev().fold(0u8, |a, &x| a * 4 + x)).collect(),
+    }
+}
+
+/// Compressed bytes of one block (0 for a constant block) and the packed length.
+fn enc_block(vals: &[u8], c: &Cfg) -> (Vec<u8>, usize) {
+    let mut v = vals.to_vec();
+    fill_dont_care(&mut v, c.fill);
+    if v.iter().all(|&x| x == v[0]) {
+        return (Vec::new(), 0);
+    }
+    let p = pack(&v, c.pack);
+    (zstd::bulk::compress(&p, c.level).unwrap(), p.len())
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let dir = std::path::PathBuf::from(args.get(1).expect("usage: table_experiment DIR [MAX]"));
+    let dir = std::path::PathBuf::from(args.get(1).expect("usage: table_experiment DIR [MAX] [quick]"));
     let max: u32 = args.get(2).map_or(99, |s| s.parse().unwrap());
+    let quick = args.get(3).is_some_and(|s| s == "quick");
     let mut tables = Vec::new();
     for e in std::fs::read_dir(&dir).unwrap() {
         let p = e.unwrap().path();
@@ -40,68 +80,127 @@ fn main() {
             (t.meta().clone(), v, dc, t.file_bytes())
         })
         .collect();
-    let mut by_pieces: BTreeMap<u32, (u64, u64, u64)> = BTreeMap::new();
+    let mut by_pieces: BTreeMap<u32, (u64, u64, u64, u64)> = BTreeMap::new();
     for (m, _, dc, bytes) in &data {
         let e = by_pieces.entry(m.slice.material.pieces()).or_default();
         e.0 += m.positions;
         e.1 += dc;
         e.2 += bytes;
+        e.3 += 1;
     }
     println!("as stored:");
-    for (k, (n, dc, b)) in &by_pieces {
-        println!("  {k} pieces: {n} positions, {dc} don't-care ({:.1}%), {b} bytes, {:.1} pos/byte",
-            100.0 * *dc as f64 / *n as f64, *n as f64 / *b as f64);
+    for (k, (n, dc, b, f)) in &by_pieces {
+        println!(
+            "  {k} pieces: {f} files, {n} positions, {dc} don't-care ({:.1}%), {b} bytes, {:.1} pos/byte",
+            100.0 * *dc as f64 / *n as f64,
+            *n as f64 / *b as f64
+        );
     }
-    let bp = |k: u32| k - k % 5;
-    let mut configs: Vec<(String, WriteOptions)> = Vec::new();
+    // Whole-file sizes with the current writer defaults (what `egdb build` writes).
     let d = WriteOptions::default();
-    for fill in [Fill::Constant(1), Fill::Majority, Fill::Previous, Fill::PreviousByte] {
-        configs.push((format!("fill {fill:?}"), WriteOptions { fill, ..d }));
+    let t0 = Instant::now();
+    let mut per: BTreeMap<u32, u64> = BTreeMap::new();
+    let files: Vec<(u32, Vec<u8>)> = data
+        .par_iter()
+        .map(|(m, v, _, _)| (m.slice.material.pieces(), encode_table(m, v, &d).unwrap()))
+        .collect();
+    let enc_secs = t0.elapsed().as_secs_f64();
+    for (k, f) in &files {
+        *per.entry(*k).or_default() += f.len() as u64;
     }
-    for b in [4096, 8192, 32768, 65536] {
-        configs.push((format!("block {}", bp(b)), WriteOptions { block_positions: bp(b), ..d }));
-    }
-    for b in [8192, 16384, 32768] {
-        configs.push((format!("majority block {}", bp(b)), WriteOptions { block_positions: bp(b), fill: Fill::Majority, ..d }));
-    }
-    for level in [3, 9, 15, 22] {
-        configs.push((format!("level {level}"), WriteOptions { level, ..d }));
-    }
-    println!("default: block {} level {} fill {:?}", d.block_positions, d.level, d.fill);
-    for (name, opts) in configs {
-        let t0 = std::time::Instant::now();
-        let mut per: BTreeMap<u32, u64> = BTreeMap::new();
-        let sizes: Vec<(u32, u64)> = data
-            .par_iter()
-            .map(|(m, v, _, _)| (m.slice.material.pieces(), encode_table(m, v, &opts).unwrap().len() as u64))
-            .collect();
-        for (k, s) in sizes {
-            *per.entry(k).or_default() += s;
-        }
-        let line: Vec<String> = per
-            .iter()
-            .map(|(k, b)| format!("{k}p {b} B ({:.1} pos/B)", by_pieces[k].0 as f64 / *b as f64))
-            .collect();
-        println!("{name:<22} {}  [{:.1}s]", line.join(", "), t0.elapsed().as_secs_f64());
-    }
-    // 2-bit packing (4 values per byte) with the same blocks, fill and level, data bytes only,
-    // against base-3 data bytes: what the packing alone changes.
-    let (mut two, mut three) = (BTreeMap::<u32, u64>::new(), BTreeMap::<u32, u64>::new());
-    for (m, v, _, _) in &data {
-        let k = m.slice.material.pieces();
-        for chunk in v.chunks(d.block_positions as usize) {
-            let mut c = chunk.to_vec();
-            checkers_egdb::table::fill_dont_care(&mut c, Fill::Majority);
-            if c.iter().all(|&x| x == c[0]) {
+    let line: Vec<String> = per
+        .iter()
+        .map(|(k, b)| format!("{k}p {b} B ({:.1} pos/B)", by_pieces[k].0 as f64 / *b as f64))
+        .collect();
+    let n_all: u64 = by_pieces.values().map(|e| e.0).sum();
+    let threads = rayon::current_num_threads();
+    println!(
+        "writer default {d:?}: {}  [{enc_secs:.1}s, {:.1} M positions/s per thread]",
+        line.join(", "),
+        n_all as f64 / enc_secs / 1e6 / threads as f64
+    );
+    // Block decode time (one thread): decode every stored block of the re-encoded files.
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut nb, mut total, mut worst) = (0u64, 0f64, 0f64);
+    for (i, (_, f)) in files.iter().enumerate() {
+        let path = tmp.path().join(format!("t{i}.egdb"));
+        std::fs::write(&path, f).unwrap();
+        let t = TableFile::open(&path).unwrap();
+        for b in 0..t.block_count() {
+            if t.block_constant(b).unwrap().is_some() {
                 continue;
             }
-            let p2: Vec<u8> = c.chunks(4).map(|q| q.iter().rev().fold(0u8, |a, &x| a * 4 + x)).collect();
-            let p3 = checkers_egdb::table::pack_base3(&c);
-            *two.entry(k).or_default() += zstd::bulk::compress(&p2, d.level).unwrap().len() as u64;
-            *three.entry(k).or_default() += zstd::bulk::compress(&p3, d.level).unwrap().len() as u64;
+            let t1 = Instant::now();
+            std::hint::black_box(t.decode_block(b).unwrap());
+            let s = t1.elapsed().as_secs_f64();
+            nb += 1;
+            total += s;
+            worst = worst.max(s);
         }
     }
-    for k in two.keys() {
-        println!("packing {k}p: 2-bit {} B, base-3 {} B (block data only)", two[k], three[k]);
+    println!(
+        "block decode (checksum + zstd + repack to base 3): {nb} blocks, mean {:.1} us, max {:.1} us",
+        1e6 * total / nb.max(1) as f64,
+        1e6 * worst
+    );
+    if quick {
+        return;
+    }
+
+    // Block-level configurations: size = data + 16 per non-uniform file's block + 136 per file.
+    let mut cfgs: Vec<(String, Cfg, u64, u64)> = Vec::new();
+    let c = |pack, block, fill, level| Cfg { pack, block, fill, level };
+    // Format 1 as it was, then one change at a time, then format 2 variants.
+    cfgs.push(("v1: base3 16K Majority L19".into(), c(Pack::B3, 16_380, Fill::Majority, 19), 136, 16));
+    cfgs.push(("v1 + 2bit".into(), c(Pack::B2, 16_380, Fill::Majority, 19), 136, 16));
+    cfgs.push(("v1 + 64K".into(), c(Pack::B3, 65_520, Fill::Majority, 19), 136, 16));
+    cfgs.push(("v1 + small header".into(), c(Pack::B3, 16_380, Fill::Majority, 19), 72, 8));
+    for (pk, nm) in [(Pack::B3, "base3"), (Pack::B2, "2bit")] {
+        for b in [16_380usize, 32_760, 65_520, 131_040] {
+            for fill in [Fill::Majority, Fill::Previous, Fill::PreviousByte, Fill::Period] {
+                if fill != Fill::Majority && b != 65_520 {
+                    continue;
+                }
+                cfgs.push((format!("v2: {nm} {}K {fill:?} L19", b.div_ceil(1024)), c(pk, b, fill, 19), 72, 8));
+            }
+        }
+    }
+    for level in [9, 15, 22] {
+        cfgs.push((format!("v2: 2bit 64K Majority L{level}"), c(Pack::B2, 65_520, Fill::Majority, level), 72, 8));
+    }
+    println!("block-level settings (fixed + entry bytes per file/block as noted); {threads} threads");
+    for (name, c, fixed, entry) in cfgs {
+        let t0 = Instant::now();
+        let per: Vec<(u32, u64, u64)> = data
+            .par_iter()
+            .map(|(m, v, _, _)| {
+                let k = m.slice.material.pieces();
+                let blocks: Vec<(Vec<u8>, usize)> = v.chunks(c.block).map(|ch| enc_block(ch, &c)).collect();
+                let uniform = blocks.iter().all(|b| b.1 == 0) && {
+                    let mut f = v.clone();
+                    fill_dont_care(&mut f, Fill::Majority);
+                    f.iter().all(|&x| x == f[0])
+                };
+                let nb = if uniform { 0 } else { blocks.len() as u64 };
+                let packed: u64 = blocks.iter().map(|b| b.1 as u64).sum();
+                (k, fixed + entry * nb + blocks.iter().map(|b| b.0.len() as u64).sum::<u64>(), packed)
+            })
+            .collect();
+        let secs = t0.elapsed().as_secs_f64();
+        let mut tot: BTreeMap<u32, u64> = BTreeMap::new();
+        let mut packed = 0u64;
+        for (k, s, p) in per {
+            *tot.entry(k).or_default() += s;
+            packed += p;
+        }
+        let line: Vec<String> = tot
+            .iter()
+            .map(|(k, b)| format!("{k}p {b} ({:.1})", by_pieces[k].0 as f64 / *b as f64))
+            .collect();
+        println!(
+            "{name:<34} {}  [{secs:.1}s, {:.2} MB/s packed per thread]",
+            line.join(", "),
+            packed as f64 / secs / 1e6 / threads as f64
+        );
     }
 }

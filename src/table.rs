@@ -32,16 +32,16 @@ use xxhash_rust::xxh64::{xxh64, Xxh64};
 /// File magic, the first 8 bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"EGDBWLD\0";
 /// Format version written by this code (and the only one it reads).
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Rules id of English (American) checkers, the only rules supported.
 pub const RULES_ENGLISH: u32 = 1;
-/// Codec id: values packed base 3 (5 per byte), blocks compressed with zstd one by one.
-pub const CODEC_BASE3_ZSTD: u32 = 1;
-/// Size in bytes of the fixed header at the start of a file.
-pub const HEADER_LEN: usize = 128;
-/// Size in bytes of one entry of the block offset table (u64 end offset + u32 checksum + u32
-/// constant value).
-pub const BLOCK_ENTRY_LEN: usize = 16;
+/// Codec id: values packed 2 bits each (4 per byte), blocks compressed with zstd one by one.
+/// (Codec 1, base-3 packing, belonged to format version 1 and is no longer read.)
+pub const CODEC_2BIT_ZSTD: u32 = 2;
+/// Size in bytes of the fixed header at the start of a file (checksum included).
+pub const HEADER_LEN: usize = 64;
+/// Bytes of the header covered by the header checksum (the checksum follows them).
+const HEADER_SUMMED: usize = 56;
 /// File name extension of table files (without the dot).
 pub const EXTENSION: &str = "egdb";
 /// Value of the `values` input to [`write_table`] marking a "don't care" position.
@@ -233,6 +233,85 @@ pub fn packed_value(packed: &[u8], i: usize) -> u8 {
     DIGITS[packed[i / 5] as usize][i % 5]
 }
 
+/// Pack values 0..=3 two bits each, four per byte: byte = v0 | v1 << 2 | v2 << 4 | v3 << 6 (a
+/// short last group is padded with zeros). The stored form of codec 2.
+pub fn pack_2bit(values: &[u8]) -> Vec<u8> {
+    values
+        .chunks(4)
+        .map(|c| c.iter().rev().fold(0u8, |b, &v| (b << 2) | v))
+        .collect()
+}
+
+/// `B3_OF_10BITS[x]`: the base-3 byte of the five 2-bit values in the low 10 bits of `x`, or
+/// 0xFF when one of them is 3 (not a value).
+static B3_OF_10BITS: [u8; 1024] = {
+    let mut t = [0u8; 1024];
+    let mut x = 0;
+    while x < 1024 {
+        let mut b = 0u32;
+        let mut k = 5;
+        let mut bad = false;
+        while k > 0 {
+            k -= 1;
+            let v = (x >> (2 * k)) & 3;
+            if v == 3 {
+                bad = true;
+            }
+            b = b * 3 + v as u32;
+        }
+        t[x] = if bad { 0xFF } else { b as u8 };
+        x += 1;
+    }
+    t
+};
+
+/// Convert a 2-bit packed block of `n` values (`ceil(n/4)` bytes) to base-3 packed bytes
+/// (`ceil(n/5)`, what [`packed_value`] reads). `Err(i)` names a byte holding a 3 or a nonzero
+/// padding digit.
+pub fn repack_2bit_to_base3(two: &[u8], n: usize) -> Result<Vec<u8>, usize> {
+    debug_assert_eq!(two.len(), n.div_ceil(4));
+    let mut out = Vec::with_capacity(n.div_ceil(5));
+    let full = n / 20;
+    let mut bad = false;
+    for g in 0..full {
+        // 20 values = 5 bytes of 2 bits = 4 bytes of base 3.
+        let s = &two[5 * g..5 * g + 5];
+        let x = u64::from(s[0])
+            | u64::from(s[1]) << 8
+            | u64::from(s[2]) << 16
+            | u64::from(s[3]) << 24
+            | u64::from(s[4]) << 32;
+        let q = [
+            B3_OF_10BITS[(x & 1023) as usize],
+            B3_OF_10BITS[((x >> 10) & 1023) as usize],
+            B3_OF_10BITS[((x >> 20) & 1023) as usize],
+            B3_OF_10BITS[((x >> 30) & 1023) as usize],
+        ];
+        bad |= q.contains(&0xFF);
+        out.extend_from_slice(&q);
+    }
+    if bad {
+        let g = (0..full)
+            .find(|&g| two[5 * g..5 * g + 5].iter().any(|&b| (0..4).any(|k| (b >> (2 * k)) & 3 == 3)))
+            .unwrap_or(0);
+        return Err(5 * g);
+    }
+    // Tail: fewer than 20 values.
+    let start = 20 * full;
+    let mut tail = Vec::with_capacity(n - start);
+    for i in start..two.len() * 4 {
+        let v = (two[i / 4] >> (2 * (i % 4))) & 3;
+        if v == 3 || (i >= n && v != 0) {
+            return Err(i / 4);
+        }
+        if i < n {
+            tail.push(v);
+        }
+    }
+    out.extend_from_slice(&pack_base3(&tail));
+    Ok(out)
+}
+
 /// How the writer fills don't-care values before packing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fill {
@@ -245,12 +324,19 @@ pub enum Fill {
     PreviousByte,
     /// Always this value (0..=2); for experiments.
     Constant(u8),
+    /// Copy the (filled) value `P` positions back, `P` in 1..=64 chosen per block as the lag at
+    /// which known values agree most often; the first `P` positions take the block majority.
+    Period,
 }
+
+/// Default positions per block: 65,520 (a multiple of 20 just under 2^16; 16,380 stored 2-bit
+/// bytes, 13,104 base-3 bytes once decoded).
+pub const DEFAULT_BLOCK_POSITIONS: u32 = 65_520;
 
 /// Writer settings. [`WriteOptions::default`] is what `egdb build` uses.
 #[derive(Clone, Copy, Debug)]
 pub struct WriteOptions {
-    /// Positions per block (a multiple of 5, at least 5).
+    /// Positions per block (a positive multiple of 20).
     pub block_positions: u32,
     /// zstd compression level (1..=22).
     pub level: i32,
@@ -261,11 +347,35 @@ pub struct WriteOptions {
 impl Default for WriteOptions {
     fn default() -> Self {
         WriteOptions {
-            block_positions: 16_384 - 16_384 % 5,
+            block_positions: DEFAULT_BLOCK_POSITIONS,
             level: 19,
             fill: Fill::Majority,
         }
     }
+}
+
+/// Most common known value (0..=2) of `vals` (ties to the smaller value).
+fn majority(vals: &[u8]) -> u8 {
+    let mut n = [0u64; 4];
+    vals.iter().for_each(|&v| n[v as usize] += 1);
+    (0..3).max_by_key(|&i| (n[i], std::cmp::Reverse(i))).unwrap() as u8
+}
+
+/// Lag `p` in 1..=64 maximizing the number of known pairs `vals[i] == vals[i - p]` (ties to the
+/// smaller lag).
+fn best_lag(vals: &[u8]) -> usize {
+    let mut best = (0u64, 1usize);
+    for p in 1..=64.min(vals.len().saturating_sub(1)).max(1) {
+        let agree = vals
+            .iter()
+            .zip(&vals[p.min(vals.len())..])
+            .filter(|(&a, &b)| a == b && a != DONT_CARE)
+            .count() as u64;
+        if agree > best.0 {
+            best = (agree, p);
+        }
+    }
+    best.1
 }
 
 /// Replace don't-care values (3) of one block in place, per `fill`; values must be 0..=3.
@@ -281,12 +391,19 @@ pub fn fill_dont_care(vals: &mut [u8], fill: Fill) {
             .filter(|v| **v == DONT_CARE)
             .for_each(|v| *v = c.min(2)),
         Fill::Majority => {
-            let mut n = [0u64; 4];
-            vals.iter().for_each(|&v| n[v as usize] += 1);
-            let m = (0..3).max_by_key(|&i| (n[i], std::cmp::Reverse(i))).unwrap() as u8;
+            let m = majority(vals);
             vals.iter_mut()
                 .filter(|v| **v == DONT_CARE)
                 .for_each(|v| *v = m);
+        }
+        Fill::Period => {
+            let m = majority(vals);
+            let p = best_lag(vals);
+            for i in 0..vals.len() {
+                if vals[i] == DONT_CARE {
+                    vals[i] = if i >= p { vals[i - p] } else { m };
+                }
+            }
         }
         Fill::Previous => {
             let mut prev = first;
@@ -391,6 +508,16 @@ pub fn encode_table(
     values: &[u8],
     opts: &WriteOptions,
 ) -> Result<Vec<u8>, TableError> {
+    encode_with_width(meta, values, opts, 4)
+}
+
+/// [`encode_table`] with end offsets at least `min_width` (4 or 8) bytes wide (tests use 8).
+fn encode_with_width(
+    meta: &TableMeta,
+    values: &[u8],
+    opts: &WriteOptions,
+    min_width: usize,
+) -> Result<Vec<u8>, TableError> {
     if values.len() as u64 != meta.positions {
         return Err(TableError::Invalid(format!(
             "{} values for {} positions of slice {}",
@@ -408,9 +535,9 @@ pub fn encode_table(
     if !meta.slice.is_valid() {
         return Err(TableError::Invalid(format!("invalid slice {:?}", meta.slice)));
     }
-    if opts.block_positions < 5 || opts.block_positions % 5 != 0 {
+    if opts.block_positions < 20 || opts.block_positions % 20 != 0 {
         return Err(TableError::Invalid(format!(
-            "block size {} is not a positive multiple of 5",
+            "block size {} is not a positive multiple of 20",
             opts.block_positions
         )));
     }
@@ -441,7 +568,7 @@ pub fn encode_table(
                     constant: v[0] as u32,
                 });
             }
-            let packed = pack_base3(&v);
+            let packed = pack_2bit(&v);
             let data = CCTX.with(|c| {
                 let mut c = c.borrow_mut();
                 if c.as_ref().is_none_or(|(l, _)| *l != opts.level) {
@@ -477,52 +604,58 @@ pub fn encode_table(
     };
 
     let n_blocks = blocks.len();
+    if n_blocks > u32::MAX as usize {
+        return Err(TableError::Invalid(format!("{n_blocks} blocks")));
+    }
     let data_len: usize = blocks.iter().map(|b| b.data.len()).sum();
-    let table_len = n_blocks * BLOCK_ENTRY_LEN;
+    // End offsets take 4 bytes while the data is under 4 GiB, else 8.
+    let width: usize = if data_len as u64 <= u32::MAX as u64 { min_width } else { 8 };
+    let table_len = n_blocks * (width + 4);
     let file_len = HEADER_LEN + table_len + data_len + 8;
     let mut out = Vec::with_capacity(file_len);
     out.extend_from_slice(&MAGIC);
+    let m = meta.slice.material;
+    let r = |x: Option<u8>| x.unwrap_or(0xFF);
+    out.extend_from_slice(&[
+        FORMAT_VERSION as u8,
+        RULES_ENGLISH as u8,
+        CODEC_2BIT_ZSTD as u8,
+        opts.level as u8,
+        m.bm,
+        m.bk,
+        m.wm,
+        m.wk,
+        r(meta.slice.black_rank),
+        r(meta.slice.white_rank),
+        if uniform == NO_CONST { 0xFF } else { uniform as u8 },
+        width as u8,
+    ]); // 8..20
     let put32 = |o: &mut Vec<u8>, x: u32| o.extend_from_slice(&x.to_le_bytes());
     let put64 = |o: &mut Vec<u8>, x: u64| o.extend_from_slice(&x.to_le_bytes());
-    put32(&mut out, FORMAT_VERSION); // 8
-    put32(&mut out, HEADER_LEN as u32); // 12
-    put32(&mut out, RULES_ENGLISH); // 16
-    put32(&mut out, CODEC_BASE3_ZSTD); // 20
-    let m = meta.slice.material;
-    out.extend_from_slice(&[m.bm, m.bk, m.wm, m.wk]); // 24
-    let r = |x: Option<u8>| x.unwrap_or(0xFF);
-    out.extend_from_slice(&[r(meta.slice.black_rank), r(meta.slice.white_rank), 0, 0]); // 28
-    put64(&mut out, meta.positions); // 32
-    put64(&mut out, meta.wins); // 40
-    put64(&mut out, meta.losses); // 48
-    put64(&mut out, meta.draws); // 56
-    put32(&mut out, meta.longest); // 64
-    put32(&mut out, opts.block_positions); // 68
-    put64(&mut out, n_blocks as u64); // 72
-    put32(&mut out, uniform); // 80
-    put32(&mut out, opts.level as u32); // 84
-    put64(&mut out, data_len as u64); // 88
-    put64(&mut out, file_len as u64); // 96
-    out.resize(120, 0); // 104..120 reserved, zero
-    debug_assert_eq!(out.len(), 120);
-    put64(&mut out, 0); // 120: header checksum, filled below
+    put32(&mut out, opts.block_positions); // 20
+    put64(&mut out, meta.positions); // 24
+    put64(&mut out, meta.wins); // 32
+    put64(&mut out, meta.losses); // 40
+    put32(&mut out, meta.longest); // 48
+    put32(&mut out, n_blocks as u32); // 52
+    debug_assert_eq!(out.len(), HEADER_SUMMED);
+    put64(&mut out, 0); // 56: header checksum, filled below
     let mut end = 0u64;
     for b in &blocks {
         end += b.data.len() as u64;
-        put64(&mut out, end);
+        out.extend_from_slice(&end.to_le_bytes()[..width]);
         let check = if b.data.is_empty() {
-            0
+            b.constant
         } else {
             xxh64(&b.data, 0) as u32
         };
         put32(&mut out, check);
-        put32(&mut out, b.constant);
     }
     let mut h = Xxh64::new(0);
-    h.update(&out[..120]);
+    h.update(&out[..HEADER_SUMMED]);
     h.update(&out[HEADER_LEN..]);
     let hc = h.digest();
-    out[120..128].copy_from_slice(&hc.to_le_bytes());
+    out[HEADER_SUMMED..HEADER_LEN].copy_from_slice(&hc.to_le_bytes());
     for b in &blocks {
         out.extend_from_slice(&b.data);
     }
@@ -569,6 +702,8 @@ pub struct TableFile {
     n_blocks: u64,
     uniform: Option<Wld>,
     level: u32,
+    /// Bytes of a block end offset in the offset table (4 or 8).
+    width: usize,
     data_start: u64,
     file_len: u64,
 }
@@ -589,6 +724,14 @@ fn rd32(b: &[u8], at: usize) -> u32 {
 }
 fn rd64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+/// Little-endian unsigned integer of `w` (4 or 8) bytes at `at`.
+fn rd_uint(b: &[u8], at: usize, w: usize) -> u64 {
+    if w == 4 {
+        u64::from(rd32(b, at))
+    } else {
+        rd64(b, at)
+    }
 }
 
 impl TableFile {
@@ -657,6 +800,7 @@ impl TableFile {
             n_blocks: 0,
             uniform: None,
             level: 0,
+            width: 4,
             data_start: 0,
             file_len: len,
         };
@@ -712,6 +856,13 @@ impl TableFile {
     fn load_header(&mut self, len: u64) -> Result<(), TableError> {
         let min = HEADER_LEN as u64 + 8;
         if len < min {
+            // Say "unsupported version" for an old or foreign file rather than "truncated".
+            if len >= 12 {
+                let h = self.read_at(0, 12)?;
+                if h[0..8] == MAGIC && h[8] != FORMAT_VERSION as u8 {
+                    return Err(self.fault(Fault::Version(rd32(&h, 8))));
+                }
+            }
             return Err(self.fault(Fault::Truncated { len, expected: min }));
         }
         let h = self.read_at(0, HEADER_LEN)?.into_owned();
@@ -719,73 +870,59 @@ impl TableFile {
             return Err(self.fault(Fault::BadMagic));
         }
         let bad = |s: String| Fault::BadHeader(s);
-        let version = rd32(&h, 8);
-        if version != FORMAT_VERSION {
-            return Err(self.fault(Fault::Version(version)));
+        if h[8] != FORMAT_VERSION as u8 {
+            // Version 1 stored a u32 here.
+            let v = if h[8] == 1 { rd32(&h, 8) } else { u32::from(h[8]) };
+            return Err(self.fault(Fault::Version(v)));
         }
-        if rd32(&h, 12) as usize != HEADER_LEN {
-            return Err(self.fault(bad(format!("header length {}", rd32(&h, 12)))));
+        if u32::from(h[9]) != RULES_ENGLISH {
+            return Err(self.fault(Fault::Rules(u32::from(h[9]))));
         }
-        let rules = rd32(&h, 16);
-        if rules != RULES_ENGLISH {
-            return Err(self.fault(Fault::Rules(rules)));
+        if u32::from(h[10]) != CODEC_2BIT_ZSTD {
+            return Err(self.fault(Fault::Codec(u32::from(h[10]))));
         }
-        let codec = rd32(&h, 20);
-        if codec != CODEC_BASE3_ZSTD {
-            return Err(self.fault(Fault::Codec(codec)));
+        let width = h[19];
+        if width != 4 && width != 8 {
+            return Err(self.fault(bad(format!("offset width {width}"))));
         }
-        let n_blocks = rd64(&h, 72);
-        let file_len = rd64(&h, 96);
-        let table_len = n_blocks.checked_mul(BLOCK_ENTRY_LEN as u64);
-        let table_len = match table_len {
-            Some(t) if t <= len => t,
-            _ => {
-                return Err(self.fault(bad(format!("block count {n_blocks}"))));
-            }
-        };
-        if file_len > len {
-            return Err(self.fault(Fault::Truncated {
-                len,
-                expected: file_len,
-            }));
+        let n_blocks = u64::from(rd32(&h, 52));
+        let entry_len = width as u64 + 4;
+        let table_len = n_blocks * entry_len;
+        if table_len > len - min {
+            return Err(self.fault(bad(format!("block count {n_blocks}"))));
         }
-        // Header checksum over header[0..120] + offset table.
+        // Header checksum over header[0..56] + offset table.
         let table = self.read_at(HEADER_LEN as u64, table_len as usize)?.into_owned();
         let mut hh = Xxh64::new(0);
-        hh.update(&h[..120]);
+        hh.update(&h[..HEADER_SUMMED]);
         hh.update(&table);
-        if hh.digest() != rd64(&h, 120) {
+        if hh.digest() != rd64(&h, HEADER_SUMMED) {
             return Err(self.fault(Fault::HeaderChecksum));
         }
-        if file_len < len {
-            return Err(self.fault(Fault::TrailingBytes {
-                len,
-                expected: file_len,
-            }));
-        }
         // From here on the header is what the writer wrote; check its consistency anyway.
-        let material = Material::new(h[24], h[25], h[26], h[27])
+        let material = Material::new(h[12], h[13], h[14], h[15])
             .ok_or_else(|| self.fault(bad("material".into())))?;
         let rank = |x: u8| if x == 0xFF { None } else { Some(x) };
         let slice = Slice {
             material,
-            black_rank: rank(h[28]),
-            white_rank: rank(h[29]),
+            black_rank: rank(h[16]),
+            white_rank: rank(h[17]),
         };
         if !slice.is_valid() {
             return Err(self.fault(bad("slice ranks".into())));
         }
-        let positions = rd64(&h, 32);
-        let (wins, losses, draws) = (rd64(&h, 40), rd64(&h, 48), rd64(&h, 56));
-        if wins.checked_add(losses).and_then(|x| x.checked_add(draws)) != Some(positions) {
-            return Err(self.fault(bad("W/L/D counts do not add up".into())));
-        }
-        let block_positions = rd32(&h, 68);
-        if block_positions < 5 || block_positions % 5 != 0 {
+        let positions = rd64(&h, 24);
+        let (wins, losses) = (rd64(&h, 32), rd64(&h, 40));
+        let draws = match wins.checked_add(losses) {
+            Some(x) if x <= positions => positions - x,
+            _ => return Err(self.fault(bad("W/L counts exceed the positions".into()))),
+        };
+        let block_positions = rd32(&h, 20);
+        if block_positions < 20 || block_positions % 20 != 0 {
             return Err(self.fault(bad(format!("block size {block_positions}"))));
         }
-        let uniform_raw = rd32(&h, 80);
-        let uniform = if uniform_raw == NO_CONST {
+        let uniform_raw = h[18];
+        let uniform = if uniform_raw == 0xFF {
             let need = positions.div_ceil(block_positions as u64);
             if n_blocks != need {
                 return Err(self.fault(bad(format!(
@@ -794,7 +931,7 @@ impl TableFile {
             }
             None
         } else {
-            let w = Wld::from_u8(uniform_raw as u8)
+            let w = Wld::from_u8(uniform_raw)
                 .filter(|_| uniform_raw <= 2)
                 .ok_or_else(|| self.fault(bad(format!("uniform value {uniform_raw}"))))?;
             if n_blocks != 0 {
@@ -802,24 +939,32 @@ impl TableFile {
             }
             Some(w)
         };
-        let data_len = rd64(&h, 88);
-        let data_start = HEADER_LEN as u64 + table_len;
-        if data_start.checked_add(data_len).and_then(|x| x.checked_add(8)) != Some(file_len) {
-            return Err(self.fault(bad("lengths do not add up".into())));
-        }
+        let w = width as usize;
+        let el = entry_len as usize;
         let mut prev = 0u64;
         for b in 0..n_blocks as usize {
-            let e = &table[b * BLOCK_ENTRY_LEN..(b + 1) * BLOCK_ENTRY_LEN];
-            let end = rd64(e, 0);
-            let c = rd32(e, 12);
-            if end < prev || end > data_len || (end == prev) != (c != NO_CONST) || (c != NO_CONST && c > 2)
-            {
+            let e = &table[b * el..(b + 1) * el];
+            let end = rd_uint(e, 0, w);
+            let c = rd32(e, w);
+            if end < prev || (end == prev && c > 2) {
                 return Err(self.fault(bad(format!("offset table entry {b}"))));
             }
             prev = end;
         }
-        if prev != data_len {
-            return Err(self.fault(bad("offset table does not cover the data".into())));
+        let data_len = prev;
+        let data_start = HEADER_LEN as u64 + table_len;
+        let file_len = data_start + data_len + 8;
+        if file_len > len {
+            return Err(self.fault(Fault::Truncated {
+                len,
+                expected: file_len,
+            }));
+        }
+        if file_len < len {
+            return Err(self.fault(Fault::TrailingBytes {
+                len,
+                expected: file_len,
+            }));
         }
         self.meta = TableMeta {
             slice,
@@ -827,12 +972,13 @@ impl TableFile {
             wins,
             losses,
             draws,
-            longest: rd32(&h, 64),
+            longest: rd32(&h, 48),
         };
         self.block_positions = block_positions;
         self.n_blocks = n_blocks;
         self.uniform = uniform;
-        self.level = rd32(&h, 84);
+        self.level = u32::from(h[11]);
+        self.width = w;
         self.data_start = data_start;
         self.file_len = file_len;
         if let Backing::Pread(_, t) = &mut self.backing {
@@ -870,18 +1016,23 @@ impl TableFile {
         self.file_len
     }
 
+    /// Block `b`'s data range (relative to the data start), checksum, and constant value
+    /// (`NO_CONST` for a block with data).
     fn entry(&self, b: u64) -> (u64, u64, u32, u32) {
         let table: &[u8] = match &self.backing {
             Backing::Mmap(m) => &m[HEADER_LEN..self.data_start as usize],
             Backing::Pread(_, t) => t,
         };
-        let e = &table[b as usize * BLOCK_ENTRY_LEN..(b as usize + 1) * BLOCK_ENTRY_LEN];
-        let start = if b == 0 {
-            0
+        let (w, el) = (self.width, self.width + 4);
+        let b = b as usize;
+        let end = rd_uint(table, b * el, w);
+        let check = rd32(table, b * el + w);
+        let start = if b == 0 { 0 } else { rd_uint(table, (b - 1) * el, w) };
+        if start == end {
+            (start, end, 0, check)
         } else {
-            rd64(table, (b as usize - 1) * BLOCK_ENTRY_LEN)
-        };
-        (start, rd64(e, 0), rd32(e, 8), rd32(e, 12))
+            (start, end, check, NO_CONST)
+        }
     }
 
     /// Number of positions in block `b` (the last block may be short).
@@ -929,7 +1080,7 @@ impl TableFile {
             return Err(self.fault(Fault::BlockChecksum(b)));
         }
         let n = self.positions_in_block(b) as usize;
-        let want = n.div_ceil(5);
+        let want = n.div_ceil(4);
         let mut out = vec![0u8; want];
         thread_local! {
             static DCTX: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
@@ -956,12 +1107,12 @@ impl TableFile {
                 }))
             }
         }
-        if let Some(i) = out.iter().position(|&x| x > 242) {
-            return Err(self.fault(Fault::BlockDecode {
+        let out = repack_2bit_to_base3(&out, n).map_err(|i| {
+            self.fault(Fault::BlockDecode {
                 block: b,
-                why: format!("byte {i} is not a base-3 group"),
-            }));
-        }
+                why: format!("byte {i} holds a digit 3 or nonzero padding"),
+            })
+        })?;
         Ok(Block::Packed(out))
     }
 
@@ -1096,7 +1247,7 @@ mod tests {
 
     #[test]
     fn fill_keeps_known_values() {
-        for fill in [Fill::Previous, Fill::Majority, Fill::PreviousByte, Fill::Constant(2)] {
+        for fill in [Fill::Previous, Fill::Majority, Fill::PreviousByte, Fill::Constant(2), Fill::Period] {
             let v = pseudo_values(1003, 5);
             let mut f = v.clone();
             fill_dont_care(&mut f, fill);
@@ -1107,6 +1258,59 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn repack_2bit_matches_base3() {
+        for n in [1usize, 3, 4, 5, 19, 20, 21, 39, 40, 41, 99, 1000, 65_520] {
+            let v: Vec<u8> = (0..n).map(|i| ((i * i + i / 7) % 3) as u8).collect();
+            let two = pack_2bit(&v);
+            assert_eq!(two.len(), n.div_ceil(4));
+            assert_eq!(repack_2bit_to_base3(&two, n).unwrap(), pack_base3(&v), "n = {n}");
+            // A digit 3 anywhere, or nonzero padding, is rejected.
+            for k in [0, n / 2, n - 1] {
+                let mut bad = two.clone();
+                bad[k / 4] |= 3 << (2 * (k % 4));
+                assert!(repack_2bit_to_base3(&bad, n).is_err(), "n = {n}, k = {k}");
+            }
+            if n % 4 != 0 {
+                let mut bad = two.clone();
+                *bad.last_mut().unwrap() |= 1 << 6;
+                assert!(repack_2bit_to_base3(&bad, n).is_err(), "padding, n = {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn wide_offsets_and_old_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = slice("2110-34");
+        let vals = pseudo_values(5_001, 4);
+        let meta = meta_for(s, &vals);
+        let opts = WriteOptions {
+            block_positions: 200,
+            ..Default::default()
+        };
+        let path = dir.path().join("w.egdb");
+        let wide = encode_with_width(&meta, &vals, &opts, 8).unwrap();
+        let narrow = encode_table(&meta, &vals, &opts).unwrap();
+        assert_eq!(wide.len() - narrow.len(), 4 * 26);
+        std::fs::write(&path, &wide).unwrap();
+        for access in [Access::Mmap, Access::Pread] {
+            let t = TableFile::open_with(&path, access).unwrap();
+            t.verify_checksum().unwrap();
+            std::fs::write(dir.path().join("n.egdb"), &narrow).unwrap();
+            let n = TableFile::open_with(&dir.path().join("n.egdb"), access).unwrap();
+            assert_eq!(t.decode_all().unwrap(), n.decode_all().unwrap());
+        }
+        // A format 1 file (u32 version 1 at byte 8) is refused as an unsupported version.
+        let mut old = narrow.clone();
+        old[8..12].copy_from_slice(&1u32.to_le_bytes());
+        old.resize(200, 0);
+        std::fs::write(&path, &old).unwrap();
+        let e = TableFile::open(&path).unwrap_err();
+        assert!(matches!(e, TableError::Corrupt { what: Fault::Version(1), .. }), "{e}");
+        assert!(e.to_string().contains("unsupported format version 1"), "{e}");
     }
 
     #[test]
@@ -1162,6 +1366,7 @@ mod tests {
         let path = table_path(dir.path(), &s);
         let n = write_table(&path, &meta, &vals).unwrap();
         assert_eq!(n, (HEADER_LEN + 8) as u64);
+        assert_eq!(n, 72);
         let t = TableFile::open(&path).unwrap();
         assert_eq!(t.uniform(), Some(Wld::Loss));
         assert_eq!(t.get(499).unwrap(), Wld::Loss);
