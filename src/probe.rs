@@ -274,8 +274,10 @@ struct MaterialSlots {
 // so a reader racing with a writer reads stale words at worst, which the sequence check
 // rejects (the probe then takes the miss path).
 
-/// Packed bytes per cache page (multiple of 8; a default 16,380-position block is 3,276 bytes =
-/// 4 pages of 824 with 20 bytes to spare).
+/// Packed bytes per cache page (multiple of 8). The cache holds blocks as [`TableFile::decode_block`]
+/// returns them, base-3 packed (5 values per byte) whatever the file's codec (format 2 stores 2
+/// bits per value and repacks on decode): a default 65,520-position block is 13,104 bytes = 16
+/// pages of 824 (the last one 744 full).
 const PAGE_BYTES: usize = 824;
 const PAGE_WORDS: usize = PAGE_BYTES / 8;
 /// Most pages per block that the cache holds (larger blocks are decoded but not cached).
@@ -455,8 +457,8 @@ impl BlockCache {
     }
 }
 
-/// `DIGITS3[b][k]`: k-th base-3 digit of packed byte `b` (codec 1; bytes above 242 never
-/// reach the cache, the decoder rejects them).
+/// `DIGITS3[b][k]`: k-th base-3 digit of packed byte `b` (the decoded form of every codec;
+/// bytes above 242 never reach the cache, the decoder never produces them).
 static DIGITS3: [[u8; 5]; 256] = {
     let mut t = [[1u8; 5]; 256];
     let mut b = 0;
@@ -526,8 +528,8 @@ pub struct ProbeStats {
     pub cache_misses: u64,
     /// Blocks decompressed.
     pub blocks_decoded: u64,
-    /// Cache pages currently filled (a block is cached as pages of 824 packed bytes, 4 for a
-    /// default 16,380-position block).
+    /// Cache pages currently filled (a block is cached as pages of 824 base-3 packed bytes, 16
+    /// for a default 65,520-position block).
     pub cached_blocks: u64,
     /// Bytes currently counted against the cache budget.
     pub cached_bytes: u64,
