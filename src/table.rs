@@ -7,9 +7,9 @@
 //! must capture are "don't care" when writing (value 3): probes resolve them by search, so the
 //! writer stores whatever value compresses best there.
 //!
-//! Values are packed base 3 (five per byte), cut into blocks of a fixed number of positions
-//! ([`WriteOptions::block_positions`]) and each block is compressed on its own with zstd, so one
-//! probe decompresses one block. A block whose values are all equal stores no bytes, and a slice
+//! Values are cut into blocks of a fixed number of positions ([`WriteOptions::block_positions`],
+//! default 65,520), packed 2 bits each and each block is compressed on its own with zstd, so one
+//! probe decompresses one block; decoded blocks are handed out repacked base 3 (five per byte). A block whose values are all equal stores no bytes, and a slice
 //! whose values are all equal stores no blocks at all.
 //!
 //! Integrity: the header and block offset table carry an xxh64 checksum checked by
@@ -1057,8 +1057,8 @@ impl TableFile {
         Ok((c != NO_CONST).then(|| Wld::from_u8(c as u8).unwrap_or(Wld::Draw)))
     }
 
-    /// Decode block `b` (`b < block_count()`): checks its checksum, decompresses it and checks
-    /// the size and that every packed byte is a valid base-3 group.
+    /// Decode block `b` (`b < block_count()`): checks its checksum, decompresses it, checks the
+    /// size and every 2-bit digit, and returns the values repacked base 3 (five per byte).
     ///
     /// # Errors
     /// [`TableError::Invalid`] for `b` out of range; [`TableError::Corrupt`] with
