@@ -348,7 +348,7 @@ impl Default for WriteOptions {
     fn default() -> Self {
         WriteOptions {
             block_positions: DEFAULT_BLOCK_POSITIONS,
-            level: 19,
+            level: 15,
             fill: Fill::Majority,
         }
     }
