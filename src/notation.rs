@@ -24,7 +24,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::board::{Bitboard, Bits, Color, Position, BLACK_CROWN_ROW, WHITE_CROWN_ROW};
+use crate::board::{Bitboard, Bits, Color, Position, PositionError};
 use crate::movegen::Move;
 
 /// Why a FEN string is not a legal position. Columns are 1-based character positions in the
@@ -87,22 +87,10 @@ pub enum FenError {
     /// A colour section is missing.
     #[error("the {0} section is missing")]
     MissingSection(Color),
-    /// A man on its own crowning row (black 29-32, white 1-4).
-    #[error("{color} man on square {square} stands on its own crowning row")]
-    ManOnCrowningRow {
-        /// Colour of the man.
-        color: Color,
-        /// Its square (1-32).
-        square: u8,
-    },
-    /// More than 12 pieces of one colour.
-    #[error("{color} has {count} pieces; at most 12 are allowed")]
-    TooManyPieces {
-        /// The colour.
-        color: Color,
-        /// How many pieces it has.
-        count: u32,
-    },
+    /// The pieces do not form a legal position (a man on its own crowning row, more than 12
+    /// pieces a side): see [`PositionError`].
+    #[error(transparent)]
+    Illegal(#[from] PositionError),
 }
 
 /// Character cursor over the FEN body, skipping whitespace between tokens.
@@ -422,32 +410,7 @@ pub fn parse_fen(s: &str) -> Result<Position, FenError> {
     let (black, bk) = pieces[Color::Black as usize].unwrap_or((0, 0));
     let (white, wk) = pieces[Color::White as usize].unwrap_or((0, 0));
     let kings = bk | wk;
-    if let Some(sq) = Bits(black & !kings & BLACK_CROWN_ROW).next() {
-        return Err(FenError::ManOnCrowningRow {
-            color: Color::Black,
-            square: sq as u8 + 1,
-        });
-    }
-    if let Some(sq) = Bits(white & !kings & WHITE_CROWN_ROW).next() {
-        return Err(FenError::ManOnCrowningRow {
-            color: Color::White,
-            square: sq as u8 + 1,
-        });
-    }
-    for (color, b) in [(Color::Black, black), (Color::White, white)] {
-        if b.count_ones() > 12 {
-            return Err(FenError::TooManyPieces {
-                color,
-                count: b.count_ones(),
-            });
-        }
-    }
-    Ok(Position {
-        black,
-        white,
-        kings,
-        side,
-    })
+    Ok(Position::new(black, white, kings, side)?)
 }
 
 fn write_section(out: &mut String, letter: char, pieces: Bitboard, kings: Bitboard) {

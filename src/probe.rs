@@ -337,8 +337,9 @@ impl BlockCache {
             unsafe { Box::<[AtomicU64]>::new_zeroed_slice(n_sets * SET_WORDS + 8).assume_init() };
         let base = set_words.as_ptr() as usize;
         let sets_ptr = (base.next_multiple_of(64)) as *const Set;
-        let data =
-            unsafe { Box::<[AtomicU64]>::new_zeroed_slice(n_sets * WAYS * PAGE_WORDS).assume_init() };
+        let data = unsafe {
+            Box::<[AtomicU64]>::new_zeroed_slice(n_sets * WAYS * PAGE_WORDS).assume_init()
+        };
         BlockCache {
             sets_ptr,
             n_sets,
@@ -457,24 +458,6 @@ impl BlockCache {
     }
 }
 
-/// `DIGITS3[b][k]`: k-th base-3 digit of packed byte `b` (the decoded form of every codec;
-/// bytes above 242 never reach the cache, the decoder never produces them).
-static DIGITS3: [[u8; 5]; 256] = {
-    let mut t = [[1u8; 5]; 256];
-    let mut b = 0;
-    while b < 243 {
-        let mut x = b;
-        let mut k = 0;
-        while k < 5 {
-            t[b][k] = (x % 3) as u8;
-            x /= 3;
-            k += 1;
-        }
-        b += 1;
-    }
-    t
-};
-
 /// Cache key of block `block` of the slice in slot `slot` (page number in the low 8 bits).
 #[inline(always)]
 fn block_key(slot: usize, block: u64) -> u64 {
@@ -511,7 +494,10 @@ impl Striped {
         &self.cells[STRIPE.with(|s| *s)]
     }
     fn sum(&self, f: impl Fn(&Counters) -> &AtomicU64) -> u64 {
-        self.cells.iter().map(|c| f(c).load(Ordering::Relaxed)).sum()
+        self.cells
+            .iter()
+            .map(|c| f(c).load(Ordering::Relaxed))
+            .sum()
     }
 }
 
@@ -814,7 +800,9 @@ impl Tablebase {
         let c = self.counters.mine();
         if let Some(b) = self.cache.byte(key, offset / 5) {
             c.hits.fetch_add(1, Ordering::Relaxed);
-            return Ok(Wld::from_u8(DIGITS3[b as usize][offset % 5]).unwrap_or(Wld::Draw));
+            return Ok(
+                Wld::from_u8(crate::table::DIGITS[b as usize][offset % 5]).unwrap_or(Wld::Draw)
+            );
         }
         c.misses.fetch_add(1, Ordering::Relaxed);
         self.value_miss(t, block, offset, key, cached_only)

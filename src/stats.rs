@@ -5,12 +5,9 @@
 
 use crate::board::Color;
 use crate::slice::{Material, Slice};
-use crate::table::{TableError, TableFile, TableMeta};
+use crate::table::{slice_of_file_name, TableError, TableFile, TableMeta};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// File extension of table files.
-pub const TABLE_EXTENSION: &str = "egdb";
 
 /// Every `<slice>.egdb` file in `dir`, sorted by slice. Other files are ignored.
 ///
@@ -24,13 +21,10 @@ pub fn scan_dir(dir: &Path) -> std::io::Result<Vec<(Slice, PathBuf)>> {
         if !path.is_file() {
             continue;
         }
-        if path.extension().and_then(|x| x.to_str()) != Some(TABLE_EXTENSION) {
-            continue;
-        }
         if let Some(s) = path
-            .file_stem()
+            .file_name()
             .and_then(|x| x.to_str())
-            .and_then(|x| x.parse::<Slice>().ok())
+            .and_then(slice_of_file_name)
         {
             v.push((s, path));
         }

@@ -194,7 +194,7 @@ pub fn slice_of_file_name(name: &str) -> Option<Slice> {
 
 /// `DIGITS[b][k]` = k-th base-3 digit (value of position `5*i+k`) of packed byte `b`
 /// (only bytes 0..=242 occur in valid data; larger bytes decode to 3 and are rejected).
-static DIGITS: [[u8; 5]; 256] = build_digits();
+pub(crate) static DIGITS: [[u8; 5]; 256] = build_digits();
 
 const fn build_digits() -> [[u8; 5]; 256] {
     let mut t = [[3u8; 5]; 256];
@@ -292,7 +292,11 @@ pub fn repack_2bit_to_base3(two: &[u8], n: usize) -> Result<Vec<u8>, usize> {
     }
     if bad {
         let g = (0..full)
-            .find(|&g| two[5 * g..5 * g + 5].iter().any(|&b| (0..4).any(|k| (b >> (2 * k)) & 3 == 3)))
+            .find(|&g| {
+                two[5 * g..5 * g + 5]
+                    .iter()
+                    .any(|&b| (0..4).any(|k| (b >> (2 * k)) & 3 == 3))
+            })
             .unwrap_or(0);
         return Err(5 * g);
     }
@@ -358,7 +362,9 @@ impl Default for WriteOptions {
 fn majority(vals: &[u8]) -> u8 {
     let mut n = [0u64; 4];
     vals.iter().for_each(|&v| n[v as usize] += 1);
-    (0..3).max_by_key(|&i| (n[i], std::cmp::Reverse(i))).unwrap() as u8
+    (0..3)
+        .max_by_key(|&i| (n[i], std::cmp::Reverse(i)))
+        .unwrap() as u8
 }
 
 /// Lag `p` in 1..=64 maximizing the number of known pairs `vals[i] == vals[i - p]` (ties to the
@@ -533,7 +539,10 @@ fn encode_with_width(
         )));
     }
     if !meta.slice.is_valid() {
-        return Err(TableError::Invalid(format!("invalid slice {:?}", meta.slice)));
+        return Err(TableError::Invalid(format!(
+            "invalid slice {:?}",
+            meta.slice
+        )));
     }
     if opts.block_positions < 20 || opts.block_positions % 20 != 0 {
         return Err(TableError::Invalid(format!(
@@ -545,7 +554,10 @@ fn encode_with_width(
         return Err(TableError::Invalid(format!("zstd level {}", opts.level)));
     }
     if let Some(i) = values.iter().position(|&v| v > DONT_CARE) {
-        return Err(TableError::Invalid(format!("value {} at index {i}", values[i])));
+        return Err(TableError::Invalid(format!(
+            "value {} at index {i}",
+            values[i]
+        )));
     }
     let bp = opts.block_positions as usize;
 
@@ -609,7 +621,11 @@ fn encode_with_width(
     }
     let data_len: usize = blocks.iter().map(|b| b.data.len()).sum();
     // End offsets take 4 bytes while the data is under 4 GiB, else 8.
-    let width: usize = if data_len as u64 <= u32::MAX as u64 { min_width } else { 8 };
+    let width: usize = if data_len as u64 <= u32::MAX as u64 {
+        min_width
+    } else {
+        8
+    };
     let table_len = n_blocks * (width + 4);
     let file_len = HEADER_LEN + table_len + data_len + 8;
     let mut out = Vec::with_capacity(file_len);
@@ -627,7 +643,11 @@ fn encode_with_width(
         m.wk,
         r(meta.slice.black_rank),
         r(meta.slice.white_rank),
-        if uniform == NO_CONST { 0xFF } else { uniform as u8 },
+        if uniform == NO_CONST {
+            0xFF
+        } else {
+            uniform as u8
+        },
         width as u8,
     ]); // 8..20
     let put32 = |o: &mut Vec<u8>, x: u32| o.extend_from_slice(&x.to_le_bytes());
@@ -872,7 +892,11 @@ impl TableFile {
         let bad = |s: String| Fault::BadHeader(s);
         if h[8] != FORMAT_VERSION as u8 {
             // Version 1 stored a u32 here.
-            let v = if h[8] == 1 { rd32(&h, 8) } else { u32::from(h[8]) };
+            let v = if h[8] == 1 {
+                rd32(&h, 8)
+            } else {
+                u32::from(h[8])
+            };
             return Err(self.fault(Fault::Version(v)));
         }
         if u32::from(h[9]) != RULES_ENGLISH {
@@ -892,7 +916,9 @@ impl TableFile {
             return Err(self.fault(bad(format!("block count {n_blocks}"))));
         }
         // Header checksum over header[0..56] + offset table.
-        let table = self.read_at(HEADER_LEN as u64, table_len as usize)?.into_owned();
+        let table = self
+            .read_at(HEADER_LEN as u64, table_len as usize)?
+            .into_owned();
         let mut hh = Xxh64::new(0);
         hh.update(&h[..HEADER_SUMMED]);
         hh.update(&table);
@@ -1027,7 +1053,11 @@ impl TableFile {
         let b = b as usize;
         let end = rd_uint(table, b * el, w);
         let check = rd32(table, b * el + w);
-        let start = if b == 0 { 0 } else { rd_uint(table, (b - 1) * el, w) };
+        let start = if b == 0 {
+            0
+        } else {
+            rd_uint(table, (b - 1) * el, w)
+        };
         if start == end {
             (start, end, 0, check)
         } else {
@@ -1051,7 +1081,10 @@ impl TableFile {
             return Ok(Some(u));
         }
         if b >= self.n_blocks {
-            return Err(TableError::Invalid(format!("block {b} of {}", self.n_blocks)));
+            return Err(TableError::Invalid(format!(
+                "block {b} of {}",
+                self.n_blocks
+            )));
         }
         let (_, _, _, c) = self.entry(b);
         Ok((c != NO_CONST).then(|| Wld::from_u8(c as u8).unwrap_or(Wld::Draw)))
@@ -1073,7 +1106,9 @@ impl TableFile {
         }
         let (start, end, check, constant) = self.entry(b);
         if constant != NO_CONST {
-            return Ok(Block::Const(Wld::from_u8(constant as u8).unwrap_or(Wld::Draw)));
+            return Ok(Block::Const(
+                Wld::from_u8(constant as u8).unwrap_or(Wld::Draw),
+            ));
         }
         let data = self.read_at(self.data_start + start, (end - start) as usize)?;
         if xxh64(&data, 0) as u32 != check {
@@ -1090,7 +1125,9 @@ impl TableFile {
             if d.is_none() {
                 *d = Some(zstd::bulk::Decompressor::new()?);
             }
-            d.as_mut().unwrap().decompress_to_buffer(&data[..], &mut out[..])
+            d.as_mut()
+                .unwrap()
+                .decompress_to_buffer(&data[..], &mut out[..])
         });
         match got {
             Ok(k) if k == want => {}
@@ -1247,7 +1284,13 @@ mod tests {
 
     #[test]
     fn fill_keeps_known_values() {
-        for fill in [Fill::Previous, Fill::Majority, Fill::PreviousByte, Fill::Constant(2), Fill::Period] {
+        for fill in [
+            Fill::Previous,
+            Fill::Majority,
+            Fill::PreviousByte,
+            Fill::Constant(2),
+            Fill::Period,
+        ] {
             let v = pseudo_values(1003, 5);
             let mut f = v.clone();
             fill_dont_care(&mut f, fill);
@@ -1266,7 +1309,11 @@ mod tests {
             let v: Vec<u8> = (0..n).map(|i| ((i * i + i / 7) % 3) as u8).collect();
             let two = pack_2bit(&v);
             assert_eq!(two.len(), n.div_ceil(4));
-            assert_eq!(repack_2bit_to_base3(&two, n).unwrap(), pack_base3(&v), "n = {n}");
+            assert_eq!(
+                repack_2bit_to_base3(&two, n).unwrap(),
+                pack_base3(&v),
+                "n = {n}"
+            );
             // A digit 3 anywhere, or nonzero padding, is rejected.
             for k in [0, n / 2, n - 1] {
                 let mut bad = two.clone();
@@ -1309,8 +1356,20 @@ mod tests {
         old.resize(200, 0);
         std::fs::write(&path, &old).unwrap();
         let e = TableFile::open(&path).unwrap_err();
-        assert!(matches!(e, TableError::Corrupt { what: Fault::Version(1), .. }), "{e}");
-        assert!(e.to_string().contains("unsupported format version 1"), "{e}");
+        assert!(
+            matches!(
+                e,
+                TableError::Corrupt {
+                    what: Fault::Version(1),
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains("unsupported format version 1"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1352,7 +1411,10 @@ mod tests {
         let vals = pseudo_values(20_000, 3);
         let meta = meta_for(s, &vals);
         let a = encode_table(&meta, &vals, &WriteOptions::default()).unwrap();
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
         let b = pool.install(|| encode_table(&meta, &vals, &WriteOptions::default()).unwrap());
         assert_eq!(a, b);
     }

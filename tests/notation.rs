@@ -1,6 +1,6 @@
 //! FEN and move-notation cases from the reference facts (section 4) and the PDN conventions.
 use checkers_egdb::notation::{format_move, parse_fen, parse_move, FenError, MoveParseError};
-use checkers_egdb::{Color, Position};
+use checkers_egdb::{Color, Position, PositionError};
 
 fn sq(s: u8) -> u32 {
     1 << (s - 1)
@@ -97,37 +97,37 @@ fn rejects_with_the_named_fault() {
     let e = parse_fen("W:W4:BK20").unwrap_err();
     assert_eq!(
         e,
-        FenError::ManOnCrowningRow {
+        FenError::Illegal(PositionError::ManOnCrowningRow {
             color: Color::White,
             square: 4
-        }
+        })
     );
     assert!(e.to_string().contains("crowning row") && e.to_string().contains('4'));
     let e = parse_fen("W:WK20:B29").unwrap_err();
     assert_eq!(
         e,
-        FenError::ManOnCrowningRow {
+        FenError::Illegal(PositionError::ManOnCrowningRow {
             color: Color::Black,
             square: 29
-        }
+        })
     );
     // More than 12 pieces a side.
     let e = parse_fen("B:W21-32:B1-13").unwrap_err();
     assert_eq!(
         e,
-        FenError::TooManyPieces {
+        FenError::Illegal(PositionError::TooManyPieces {
             color: Color::Black,
             count: 13
-        }
+        })
     );
     assert!(e.to_string().contains("13"));
     let e = parse_fen("W:WK1-13:B20").unwrap_err();
     assert_eq!(
         e,
-        FenError::TooManyPieces {
+        FenError::Illegal(PositionError::TooManyPieces {
             color: Color::White,
             count: 13
-        }
+        })
     );
     // Side to move.
     assert!(matches!(
@@ -314,12 +314,18 @@ fn huge_square_number_is_quoted_as_written() {
         "{e:?}"
     );
     let msg = e.to_string();
-    assert!(msg.contains("square 99999999999999999999 is out of range"), "{msg}");
+    assert!(
+        msg.contains("square 99999999999999999999 is out of range"),
+        "{msg}"
+    );
     assert!(!msg.contains("4294967295"), "{msg}");
     // Absurdly long numbers are cut short in the message, not copied whole.
     let long = format!("B:W{}:B5", "7".repeat(1000));
     let msg = parse_fen(&long).unwrap_err().to_string();
-    assert!(msg.contains(&format!("square {}... is out of range", "7".repeat(24))), "{msg}");
+    assert!(
+        msg.contains(&format!("square {}... is out of range", "7".repeat(24))),
+        "{msg}"
+    );
     assert!(msg.len() < 100, "{msg}");
     // In a range too, and an ordinary bad number is quoted as is.
     let msg = parse_fen("B:W5-4294967296:B1").unwrap_err().to_string();
@@ -344,7 +350,11 @@ fn text_after_fen_tag_is_reported() {
     // Something between the closing quote and ']'.
     assert!(matches!(
         parse_fen("[FEN \"B:W5:B6\" x]").unwrap_err(),
-        FenError::StrayCharacter { ch: 'x', column: 16, .. }
+        FenError::StrayCharacter {
+            ch: 'x',
+            column: 16,
+            ..
+        }
     ));
     // Genuinely unfinished tags still say what is missing.
     assert!(matches!(
