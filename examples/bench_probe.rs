@@ -97,10 +97,16 @@ fn main() {
         tb.probe_wld(p).unwrap();
         cold.push(t.elapsed().as_nanos() as f64 / 1000.0);
     }
-    println!("cold first probe (open + map + decode one block): median {:.1} us", median(cold));
+    println!(
+        "cold first probe (open + map + decode one block): median {:.1} us",
+        median(cold)
+    );
 
     let rss0 = rss_kib();
-    let tb = Tablebase::builder(&dir).cache_bytes(1 << 30).open().unwrap();
+    let tb = Tablebase::builder(&dir)
+        .cache_bytes(1 << 30)
+        .open()
+        .unwrap();
     let rss1 = rss_kib();
     for p in black.iter().chain(&white) {
         tb.probe_wld(p).unwrap();
@@ -156,6 +162,9 @@ fn main() {
     for p in black.iter().take(2000) {
         std::hint::black_box(tb2.probe_wld(p).unwrap());
     }
-    println!("no cache (block decode every probe, files open): {:.1} us mean", t.elapsed().as_nanos() as f64 / 2000.0 / 1000.0);
+    println!(
+        "no cache (block decode every probe, files open): {:.1} us mean",
+        t.elapsed().as_nanos() as f64 / 2000.0 / 1000.0
+    );
     let _ = TableFile::open;
 }

@@ -7,7 +7,9 @@
 //! Usage:
 //!   cargo run --release --example table_experiment -- DIR [MAX_PIECES] [quick]
 //! Don't-care positions (side to move has a capture) are recomputed from the index.
-use checkers_egdb::table::{encode_table, fill_dont_care, Fill, TableFile, WriteOptions, DONT_CARE};
+use checkers_egdb::table::{
+    encode_table, fill_dont_care, Fill, TableFile, WriteOptions, DONT_CARE,
+};
 use checkers_egdb::{Position, SliceIndex};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -32,7 +34,10 @@ struct Cfg {
 fn pack(v: &[u8], p: Pack) -> Vec<u8> {
     match p {
         Pack::B3 => checkers_egdb::table::pack_base3(v),
-        Pack::B2 => v.chunks(4).map(|q| q.iter().rev().fold(0u8, |a, &x| a * 4 + x)).collect(),
+        Pack::B2 => v
+            .chunks(4)
+            .map(|q| q.iter().rev().fold(0u8, |a, &x| a * 4 + x))
+            .collect(),
     }
 }
 
@@ -49,7 +54,10 @@ fn enc_block(vals: &[u8], c: &Cfg) -> (Vec<u8>, usize) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let dir = std::path::PathBuf::from(args.get(1).expect("usage: table_experiment DIR [MAX] [quick]"));
+    let dir = std::path::PathBuf::from(
+        args.get(1)
+            .expect("usage: table_experiment DIR [MAX] [quick]"),
+    );
     let max: u32 = args.get(2).map_or(99, |s| s.parse().unwrap());
     let quick = args.get(3).is_some_and(|s| s == "quick");
     let mut tables = Vec::new();
@@ -110,7 +118,12 @@ fn main() {
     }
     let line: Vec<String> = per
         .iter()
-        .map(|(k, b)| format!("{k}p {b} B ({:.1} pos/B)", by_pieces[k].0 as f64 / *b as f64))
+        .map(|(k, b)| {
+            format!(
+                "{k}p {b} B ({:.1} pos/B)",
+                by_pieces[k].0 as f64 / *b as f64
+            )
+        })
         .collect();
     let n_all: u64 = by_pieces.values().map(|e| e.0).sum();
     let threads = rayon::current_num_threads();
@@ -149,33 +162,76 @@ fn main() {
 
     // Block-level configurations: size = data + 16 per non-uniform file's block + 136 per file.
     let mut cfgs: Vec<(String, Cfg, u64, u64)> = Vec::new();
-    let c = |pack, block, fill, level| Cfg { pack, block, fill, level };
+    let c = |pack, block, fill, level| Cfg {
+        pack,
+        block,
+        fill,
+        level,
+    };
     // Format 1 as it was, then one change at a time, then format 2 variants.
-    cfgs.push(("v1: base3 16K Majority L19".into(), c(Pack::B3, 16_380, Fill::Majority, 19), 136, 16));
-    cfgs.push(("v1 + 2bit".into(), c(Pack::B2, 16_380, Fill::Majority, 19), 136, 16));
-    cfgs.push(("v1 + 64K".into(), c(Pack::B3, 65_520, Fill::Majority, 19), 136, 16));
-    cfgs.push(("v1 + small header".into(), c(Pack::B3, 16_380, Fill::Majority, 19), 72, 8));
+    cfgs.push((
+        "v1: base3 16K Majority L19".into(),
+        c(Pack::B3, 16_380, Fill::Majority, 19),
+        136,
+        16,
+    ));
+    cfgs.push((
+        "v1 + 2bit".into(),
+        c(Pack::B2, 16_380, Fill::Majority, 19),
+        136,
+        16,
+    ));
+    cfgs.push((
+        "v1 + 64K".into(),
+        c(Pack::B3, 65_520, Fill::Majority, 19),
+        136,
+        16,
+    ));
+    cfgs.push((
+        "v1 + small header".into(),
+        c(Pack::B3, 16_380, Fill::Majority, 19),
+        72,
+        8,
+    ));
     for (pk, nm) in [(Pack::B3, "base3"), (Pack::B2, "2bit")] {
         for b in [16_380usize, 32_760, 65_520, 131_040] {
-            for fill in [Fill::Majority, Fill::Previous, Fill::PreviousByte, Fill::Period] {
+            for fill in [
+                Fill::Majority,
+                Fill::Previous,
+                Fill::PreviousByte,
+                Fill::Period,
+            ] {
                 if fill != Fill::Majority && b != 65_520 {
                     continue;
                 }
-                cfgs.push((format!("v2: {nm} {}K {fill:?} L19", b.div_ceil(1024)), c(pk, b, fill, 19), 72, 8));
+                cfgs.push((
+                    format!("v2: {nm} {}K {fill:?} L19", b.div_ceil(1024)),
+                    c(pk, b, fill, 19),
+                    72,
+                    8,
+                ));
             }
         }
     }
     for level in [9, 15, 22] {
-        cfgs.push((format!("v2: 2bit 64K Majority L{level}"), c(Pack::B2, 65_520, Fill::Majority, level), 72, 8));
+        cfgs.push((
+            format!("v2: 2bit 64K Majority L{level}"),
+            c(Pack::B2, 65_520, Fill::Majority, level),
+            72,
+            8,
+        ));
     }
-    println!("block-level settings (fixed + entry bytes per file/block as noted); {threads} threads");
+    println!(
+        "block-level settings (fixed + entry bytes per file/block as noted); {threads} threads"
+    );
     for (name, c, fixed, entry) in cfgs {
         let t0 = Instant::now();
         let per: Vec<(u32, u64, u64)> = data
             .par_iter()
             .map(|(m, v, _, _)| {
                 let k = m.slice.material.pieces();
-                let blocks: Vec<(Vec<u8>, usize)> = v.chunks(c.block).map(|ch| enc_block(ch, &c)).collect();
+                let blocks: Vec<(Vec<u8>, usize)> =
+                    v.chunks(c.block).map(|ch| enc_block(ch, &c)).collect();
                 let uniform = blocks.iter().all(|b| b.1 == 0) && {
                     let mut f = v.clone();
                     fill_dont_care(&mut f, Fill::Majority);
@@ -183,7 +239,11 @@ fn main() {
                 };
                 let nb = if uniform { 0 } else { blocks.len() as u64 };
                 let packed: u64 = blocks.iter().map(|b| b.1 as u64).sum();
-                (k, fixed + entry * nb + blocks.iter().map(|b| b.0.len() as u64).sum::<u64>(), packed)
+                (
+                    k,
+                    fixed + entry * nb + blocks.iter().map(|b| b.0.len() as u64).sum::<u64>(),
+                    packed,
+                )
             })
             .collect();
         let secs = t0.elapsed().as_secs_f64();

@@ -192,9 +192,11 @@ pub unsafe extern "C" fn egdb_lookup_fen(
         set_error("null FEN".into());
         return EGDB_INVALID;
     }
-    let p = match CStr::from_ptr(fen).to_str().map_err(|e| e.to_string()).and_then(|s| {
-        Position::from_fen(s).map_err(|e| e.to_string())
-    }) {
+    let p = match CStr::from_ptr(fen)
+        .to_str()
+        .map_err(|e| e.to_string())
+        .and_then(|s| Position::from_fen(s).map_err(|e| e.to_string()))
+    {
         Ok(p) => p,
         Err(e) => {
             set_error(format!("bad FEN: {e}"));

@@ -6,12 +6,12 @@ pub mod notation;
 pub use board::{Bitboard, Color, Position, PositionError, Wld};
 pub use movegen::{perft, perft_parallel, Move};
 pub mod count;
+pub mod ffi;
 pub mod index;
 pub mod plan;
+pub mod probe;
 pub mod slice;
 pub mod table;
-pub mod probe;
-pub mod ffi;
 
 pub use index::SliceIndex;
 pub use slice::{Material, Slice};

@@ -96,13 +96,23 @@ fn usage_error_line(e: &clap::Error) -> String {
     if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         return match sub {
             Some(_) => format!("missing arguments ({see})"),
-            None => format!("no command given: expected one of {} ({see})", names.join(", ")),
+            None => format!(
+                "no command given: expected one of {} ({see})",
+                names.join(", ")
+            ),
         };
     }
     let text = e.render().to_string();
-    let mut lines = text.lines().map(str::trim_end).filter(|l| !l.trim().is_empty());
+    let mut lines = text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty());
     let first = lines.next().unwrap_or("bad command line");
-    let mut msg = first.strip_prefix("error: ").unwrap_or(first).trim().to_string();
+    let mut msg = first
+        .strip_prefix("error: ")
+        .unwrap_or(first)
+        .trim()
+        .to_string();
     // "the following required arguments were not provided:" lists them on indented lines.
     if msg.ends_with(':') {
         let items: Vec<&str> = lines

@@ -60,11 +60,18 @@ fn advance_deps(s: Slice, out: &mut BTreeSet<Slice>) {
     let m = s.material;
     if let Some(rb) = s.black_rank {
         if rb < 6 {
-            let t = Slice { black_rank: Some(rb + 1), ..s };
+            let t = Slice {
+                black_rank: Some(rb + 1),
+                ..s
+            };
             out.insert(t.partner());
         } else {
             // Crowning: a man of row 6 becomes a king.
-            let m2 = Material { bm: m.bm - 1, bk: m.bk + 1, ..m };
+            let m2 = Material {
+                bm: m.bm - 1,
+                bk: m.bk + 1,
+                ..m
+            };
             for t in Slice::all_of(m2) {
                 if t.white_rank == s.white_rank && t.black_rank.is_none_or(|r| r <= 6) {
                     out.insert(t.partner());
@@ -81,10 +88,18 @@ fn capture_materials(m: Material, out: &mut BTreeSet<Material>) {
             if a + b == 0 {
                 continue;
             }
-            let after = Material { wm: m.wm - a, wk: m.wk - b, ..m };
+            let after = Material {
+                wm: m.wm - a,
+                wk: m.wk - b,
+                ..m
+            };
             out.insert(after.flip());
             if m.bm > 0 {
-                let crowned = Material { bm: m.bm - 1, bk: m.bk + 1, ..after };
+                let crowned = Material {
+                    bm: m.bm - 1,
+                    bk: m.bk + 1,
+                    ..after
+                };
                 out.insert(crowned.flip());
             }
         }
@@ -125,7 +140,11 @@ pub fn build_order(max_pieces: u32) -> Vec<Unit> {
                     .collect();
                 let mut dep_units: Vec<usize> = deps
                     .iter()
-                    .map(|d| *unit_of.get(d).unwrap_or_else(|| panic!("{s}: dependency {d} not yet planned")))
+                    .map(|d| {
+                        *unit_of
+                            .get(d)
+                            .unwrap_or_else(|| panic!("{s}: dependency {d} not yet planned"))
+                    })
                     .collect();
                 dep_units.sort_unstable();
                 dep_units.dedup();

@@ -124,10 +124,13 @@ impl FromStr for Material {
         for (i, &ch) in b.iter().enumerate() {
             c[i] = (ch as char)
                 .to_digit(16)
-                .ok_or_else(|| SliceNameError::MaterialSyntax(s.to_string()))? as u8;
+                .ok_or_else(|| SliceNameError::MaterialSyntax(s.to_string()))?
+                as u8;
         }
-        Material::new(c[0], c[1], c[2], c[3])
-            .ok_or(SliceNameError::Impossible(s.to_string(), "more than 12 pieces a side"))
+        Material::new(c[0], c[1], c[2], c[3]).ok_or(SliceNameError::Impossible(
+            s.to_string(),
+            "more than 12 pieces a side",
+        ))
     }
 }
 

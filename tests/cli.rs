@@ -127,7 +127,12 @@ fn bad_command_line_is_one_line_exit_2() {
 
 #[test]
 fn help_and_version_go_to_stdout_with_status_0() {
-    for args in [&["--help"][..], &["perft", "--help"], &["help", "probe"], &["--version"]] {
+    for args in [
+        &["--help"][..],
+        &["perft", "--help"],
+        &["help", "probe"],
+        &["--version"],
+    ] {
         let out = egdb(args);
         assert_eq!(out.status.code(), Some(0), "{args:?}");
         assert!(!out.stdout.is_empty(), "{args:?}");

@@ -1,6 +1,8 @@
 //! Position counts against OEIS A055213 (values copied from the published table; Schaeffer et
 //! al., Science 2007, Table 1) and the build plan's topological order.
-use checkers_egdb::count::{positions_by_slices, positions_formula, positions_of_material, slices_with_pieces};
+use checkers_egdb::count::{
+    positions_by_slices, positions_formula, positions_of_material, slices_with_pieces,
+};
 use checkers_egdb::index::SliceIndex;
 use checkers_egdb::plan::build_order;
 use checkers_egdb::slice::{Material, Slice};
@@ -41,7 +43,10 @@ fn formula_matches_a055213_1_to_24() {
     }
     let total: u128 = (1..=24).map(positions_formula).sum();
     assert_eq!(total, 500_995_484_682_338_672_639);
-    assert_eq!((1..=8).map(positions_formula).sum::<u128>(), 443_748_401_247);
+    assert_eq!(
+        (1..=8).map(positions_formula).sum::<u128>(),
+        443_748_401_247
+    );
 }
 
 #[test]
@@ -56,10 +61,18 @@ fn slice_sums_match_a055213_1_to_10() {
 #[test]
 fn king_sub_counts() {
     // K v K, 2K v K, 2K v 2K, 3K v 2K (reference counts).
-    for (name, want) in [("0101", 992u64), ("0201", 14_880), ("0202", 215_760), ("0302", 2_013_760)] {
+    for (name, want) in [
+        ("0101", 992u64),
+        ("0201", 14_880),
+        ("0202", 215_760),
+        ("0302", 2_013_760),
+    ] {
         let m: Material = name.parse().unwrap();
         assert_eq!(positions_of_material(m), want as u128, "{name}");
-        let by_slices: u64 = Slice::all_of(m).into_iter().map(|s| SliceIndex::new(s).size()).sum();
+        let by_slices: u64 = Slice::all_of(m)
+            .into_iter()
+            .map(|s| SliceIndex::new(s).size())
+            .sum();
         assert_eq!(by_slices, want, "{name}");
     }
 }
@@ -68,7 +81,10 @@ fn king_sub_counts() {
 fn per_material_formula_matches_slices_up_to_8() {
     for n in 1..=8 {
         for m in Material::all_with_pieces(n) {
-            let s: u64 = Slice::all_of(m).into_iter().map(|s| SliceIndex::new(s).size()).sum();
+            let s: u64 = Slice::all_of(m)
+                .into_iter()
+                .map(|s| SliceIndex::new(s).size())
+                .sum();
             assert_eq!(s as u128, positions_of_material(m), "{m}");
         }
     }
@@ -84,7 +100,11 @@ fn plan_is_topological_and_complete() {
         assert!(u.slices.len() == 1 || u.slices.len() == 2);
         assert_eq!(u.slices[0].partner(), *u.slices.last().unwrap());
         for d in &u.deps {
-            assert!(done.contains(d), "unit {i} ({}) depends on {d}, not built yet", u.slices[0]);
+            assert!(
+                done.contains(d),
+                "unit {i} ({}) depends on {d}, not built yet",
+                u.slices[0]
+            );
         }
         for &j in &u.dep_units {
             assert!(j < i);
@@ -92,8 +112,15 @@ fn plan_is_topological_and_complete() {
         for m in &u.capture_materials {
             assert!(m.pieces() < u.pieces);
             // Every non-empty slice of the captured material is already built.
-            let want = Slice::all_of(*m).into_iter().filter(|s| SliceIndex::new(*s).size() > 0).count();
-            assert_eq!(done_by_material.get(m).copied().unwrap_or(0), want, "unit {i}: {m}");
+            let want = Slice::all_of(*m)
+                .into_iter()
+                .filter(|s| SliceIndex::new(*s).size() > 0)
+                .count();
+            assert_eq!(
+                done_by_material.get(m).copied().unwrap_or(0),
+                want,
+                "unit {i}: {m}"
+            );
         }
         for s in &u.slices {
             assert!(done.insert(*s), "{s} planned twice");
@@ -113,7 +140,11 @@ fn plan_dependencies_examples() {
     let units = build_order(3);
     let find = |name: &str| {
         let s: Slice = name.parse().unwrap();
-        units.iter().find(|u| u.slices.contains(&s)).unwrap().clone()
+        units
+            .iter()
+            .find(|u| u.slices.contains(&s))
+            .unwrap()
+            .clone()
     };
     // Black man on row 2 vs white king: advancing gives board slice 1001-3n, stored as 0110-n3.
     let u = find("1001-2n");

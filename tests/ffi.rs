@@ -13,10 +13,13 @@ use std::process::Command;
 fn staticlib() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let deps = exe.parent()?;
-    [deps.join("libcheckers_egdb.a"), deps.parent()?.join("libcheckers_egdb.a")]
-        .into_iter()
-        .filter(|p| p.exists())
-        .max_by_key(|p| p.metadata().and_then(|m| m.modified()).ok())
+    [
+        deps.join("libcheckers_egdb.a"),
+        deps.parent()?.join("libcheckers_egdb.a"),
+    ]
+    .into_iter()
+    .filter(|p| p.exists())
+    .max_by_key(|p| p.metadata().and_then(|m| m.modified()).ok())
 }
 
 #[test]
@@ -29,7 +32,10 @@ fn c_program_probes_through_the_abi() {
     write_naive_tables(d.path(), 2, &values);
     let nokvk = d.path().join("nokvk");
     std::fs::create_dir(&nokvk).unwrap();
-    for m in Material::all_with_pieces(1).into_iter().chain(Material::all_with_pieces(2)) {
+    for m in Material::all_with_pieces(1)
+        .into_iter()
+        .chain(Material::all_with_pieces(2))
+    {
         for s in Slice::all_of(m) {
             if s.to_string() != "0101-nn" {
                 std::fs::copy(table_path(d.path(), &s), table_path(&nokvk, &s)).unwrap();
@@ -57,6 +63,10 @@ fn c_program_probes_through_the_abi() {
     );
     let run = Command::new(&exe).arg(d.path()).output().unwrap();
     let text = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "C test failed:\n{text}\n{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "C test failed:\n{text}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     assert!(text.contains("0 failures"), "{text}");
 }

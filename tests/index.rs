@@ -42,7 +42,10 @@ fn exhaustive_round_trip_up_to_4_pieces() {
                 assert_eq!(Slice::of(&p), s, "{s} index {i}: {p:?}");
                 assert_eq!(ix.rank(&p), i, "{s} index {i}: {p:?}");
                 // Side to move is ignored by rank.
-                let q = Position { side: Color::White, ..p };
+                let q = Position {
+                    side: Color::White,
+                    ..p
+                };
                 assert_eq!(ix.rank(&q), i);
             }
             assert!(ix.unrank(ix.size()).is_err());
@@ -63,16 +66,55 @@ fn brute_force(n: u32, out: &mut impl FnMut(Position)) {
             let b: Bitboard = 1 << i;
             // black man, black king, white man, white king
             if b & BLACK_CROWN_ROW == 0 {
-                rec(i + 1, left - 1, Position { black: p.black | b, ..p }, out);
+                rec(
+                    i + 1,
+                    left - 1,
+                    Position {
+                        black: p.black | b,
+                        ..p
+                    },
+                    out,
+                );
             }
-            rec(i + 1, left - 1, Position { black: p.black | b, kings: p.kings | b, ..p }, out);
+            rec(
+                i + 1,
+                left - 1,
+                Position {
+                    black: p.black | b,
+                    kings: p.kings | b,
+                    ..p
+                },
+                out,
+            );
             if b & WHITE_CROWN_ROW == 0 {
-                rec(i + 1, left - 1, Position { white: p.white | b, ..p }, out);
+                rec(
+                    i + 1,
+                    left - 1,
+                    Position {
+                        white: p.white | b,
+                        ..p
+                    },
+                    out,
+                );
             }
-            rec(i + 1, left - 1, Position { white: p.white | b, kings: p.kings | b, ..p }, out);
+            rec(
+                i + 1,
+                left - 1,
+                Position {
+                    white: p.white | b,
+                    kings: p.kings | b,
+                    ..p
+                },
+                out,
+            );
         }
     }
-    let empty = Position { black: 0, white: 0, kings: 0, side: Color::Black };
+    let empty = Position {
+        black: 0,
+        white: 0,
+        kings: 0,
+        side: Color::Black,
+    };
     rec(0, n, empty, out);
 }
 
@@ -101,7 +143,10 @@ fn brute_force_up_to_3_pieces_maps_one_to_one() {
             assert!(seen.iter().all(|&b| b), "{s}: holes");
         }
         // Every slice with positions was reached, and the sizes add up.
-        let total: u64 = slices_with(n).into_iter().map(|s| SliceIndex::new(s).size()).sum();
+        let total: u64 = slices_with(n)
+            .into_iter()
+            .map(|s| SliceIndex::new(s).size())
+            .sum();
         assert_eq!(total, count);
         for s in slices_with(n) {
             let size = SliceIndex::new(s).size();
@@ -113,7 +158,10 @@ fn brute_force_up_to_3_pieces_maps_one_to_one() {
 #[test]
 fn slice_sizes_sum_to_a055213_up_to_10_pieces() {
     for n in 1..=10u32 {
-        let total: u64 = slices_with(n).into_iter().map(|s| SliceIndex::new(s).size()).sum();
+        let total: u64 = slices_with(n)
+            .into_iter()
+            .map(|s| SliceIndex::new(s).size())
+            .sum();
         assert_eq!(total, A055213[n as usize - 1], "n = {n}");
     }
 }
@@ -129,11 +177,17 @@ fn nonempty_slices_5_to_10() -> Vec<(Slice, u64)> {
 /// A random legal position with `n` pieces (rejection sampling on square and piece type).
 fn random_position(seed: &[u64]) -> Option<Position> {
     let n = 5 + (seed[0] % 6) as u32;
-    let mut p = Position { black: 0, white: 0, kings: 0, side: Color::Black };
+    let mut p = Position {
+        black: 0,
+        white: 0,
+        kings: 0,
+        side: Color::Black,
+    };
     let mut placed = 0;
     let mut k = 1;
     while placed < n {
-        let v = seed[k % seed.len()].rotate_left(k as u32 * 7) ^ (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let v = seed[k % seed.len()].rotate_left(k as u32 * 7)
+            ^ (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         k += 1;
         if k > 200 {
             return None;

@@ -142,10 +142,10 @@ fn missing_table_is_named_even_during_capture_resolution() {
     assert_eq!(tb.probe_wld(&fen("W:WK29:BK25")), Ok(Wld::Win));
     // 3 pieces: White king on 18 takes 18x11? use a position whose capture lands in K v K.
     // B:WK14,K32:BK10 — Black 10x19 leaves K v K with White to move.
-    assert_eq!(tb.probe_wld(&fen("B:WK14,K32:BK10")), Err(ProbeError::TooManyPieces {
-        pieces: 3,
-        max: 2
-    }));
+    assert_eq!(
+        tb.probe_wld(&fen("B:WK14,K32:BK10")),
+        Err(ProbeError::TooManyPieces { pieces: 3, max: 2 })
+    );
     let d3 = copy_of(&["0201-nn", "0102-nn"]);
     let tb3 = Tablebase::open(d3.path()).unwrap();
     assert_eq!(tb3.probe_wld(&fen("B:WK14,K32:BK10")), want);
@@ -162,7 +162,10 @@ fn empty_and_missing_directories() {
         Tablebase::open(d.path().join("nope")),
         Err(ProbeError::Io { .. })
     ));
-    let tb = Tablebase::builder(d.path()).allow_empty(true).open().unwrap();
+    let tb = Tablebase::builder(d.path())
+        .allow_empty(true)
+        .open()
+        .unwrap();
     assert_eq!(
         tb.probe_wld(&fen("W:WK32:BK26")),
         Err(ProbeError::TooManyPieces { pieces: 2, max: 0 })
@@ -199,13 +202,22 @@ fn damaged_files_give_typed_errors() {
     let len = good.len();
     type Damage = Box<dyn Fn(&mut Vec<u8>)>;
     let cases: Vec<(&str, Damage)> = vec![
-        ("truncated", Box::new(move |b: &mut Vec<u8>| b.truncate(len - 10))),
-        ("truncated to 50", Box::new(|b: &mut Vec<u8>| b.truncate(50))),
+        (
+            "truncated",
+            Box::new(move |b: &mut Vec<u8>| b.truncate(len - 10)),
+        ),
+        (
+            "truncated to 50",
+            Box::new(|b: &mut Vec<u8>| b.truncate(50)),
+        ),
         ("empty", Box::new(|b: &mut Vec<u8>| b.clear())),
         ("magic", Box::new(|b: &mut Vec<u8>| b[0] ^= 1)),
         ("header count", Box::new(|b: &mut Vec<u8>| b[40] ^= 4)),
         ("offset table", Box::new(|b: &mut Vec<u8>| b[130] ^= 1)),
-        ("data", Box::new(move |b: &mut Vec<u8>| b[table_end + 5] ^= 0x10)),
+        (
+            "data",
+            Box::new(move |b: &mut Vec<u8>| b[table_end + 5] ^= 0x10),
+        ),
         ("trailing", Box::new(|b: &mut Vec<u8>| b.push(0))),
     ];
     for (what, damage) in cases {
@@ -221,7 +233,10 @@ fn damaged_files_give_typed_errors() {
             }
             // The whole-file checksum catches every damage too.
             if let Ok(t) = TableFile::open_with(&path, access) {
-                assert!(t.verify_checksum().is_err() || t.decode_all().is_err(), "{what}");
+                assert!(
+                    t.verify_checksum().is_err() || t.decode_all().is_err(),
+                    "{what}"
+                );
             }
         }
     }

@@ -17,7 +17,11 @@ fn build(dir: &Path, pieces: u32) {
         .arg(dir)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Value by one ply of minimax over probed successors (no move = loss).
@@ -44,7 +48,12 @@ fn built_tables_up_to_3_pieces_match_naive_solver() {
         .filter(|(p, v)| tb.probe_wld(p) != Ok(**v))
         .map(|(p, v)| format!("{} want {v} got {:?}", p.to_fen(), tb.probe_wld(p)))
         .collect();
-    assert!(bad.is_empty(), "{} mismatches, e.g. {:?}", bad.len(), &bad[..bad.len().min(5)]);
+    assert!(
+        bad.is_empty(),
+        "{} mismatches, e.g. {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
 }
 
 #[test]
@@ -63,7 +72,11 @@ fn built_tables_up_to_4_pieces_are_minimax_consistent() {
         ("B:WK29:BK25", Wld::Win),
         ("W:WK4:BK12", Wld::Loss),
     ] {
-        assert_eq!(tb.probe_wld(&Position::from_fen(f).unwrap()), Ok(want), "{f}");
+        assert_eq!(
+            tb.probe_wld(&Position::from_fen(f).unwrap()),
+            Ok(want),
+            "{f}"
+        );
     }
     let all = all_positions(4);
     let bad = all

@@ -17,7 +17,13 @@ fn probe_args_stdin_json_and_errors() {
     let out = egdb()
         .args(["probe", "--dir"])
         .arg(d.path())
-        .args(["w:wk32:bk26", "B:WK32:BK26", "W:WK33:B1", "W:WK29:BK25", "W:WK19,K23:BK28,12"])
+        .args([
+            "w:wk32:bk26",
+            "B:WK32:BK26",
+            "W:WK33:B1",
+            "W:WK29:BK25",
+            "W:WK19,K23:BK28,12",
+        ])
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
@@ -25,9 +31,17 @@ fn probe_args_stdin_json_and_errors() {
     assert_eq!(lines.len(), 5, "{text}");
     assert_eq!(lines[0], "W:WK32:BK26\twin");
     assert_eq!(lines[1], "B:WK32:BK26\tdraw");
-    assert!(lines[2].starts_with("W:WK33:B1\terror: bad FEN"), "{}", lines[2]);
+    assert!(
+        lines[2].starts_with("W:WK33:B1\terror: bad FEN"),
+        "{}",
+        lines[2]
+    );
     assert_eq!(lines[3], "W:WK29:BK25\twin");
-    assert!(lines[4].contains("error: position has 4 pieces"), "{}", lines[4]);
+    assert!(
+        lines[4].contains("error: position has 4 pieces"),
+        "{}",
+        lines[4]
+    );
     assert!(!out.status.success());
 
     // stdin, JSON, EGDB_DIR.
@@ -47,7 +61,10 @@ fn probe_args_stdin_json_and_errors() {
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    let v: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let v: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(v.len(), 2);
     assert_eq!(v[0]["fen"], "W:WK4:BK12");
     assert_eq!(v[0]["value"], "loss");
@@ -57,7 +74,12 @@ fn probe_args_stdin_json_and_errors() {
 #[test]
 fn probe_empty_dir_fails_cleanly() {
     let d = tempfile::tempdir().unwrap();
-    let out = egdb().args(["probe", "--dir"]).arg(d.path()).arg("W:WK32:BK26").output().unwrap();
+    let out = egdb()
+        .args(["probe", "--dir"])
+        .arg(d.path())
+        .arg("W:WK32:BK26")
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("no table files"), "{err}");
@@ -87,10 +109,8 @@ fn probe_stdin(dir: &std::path::Path, input: &[u8]) -> (Vec<String>, Option<i32>
 fn probe_stdin_non_utf8_line_is_answered_in_place() {
     let d = tempfile::tempdir().unwrap();
     write_naive_tables(d.path(), 2, &naive_values(2));
-    let (lines, code, err) = probe_stdin(
-        d.path(),
-        b"W:WK32:BK26\nW:WK\xff32:BK26\n\nB:WK32:BK26\n",
-    );
+    let (lines, code, err) =
+        probe_stdin(d.path(), b"W:WK32:BK26\nW:WK\xff32:BK26\n\nB:WK32:BK26\n");
     assert_eq!(lines.len(), 3, "{lines:?}");
     assert_eq!(lines[0], "W:WK32:BK26\twin");
     // The bad line: shown lossily, one TAB, the message names line 2 (blank lines count).
@@ -122,9 +142,21 @@ fn probe_echoes_control_characters_escaped() {
         assert_eq!(l.matches('\t').count(), 1, "{l:?}");
         assert!(!l.chars().any(|c| c.is_control() && c != '\t'), "{l:?}");
     }
-    assert!(lines[0].starts_with("W:WK32\\t;BK26\terror: bad FEN"), "{:?}", lines[0]);
-    assert!(lines[1].starts_with("W:WK32:\\u{1b}BK26\terror: bad FEN"), "{:?}", lines[1]);
-    assert!(lines[2].starts_with("W:WK32:B\\\\K26\terror: bad FEN"), "{:?}", lines[2]);
+    assert!(
+        lines[0].starts_with("W:WK32\\t;BK26\terror: bad FEN"),
+        "{:?}",
+        lines[0]
+    );
+    assert!(
+        lines[1].starts_with("W:WK32:\\u{1b}BK26\terror: bad FEN"),
+        "{:?}",
+        lines[1]
+    );
+    assert!(
+        lines[2].starts_with("W:WK32:B\\\\K26\terror: bad FEN"),
+        "{:?}",
+        lines[2]
+    );
     assert_eq!(lines[3], "W:WK4:BK12\tloss");
     // Same for FENs given as arguments.
     let out = egdb()
@@ -144,7 +176,12 @@ fn probe_echoes_control_characters_escaped() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(b"W:W5\t;B1\n\xfe\n").unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"W:W5\t;B1\n\xfe\n")
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     let v: Vec<serde_json::Value> = String::from_utf8(out.stdout)
         .unwrap()

@@ -73,7 +73,12 @@ fn many_threads_tiny_cache_agree_with_reference() {
                     let stride = [1usize, 7, 13, 31][t % 4];
                     for k in 0..n {
                         let (p, want) = positions[(t * n / 16 + k * stride) % n];
-                        assert_eq!(tb.probe_wld(&p), Ok(want), "{} (budget {budget})", p.to_fen());
+                        assert_eq!(
+                            tb.probe_wld(&p),
+                            Ok(want),
+                            "{} (budget {budget})",
+                            p.to_fen()
+                        );
                         match tb.probe_wld_cached(&p) {
                             Ok(v) => assert_eq!(v, want, "{} cached", p.to_fen()),
                             Err(e) => assert_eq!(e, ProbeError::NotInCache),
@@ -85,7 +90,10 @@ fn many_threads_tiny_cache_agree_with_reference() {
         let st = tb.stats();
         assert!(st.cached_bytes <= budget as u64, "{st:?} budget {budget}");
         if budget >= 10_000 {
-            assert!(st.cache_hits > 0 && st.blocks_decoded > st.cached_blocks, "{st:?}");
+            assert!(
+                st.cache_hits > 0 && st.blocks_decoded > st.cached_blocks,
+                "{st:?}"
+            );
         } else if budget == 0 {
             assert_eq!(st.cache_hits, 0, "{st:?}");
         }

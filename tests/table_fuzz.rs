@@ -10,7 +10,9 @@ use std::sync::OnceLock;
 fn sample() -> &'static (Vec<u8>, Vec<u8>) {
     static S: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
     S.get_or_init(|| {
-        let vals: Vec<u8> = (0..3000u32).map(|i| ((i * i / 7 + i / 13) % 3) as u8).collect();
+        let vals: Vec<u8> = (0..3000u32)
+            .map(|i| ((i * i / 7 + i / 13) % 3) as u8)
+            .collect();
         let mut n = [0u64; 3];
         vals.iter().for_each(|&v| n[v as usize] += 1);
         let meta = TableMeta {
@@ -21,7 +23,10 @@ fn sample() -> &'static (Vec<u8>, Vec<u8>) {
             draws: n[1],
             longest: 3,
         };
-        let opts = WriteOptions { block_positions: 500, ..Default::default() };
+        let opts = WriteOptions {
+            block_positions: 500,
+            ..Default::default()
+        };
         (encode_table(&meta, &vals, &opts).unwrap(), vals)
     })
 }
@@ -32,7 +37,9 @@ fn exercise(bytes: &[u8], original: Option<&[u8]>) {
     let path = dir.path().join("fuzz.egdb");
     std::fs::write(&path, bytes).unwrap();
     for access in [Access::Mmap, Access::Pread] {
-        let Ok(t) = TableFile::open_with(&path, access) else { continue };
+        let Ok(t) = TableFile::open_with(&path, access) else {
+            continue;
+        };
         let n = t.meta().positions;
         for i in [0, n / 2, n.saturating_sub(1), n] {
             let _ = t.get(i);

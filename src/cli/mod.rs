@@ -66,7 +66,9 @@ mod tests {
         assert!(check_threads(Some(1), None).is_ok());
         assert!(check_threads(Some(MAX_THREADS), None).is_ok());
         assert!(check_threads(Some(0), None).is_err());
-        let e = check_threads(Some(MAX_THREADS + 1), None).unwrap_err().to_string();
+        let e = check_threads(Some(MAX_THREADS + 1), None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("at most 1024"), "{e}");
         assert!(check_threads(None, Some("4")).is_ok());
         assert!(check_threads(None, Some("0")).is_ok());

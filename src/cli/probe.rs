@@ -55,7 +55,13 @@ fn escape_field(s: &str) -> String {
 /// messages, whose quoted characters are already escaped by their `Debug` form.
 fn escape_controls(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() })
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
         .collect()
 }
 
