@@ -177,6 +177,26 @@ impl DecodedTables {
         self.load(slice, cell)
     }
 
+    /// Make the values of a slice just solved available without reading its file (which may
+    /// still be being written). `values`: one byte per position as in
+    /// [`solve::SolvedSlice::values`]. A slice already present is left as it is.
+    pub fn insert(&self, slice: &Slice, values: &[u8]) -> Result<(), ProbeError> {
+        let ms = material_slot(&slice.material).ok_or_else(|| ProbeError::TooManyPieces {
+            pieces: slice.material.pieces(),
+            max: MAX_BUILD_PIECES,
+        })?;
+        let row = self.slots[ms].get_or_init(|| {
+            let mut v = Vec::with_capacity(64);
+            v.resize_with(64, OnceLock::new);
+            v.into_boxed_slice()
+        });
+        row[rank_slot(slice)].get_or_init(|| Decoded {
+            index: SliceIndex::new(*slice),
+            packed: pack2(values),
+        });
+        Ok(())
+    }
+
     #[cold]
     fn load<'a>(
         &self,
@@ -205,15 +225,20 @@ impl DecodedTables {
         let values = file
             .decode_all()
             .map_err(|e| ProbeError::from_table(&path, e))?;
-        let mut packed = vec![0u8; values.len().div_ceil(4)];
-        for (i, &v) in values.iter().enumerate() {
-            packed[i >> 2] |= (v & 3) << ((i & 3) * 2);
-        }
         Ok(cell.get_or_init(|| Decoded {
             index: SliceIndex::new(*slice),
-            packed,
+            packed: pack2(&values),
         }))
     }
+}
+
+/// Pack values 0..=3 four to a byte (position i in bits 2(i mod 4)..).
+fn pack2(values: &[u8]) -> Vec<u8> {
+    let mut packed = vec![0u8; values.len().div_ceil(4)];
+    for (i, &v) in values.iter().enumerate() {
+        packed[i >> 2] |= (v & 3) << ((i & 3) * 2);
+    }
+    packed
 }
 
 impl Decoded {
@@ -255,13 +280,16 @@ pub fn unit_complete(dir: &Path, unit: &Unit) -> bool {
     })
 }
 
-/// Solve one unit and write its files. Returns (positions, wins, losses, draws, bytes).
-pub fn build_unit(
-    dir: &Path,
+/// Solve one unit (see [`solve::solve_unit`]) with dependencies from `deps`; the timings of
+/// the returned summary are filled, the counts are not.
+///
+/// # Errors
+/// [`BuildError::Dependency`] naming a missing or corrupt dependency.
+pub fn solve_unit_with(
     unit: &Unit,
     deps: &DecodedTables,
     progress: solve::Progress<'_>,
-) -> Result<BuildSummary, BuildError> {
+) -> Result<(Vec<solve::SolvedSlice>, BuildSummary), BuildError> {
     let s = unit.slices[0];
     let lookup = |p: &Position| resolve(deps, p);
     let t0 = Instant::now();
@@ -269,38 +297,81 @@ pub fn build_unit(
         building: s.to_string(),
         source: e,
     })?;
-    let t1 = Instant::now();
     let mut sum = BuildSummary {
-        solve_seconds: (t1 - t0).as_secs_f64(),
+        solve_seconds: t0.elapsed().as_secs_f64(),
         ..Default::default()
     };
     if let Some(sv) = solved.first() {
         sum.initial_seconds = sv.initial_seconds;
         sum.plies = sv.plies;
     }
-    for sv in solved {
-        let meta = TableMeta {
-            slice: sv.slice,
-            positions: sv.values.len() as u64,
-            wins: sv.wins,
-            losses: sv.losses,
-            draws: sv.draws,
-            longest: sv.longest,
-        };
-        let path = table_path(dir, &sv.slice);
-        let bytes = write_table(&path, &meta, &sv.values).map_err(|e| BuildError::Write {
-            slice: sv.slice.to_string(),
-            source: e,
-        })?;
-        sum.slices_built += 1;
-        sum.positions += meta.positions;
-        sum.wins += meta.wins;
-        sum.losses += meta.losses;
-        sum.draws += meta.draws;
-        sum.bytes += bytes;
+    Ok((solved, sum))
+}
+
+/// Write one solved slice to `dir` (atomically, see [`write_table`]); returns the counts and
+/// bytes as a summary.
+///
+/// # Errors
+/// [`BuildError::Write`].
+pub fn write_solved(dir: &Path, sv: &solve::SolvedSlice) -> Result<BuildSummary, BuildError> {
+    let t0 = Instant::now();
+    let meta = TableMeta {
+        slice: sv.slice,
+        positions: sv.values.len() as u64,
+        wins: sv.wins,
+        losses: sv.losses,
+        draws: sv.draws,
+        longest: sv.longest,
+    };
+    let path = table_path(dir, &sv.slice);
+    let bytes = write_table(&path, &meta, &sv.values).map_err(|e| BuildError::Write {
+        slice: sv.slice.to_string(),
+        source: e,
+    })?;
+    Ok(BuildSummary {
+        slices_built: 1,
+        positions: meta.positions,
+        wins: meta.wins,
+        losses: meta.losses,
+        draws: meta.draws,
+        bytes,
+        write_seconds: t0.elapsed().as_secs_f64(),
+        ..Default::default()
+    })
+}
+
+/// Solve one unit and write its files (synchronously).
+///
+/// # Errors
+/// As [`solve_unit_with`] and [`write_solved`].
+pub fn build_unit(
+    dir: &Path,
+    unit: &Unit,
+    deps: &DecodedTables,
+    progress: solve::Progress<'_>,
+) -> Result<BuildSummary, BuildError> {
+    let (solved, mut sum) = solve_unit_with(unit, deps, progress)?;
+    for sv in &solved {
+        sum.add(&write_solved(dir, sv)?);
     }
-    sum.write_seconds = t1.elapsed().as_secs_f64();
     Ok(sum)
+}
+
+impl BuildSummary {
+    /// Add the counts, bytes and times of `o` (plies: the larger).
+    pub fn add(&mut self, o: &BuildSummary) {
+        self.slices_built += o.slices_built;
+        self.slices_skipped += o.slices_skipped;
+        self.positions += o.positions;
+        self.wins += o.wins;
+        self.losses += o.losses;
+        self.draws += o.draws;
+        self.bytes += o.bytes;
+        self.solve_seconds += o.solve_seconds;
+        self.initial_seconds += o.initial_seconds;
+        self.write_seconds += o.write_seconds;
+        self.plies = self.plies.max(o.plies);
+    }
 }
 
 /// Run a build as described by `opts`.
@@ -379,61 +450,87 @@ pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
         .into_iter()
         .map(|(s, _)| s)
         .collect();
-    for u in todo {
-        if let Some(missing) = first_missing_dependency(u, &present) {
-            let names: Vec<String> = u.slices.iter().map(|s| s.to_string()).collect();
-            return Err(BuildError::MissingDependency {
-                building: names.join(" and "),
-                missing: missing.to_string(),
-                pieces: u.pieces,
-            });
-        }
-        let bar = multi.add(ProgressBar::new(u.sizes.iter().sum()));
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{prefix:>8} [{bar:30}] {percent:>3}% {human_pos}/{human_len} pos  {per_sec}",
-            )
-            .expect("static template")
-            .progress_chars("=> "),
-        );
-        bar.set_prefix(u.slices[0].to_string());
-        let tick = |n: u64| {
-            bar.inc(n);
-            overall.inc(n);
-        };
-        let t0 = Instant::now();
-        let r = build_unit(&opts.dir, u, &deps, &tick)?;
-        if opts.verbose {
-            let dt = t0.elapsed().as_secs_f64();
-            let names: Vec<String> = u.slices.iter().map(|s| s.to_string()).collect();
-            multi.suspend(|| {
-                eprintln!(
-                    "built {}\t{} positions\t{:.3} s (initial pass {:.3}, propagation {:.3} over {} plies, write {:.3})\t{:.0} positions/s",
-                    names.join(","),
-                    r.positions,
-                    dt,
-                    r.initial_seconds,
-                    r.solve_seconds - r.initial_seconds,
-                    r.plies,
-                    r.write_seconds,
-                    r.positions as f64 / dt.max(1e-9)
-                )
-            });
-        }
-        bar.finish_and_clear();
-        multi.remove(&bar);
-        sum.slices_built += r.slices_built;
-        sum.positions += r.positions;
-        sum.wins += r.wins;
-        sum.losses += r.losses;
-        sum.draws += r.draws;
-        sum.bytes += r.bytes;
-        present.extend(u.slices.iter().copied());
-        sum.solve_seconds += r.solve_seconds;
-        sum.initial_seconds += r.initial_seconds;
-        sum.plies = sum.plies.max(r.plies);
-        sum.write_seconds += r.write_seconds;
-    }
+    // Files are compressed and written by a second thread while the next unit is solved; the
+    // values of a solved unit are handed to the dependency store at once. A killed build
+    // simply has fewer finished files.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<solve::SolvedSlice>(2);
+    let dir = opts.dir.clone();
+    let written = std::thread::scope(|scope| -> Result<BuildSummary, BuildError> {
+        let writer = scope.spawn(move || -> Result<BuildSummary, BuildError> {
+            let mut w = BuildSummary::default();
+            for sv in rx {
+                w.add(&write_solved(&dir, &sv)?);
+            }
+            Ok(w)
+        });
+        let solving = (|| -> Result<(), BuildError> {
+            for u in todo {
+                if let Some(missing) = first_missing_dependency(u, &present) {
+                    let names: Vec<String> = u.slices.iter().map(|s| s.to_string()).collect();
+                    return Err(BuildError::MissingDependency {
+                        building: names.join(" and "),
+                        missing: missing.to_string(),
+                        pieces: u.pieces,
+                    });
+                }
+                let bar = multi.add(ProgressBar::new(u.sizes.iter().sum()));
+                bar.set_style(
+                    ProgressStyle::with_template(
+                        "{prefix:>8} [{bar:30}] {percent:>3}% {human_pos}/{human_len} pos  {per_sec}",
+                    )
+                    .expect("static template")
+                    .progress_chars("=> "),
+                );
+                bar.set_prefix(u.slices[0].to_string());
+                let tick = |n: u64| {
+                    bar.inc(n);
+                    overall.inc(n);
+                };
+                let t0 = Instant::now();
+                let (solved, r) = solve_unit_with(u, &deps, &tick)?;
+                let positions: u64 = solved.iter().map(|sv| sv.values.len() as u64).sum();
+                if opts.verbose {
+                    let dt = t0.elapsed().as_secs_f64();
+                    let names: Vec<String> = u.slices.iter().map(|s| s.to_string()).collect();
+                    multi.suspend(|| {
+                        eprintln!(
+                            "built {}\t{} positions\t{:.3} s (initial pass {:.3}, propagation {:.3} over {} plies)\t{:.0} positions/s",
+                            names.join(","),
+                            positions,
+                            dt,
+                            r.initial_seconds,
+                            r.solve_seconds - r.initial_seconds,
+                            r.plies,
+                            positions as f64 / dt.max(1e-9)
+                        )
+                    });
+                }
+                bar.finish_and_clear();
+                multi.remove(&bar);
+                sum.add(&r);
+                for sv in solved {
+                    deps.insert(&sv.slice, &sv.values)
+                        .map_err(|e| BuildError::Dependency {
+                            building: sv.slice.to_string(),
+                            source: e,
+                        })?;
+                    if tx.send(sv).is_err() {
+                        // The writer stopped on an error; it is reported below.
+                        return Ok(());
+                    }
+                }
+                present.extend(u.slices.iter().copied());
+            }
+            Ok(())
+        })();
+        drop(tx);
+        let written = writer
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        solving?;
+        written
+    })?;
+    sum.add(&written);
     overall.finish_and_clear();
     sum.seconds = start.elapsed().as_secs_f64();
     Ok(sum)
