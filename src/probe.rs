@@ -175,21 +175,22 @@ pub fn resolve<S: RawSource + ?Sized>(src: &S, pos: &Position) -> Result<Wld, Pr
     if pos.has_capture() {
         let mut best = Wld::Loss;
         let mut err = None;
-        for succ in pos.successors() {
+        // Successors without allocating; once a win is found the rest are skipped.
+        pos.for_each_successor(|succ| {
+            if best == Wld::Win {
+                return;
+            }
             match resolve(src, &succ) {
-                Ok(v) => {
-                    let v = v.negate();
-                    if v == Wld::Win {
-                        return Ok(Wld::Win);
-                    }
-                    best = best.max(v);
-                }
+                Ok(v) => best = best.max(v.negate()),
                 Err(e) => {
                     if err.is_none() {
                         err = Some(e);
                     }
                 }
             }
+        });
+        if best == Wld::Win {
+            return Ok(Wld::Win);
         }
         return match err {
             Some(e) => Err(e),
