@@ -6,6 +6,7 @@ mod cli;
 
 use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser, Subcommand};
+use std::io::Write;
 
 /// Endgame databases for English checkers: build, probe, verify and analyse.
 #[derive(Parser)]
@@ -46,6 +47,23 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // println! panics when standard output cannot be written (a full disk, /dev/full): report
+    // that as one error line and exit status 1 instead of a panic trace.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to") {
+            // If even stderr fails there is nobody to tell.
+            let _ = writeln!(std::io::stderr(), "egdb: error: cannot write output: {msg}");
+            std::process::exit(1);
+        }
+        default_hook(info);
+    }));
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => match e.kind() {

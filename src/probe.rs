@@ -320,8 +320,20 @@ struct BlockCache {
 unsafe impl Send for BlockCache {}
 unsafe impl Sync for BlockCache {}
 
+/// Largest cache budget honoured: half the physical memory (Linux `MemTotal`), or 1 GiB where
+/// that is unknown. A larger budget is reduced to this, so an oversized request can never make
+/// the up-front (lazily committed) allocation fail and abort the process.
+pub fn max_cache_bytes() -> usize {
+    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
+        let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
+        line.split_whitespace().nth(1)?.parse::<usize>().ok()
+    });
+    total.map_or(1 << 30, |kib| kib.saturating_mul(1024) / 2)
+}
+
 impl BlockCache {
     fn new(budget: usize) -> BlockCache {
+        let budget = budget.min(max_cache_bytes());
         let frames = budget / FRAME_COST;
         let (n_sets, ways) = if frames >= WAYS {
             (frames / WAYS, WAYS)

@@ -177,19 +177,16 @@ pub fn material_stats(infos: &[FileInfo]) -> Vec<MaterialStats> {
     out
 }
 
-/// Slices with positions that have no file although other slices with the same piece count
-/// do: for every piece count present in `infos`, every slice of every material with that many
-/// pieces is expected. Sorted in build order.
+/// Slices with positions that have no file, for every piece count from 1 up to the largest
+/// present in `infos` (probes of n pieces need every table below n: captures, crowning). Sorted
+/// in build order.
 pub fn missing_slices(infos: &[FileInfo]) -> Vec<Slice> {
     let present: std::collections::HashSet<Slice> = infos.iter().map(|f| f.slice).collect();
-    let counts: std::collections::BTreeSet<u32> =
-        infos.iter().map(|f| f.slice.material.pieces()).collect();
-    let Some(&max) = counts.last() else {
+    let Some(max) = infos.iter().map(|f| f.slice.material.pieces()).max() else {
         return Vec::new();
     };
     crate::plan::build_order(max)
         .into_iter()
-        .filter(|u| counts.contains(&u.pieces))
         .flat_map(|u| u.slices)
         .filter(|s| !present.contains(s))
         .collect()

@@ -184,9 +184,11 @@ pub fn table_path(dir: &Path, slice: &Slice) -> PathBuf {
 }
 
 /// The slice a file name `<slice name>.egdb` stands for, or `None` for any other name.
+/// Only the canonical (lower-case) spelling counts, so one slice never has two files.
 pub fn slice_of_file_name(name: &str) -> Option<Slice> {
     let stem = name.strip_suffix(".egdb")?;
-    stem.parse().ok()
+    let s: Slice = stem.parse().ok()?;
+    (s.to_string() == stem).then_some(s)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -532,6 +534,13 @@ fn encode_with_width(
             meta.slice
         )));
     }
+    let size = crate::index::SliceIndex::new(meta.slice).size();
+    if meta.positions != size {
+        return Err(TableError::Invalid(format!(
+            "{} positions given, but slice {} has {size}",
+            meta.positions, meta.slice
+        )));
+    }
     if meta.wins + meta.losses + meta.draws != meta.positions {
         return Err(TableError::Invalid(format!(
             "wins {} + losses {} + draws {} != positions {} (slice {})",
@@ -771,6 +780,14 @@ impl TableFile {
     /// # Errors
     /// As [`TableFile::open`].
     pub fn open_with(path: &Path, access: Access) -> Result<TableFile, TableError> {
+        // Check first: opening a FIFO would block, a directory cannot be mapped.
+        let md = std::fs::metadata(path).map_err(|e| TableError::io(path, "stat", e))?;
+        if !md.is_file() {
+            return Err(TableError::Invalid(format!(
+                "{} is not a regular file",
+                path.display()
+            )));
+        }
         let file = File::open(path).map_err(|e| TableError::io(path, "open", e))?;
         let len = file
             .metadata()
@@ -938,6 +955,12 @@ impl TableFile {
             return Err(self.fault(bad("slice ranks".into())));
         }
         let positions = rd64(&h, 24);
+        let size = crate::index::SliceIndex::new(slice).size();
+        if positions != size {
+            return Err(self.fault(bad(format!(
+                "{positions} positions, but slice {slice} has {size}"
+            ))));
+        }
         let (wins, losses) = (rd64(&h, 32), rd64(&h, 40));
         let draws = match wins.checked_add(losses) {
             Some(x) if x <= positions => positions - x,
@@ -1332,7 +1355,7 @@ mod tests {
     fn wide_offsets_and_old_versions() {
         let dir = tempfile::tempdir().unwrap();
         let s = slice("2110-34");
-        let vals = pseudo_values(5_001, 4);
+        let vals = pseudo_values(crate::index::SliceIndex::new(s).size() as usize, 4);
         let meta = meta_for(s, &vals);
         let opts = WriteOptions {
             block_positions: 200,
@@ -1341,7 +1364,7 @@ mod tests {
         let path = dir.path().join("w.egdb");
         let wide = encode_with_width(&meta, &vals, &opts, 8).unwrap();
         let narrow = encode_table(&meta, &vals, &opts).unwrap();
-        assert_eq!(wide.len() - narrow.len(), 4 * 26);
+        assert_eq!(wide.len() - narrow.len(), 4 * vals.len().div_ceil(200));
         std::fs::write(&path, &wide).unwrap();
         for access in [Access::Mmap, Access::Pread] {
             let t = TableFile::open_with(&path, access).unwrap();
@@ -1376,7 +1399,7 @@ mod tests {
     fn write_read_round_trip() {
         let dir = tempfile::tempdir().unwrap();
         let s = slice("2110-34");
-        let vals = pseudo_values(50_001, 9);
+        let vals = pseudo_values(crate::index::SliceIndex::new(s).size() as usize, 9);
         let meta = meta_for(s, &vals);
         let path = table_path(dir.path(), &s);
         assert!(path.ends_with("2110-34.egdb"));
@@ -1408,7 +1431,7 @@ mod tests {
     #[test]
     fn deterministic_bytes() {
         let s = slice("0202-nn");
-        let vals = pseudo_values(20_000, 3);
+        let vals = pseudo_values(crate::index::SliceIndex::new(s).size() as usize, 3);
         let meta = meta_for(s, &vals);
         let a = encode_table(&meta, &vals, &WriteOptions::default()).unwrap();
         let pool = rayon::ThreadPoolBuilder::new()
@@ -1423,7 +1446,7 @@ mod tests {
     fn uniform_slice_has_no_blocks() {
         let dir = tempfile::tempdir().unwrap();
         let s = slice("0101-nn");
-        let vals: Vec<u8> = (0..500).map(|i| if i % 3 == 0 { 3 } else { 0 }).collect();
+        let vals: Vec<u8> = (0..992).map(|i| if i % 3 == 0 { 3 } else { 0 }).collect();
         let meta = meta_for(s, &vals);
         let path = table_path(dir.path(), &s);
         let n = write_table(&path, &meta, &vals).unwrap();
@@ -1431,8 +1454,8 @@ mod tests {
         assert_eq!(n, 72);
         let t = TableFile::open(&path).unwrap();
         assert_eq!(t.uniform(), Some(Wld::Loss));
-        assert_eq!(t.get(499).unwrap(), Wld::Loss);
-        assert_eq!(t.decode_all().unwrap(), vec![0; 500]);
+        assert_eq!(t.get(991).unwrap(), Wld::Loss);
+        assert_eq!(t.decode_all().unwrap(), vec![0; 992]);
     }
 
     #[test]

@@ -60,6 +60,16 @@ pub enum VerifyError {
         /// Totals recounted.
         counted: (u64, u64, u64),
     },
+    /// Slice files are missing (a build not finished, a deleted file).
+    #[error(
+        "tables incomplete: {missing} slice files missing (first {first}; see egdb info --slices)"
+    )]
+    Incomplete {
+        /// How many are missing.
+        missing: usize,
+        /// The first missing slice in build order.
+        first: String,
+    },
     /// The directory holds no table files.
     #[error("no table files in {0}")]
     Empty(String),
@@ -171,6 +181,13 @@ pub fn verify_dir(
     let infos = read_dir_info(dir)?;
     if infos.is_empty() {
         return Err(VerifyError::Empty(dir.display().to_string()));
+    }
+    let missing = crate::stats::missing_slices(&infos);
+    if let Some(first) = missing.first() {
+        return Err(VerifyError::Incomplete {
+            missing: missing.len(),
+            first: first.to_string(),
+        });
     }
     for f in &infos {
         crate::table::TableFile::open(&f.path)

@@ -10,13 +10,13 @@ use std::sync::OnceLock;
 fn sample() -> &'static (Vec<u8>, Vec<u8>) {
     static S: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
     S.get_or_init(|| {
-        let vals: Vec<u8> = (0..3000u32)
+        let vals: Vec<u8> = (0..992u32)
             .map(|i| ((i * i / 7 + i / 13) % 3) as u8)
             .collect();
         let mut n = [0u64; 3];
         vals.iter().for_each(|&v| n[v as usize] += 1);
         let meta = TableMeta {
-            slice: "0202-nn".parse::<Slice>().unwrap(),
+            slice: "0101-nn".parse::<Slice>().unwrap(), // 992 positions
             positions: vals.len() as u64,
             wins: n[2],
             losses: n[0],
@@ -24,7 +24,7 @@ fn sample() -> &'static (Vec<u8>, Vec<u8>) {
             longest: 3,
         };
         let opts = WriteOptions {
-            block_positions: 500,
+            block_positions: 100,
             ..Default::default()
         };
         (encode_table(&meta, &vals, &opts).unwrap(), vals)

@@ -561,7 +561,16 @@ pub fn remove_stale_temp_files(dir: &Path) {
             continue;
         };
         let alive = pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists();
-        if !alive {
+        // A writer creates, writes and renames its temp file within moments of each other, so
+        // a file untouched for 10 minutes is dead even if its pid is reused or it belongs to
+        // another machine sharing the directory.
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age.as_secs() >= 600);
+        if !alive && old {
             let _ = std::fs::remove_file(e.path());
         }
     }
