@@ -85,7 +85,8 @@ fn code(r: Result<Wld, ProbeError>) -> c_int {
 }
 
 /// Open the tables in directory `dir` (UTF-8 path, NUL-terminated) with a block cache of
-/// `cache_mb` MiB (0 = the smallest cache; negative is an error). Returns a handle, or null with
+/// `cache_mb` MiB (0 = no cache: every lookup decodes its block, conditional lookups answer "not in cache";
+/// more than half the physical memory is reduced to that; negative is an error). Returns a handle, or null with
 /// a message copied into `errbuf` (capacity `errlen`, may be null) and kept for
 /// [`egdb_last_error`].
 ///
