@@ -50,7 +50,7 @@ pub struct FileInfo {
 #[derive(Debug, thiserror::Error)]
 pub enum StatsError {
     /// Reading the directory failed.
-    #[error("{path}: {source}")]
+    #[error("cannot read the table directory {path}: {source} (set --dir or EGDB_DIR)")]
     Io {
         /// The directory.
         path: PathBuf,
