@@ -159,8 +159,9 @@ impl DecodedTables {
         }
     }
 
+    /// The slot of `slice` (created empty on first use).
     #[inline]
-    fn get(&self, slice: &Slice) -> Result<&Decoded, ProbeError> {
+    fn cell(&self, slice: &Slice) -> Result<&OnceLock<Decoded>, ProbeError> {
         let ms = material_slot(&slice.material).ok_or_else(|| ProbeError::TooManyPieces {
             pieces: slice.material.pieces(),
             max: MAX_BUILD_PIECES,
@@ -170,7 +171,12 @@ impl DecodedTables {
             v.resize_with(64, OnceLock::new);
             v.into_boxed_slice()
         });
-        let cell = &row[rank_slot(slice)];
+        Ok(&row[rank_slot(slice)])
+    }
+
+    #[inline]
+    fn get(&self, slice: &Slice) -> Result<&Decoded, ProbeError> {
+        let cell = self.cell(slice)?;
         if let Some(d) = cell.get() {
             return Ok(d);
         }
@@ -181,16 +187,7 @@ impl DecodedTables {
     /// still be being written). `values`: one byte per position as in
     /// [`solve::SolvedSlice::values`]. A slice already present is left as it is.
     pub fn insert(&self, slice: &Slice, values: &[u8]) -> Result<(), ProbeError> {
-        let ms = material_slot(&slice.material).ok_or_else(|| ProbeError::TooManyPieces {
-            pieces: slice.material.pieces(),
-            max: MAX_BUILD_PIECES,
-        })?;
-        let row = self.slots[ms].get_or_init(|| {
-            let mut v = Vec::with_capacity(64);
-            v.resize_with(64, OnceLock::new);
-            v.into_boxed_slice()
-        });
-        row[rank_slot(slice)].get_or_init(|| Decoded {
+        self.cell(slice)?.get_or_init(|| Decoded {
             index: SliceIndex::new(*slice),
             packed: pack2(values),
         });
