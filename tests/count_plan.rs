@@ -1,40 +1,14 @@
 //! Position counts against OEIS A055213 (values copied from the published table; Schaeffer et
 //! al., Science 2007, Table 1) and the build plan's topological order.
+mod facts;
 use checkers_egdb::count::{
     positions_by_slices, positions_formula, positions_of_material, slices_with_pieces,
 };
 use checkers_egdb::index::SliceIndex;
 use checkers_egdb::plan::build_order;
 use checkers_egdb::slice::{Material, Slice};
+use facts::A055213;
 use std::collections::{HashMap, HashSet};
-
-/// OEIS A055213(n) for n = 1..24.
-const A055213: [u128; 24] = [
-    120,
-    6_972,
-    261_224,
-    7_092_774,
-    148_688_232,
-    2_503_611_964,
-    34_779_531_480,
-    406_309_208_481,
-    4_048_627_642_976,
-    34_778_882_769_216,
-    259_669_578_902_016,
-    1_695_618_078_654_976,
-    9_726_900_031_328_256,
-    49_134_911_067_979_776,
-    218_511_510_918_189_056,
-    852_888_183_557_922_816,
-    2_905_162_728_973_680_640,
-    8_568_043_414_939_516_928,
-    21_661_954_506_100_113_408,
-    46_352_957_062_510_379_008,
-    82_459_728_874_435_248_128,
-    118_435_747_136_817_856_512,
-    129_406_908_049_181_900_800,
-    90_072_726_844_888_186_880,
-];
 
 #[test]
 fn formula_matches_a055213_1_to_24() {
