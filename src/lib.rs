@@ -32,7 +32,7 @@
 //! | [`rules`] | the [`rules::Rules`] trait and English checkers: fast engine, un-moves, crown rows, rules id |
 //! | [`movegen`] | the slow path generator ([`Move`], [`movegen::Oracle`]): the independent oracle |
 //! | [`notation`] | PDN FEN and move notation |
-//! | [`slice`], [`index`], [`count`], [`plan`] | slices, their dense index, position counts, build order |
+//! | [`slice`](mod@slice), [`index`], [`count`], [`plan`] | slices, their dense index, position counts, build order |
 //! | [`generate`] | the retrograde generator (`egdb build`): driver and solver |
 //! | [`store`] | the dependency store: slices decoded into memory |
 //! | [`table`] | the file format: header, value codec, writer, reader |

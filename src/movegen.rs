@@ -258,6 +258,7 @@ struct JumpState {
 impl JumpState {
     fn jump(&mut self, at: usize, depth: usize, captured: Bitboard, emit: &mut impl FnMut(Move)) {
         let mut any = false;
+        #[allow(clippy::needless_range_loop)] // d is a direction, also tested against `dirs`
         for d in 0..4usize {
             if self.dirs & (1 << d) == 0 {
                 continue;

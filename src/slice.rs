@@ -205,7 +205,7 @@ impl Slice {
                 vec![None]
             } else {
                 // With k men the leading man is on row >= (k-1)/4 (rows hold 4 squares).
-                let lo = ((men as u32 + 3) / 4).saturating_sub(1) as u8;
+                let lo = (men as u32).div_ceil(4).saturating_sub(1) as u8;
                 (lo..=6).map(Some).collect()
             }
         };

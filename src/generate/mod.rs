@@ -215,7 +215,7 @@ pub fn solve_unit_with(
     Ok((solved, sum))
 }
 
-/// Write one solved slice to `dir` (atomically, see [`write_table`]); returns the counts and
+/// Write one solved slice to `dir` (atomically, see [`crate::table::write_table`]); returns the counts and
 /// bytes as a summary.
 ///
 /// # Errors

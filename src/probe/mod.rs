@@ -1,8 +1,8 @@
 //! Probing the tables: [`Tablebase`] (lazy opening, shared block cache, statistics) and
-//! [`resolve`], the capture-resolving search every probe goes through.
+//! [`resolve()`], the capture-resolving search every probe goes through.
 //!
 //! Tables store only quiet (no capture for the side to move) Black-to-move positions
-//! meaningfully; [`resolve`] turns any position into such lookups: a side with no legal move
+//! meaningfully; [`resolve()`] turns any position into such lookups: a side with no legal move
 //! loses, a side that must capture gets the best value over its de-duplicated capture
 //! successors (recursively, as the opponent may have to capture too), and a White-to-move
 //! position is looked up as its colour flip ([`crate::Position::normalized`]).

@@ -409,7 +409,7 @@ impl<R: Rules> Tablebase<R> {
     /// # Errors
     /// [`ProbeError::TooManyPieces`], [`ProbeError::InvalidPosition`],
     /// [`ProbeError::MissingSlice`] (naming the slice, even one needed only while resolving
-    /// captures), [`ProbeError::Corrupt`], [`ProbeError::Io`].
+    /// captures), [`ProbeError::Table`] (a damaged or unreadable file).
     pub fn probe_wld(&self, p: &Position) -> Result<Wld, ProbeError> {
         self.check(p)?;
         resolve_with(self.rules, self, p)

@@ -124,6 +124,7 @@ pub(crate) fn pack_base3(values: &[u8]) -> Vec<u8> {
 
 /// Value (0..=2) of position `i` of a packed block (`i < 5 * packed.len()`).
 #[inline(always)]
+#[cfg(test)]
 pub(crate) fn packed_value(packed: &[u8], i: usize) -> u8 {
     DIGITS[packed[i / 5] as usize][i % 5]
 }

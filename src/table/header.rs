@@ -197,7 +197,7 @@ impl Header {
             _ => return Err(bad("W/L counts exceed the positions".into())),
         };
         let bp = self.block_positions;
-        if bp < 20 || bp % 20 != 0 {
+        if bp < 20 || !bp.is_multiple_of(20) {
             return Err(bad(format!("block size {bp}")));
         }
         match self.uniform {

@@ -19,7 +19,7 @@
 //! [`TableFile::verify_checksum`]. A damaged file gives a [`TableError::Corrupt`], never a value.
 
 //! Rooms: [`header`] (the one [`Header`] type, parsed and written in one place), [`codec`]
-//! (the [`ValueCodec`] trait and the WLD codec [`Wld2Bit`]), [`write`] (encoder and atomic
+//! (the [`ValueCodec`] trait and the WLD codec [`Wld2Bit`]), [`write`](mod@write) (encoder and atomic
 //! writer), [`read`] ([`TableFile`]), [`error`] ([`TableError`], [`Fault`]).
 
 pub mod codec;
@@ -135,6 +135,37 @@ mod tests {
         let mut all = vec![DONT_CARE; 7];
         fill_majority(&mut all);
         assert_eq!(all, vec![1; 7]);
+    }
+
+    #[test]
+    fn rules_id_is_checked_on_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = slice("0101-nn");
+        let vals = pseudo_values(992, 2);
+        let meta = meta_for(s, &vals);
+        let path = table_path(dir.path(), &s);
+        let opts = WriteOptions {
+            rules: 7,
+            ..Default::default()
+        };
+        write_table_with(&path, &meta, &vals, &opts).unwrap();
+        let e = TableFile::open(&path).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                TableError::Corrupt {
+                    what: Fault::Rules {
+                        found: 7,
+                        expected: RULES_ENGLISH
+                    },
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let t = TableFile::open_rules(&path, Access::Pread, 7).unwrap();
+        assert_eq!(t.rules(), 7);
+        assert_eq!(t.meta(), &meta);
     }
 
     #[test]

@@ -205,7 +205,7 @@ fn encode<C: ValueCodec>(
             meta.slice
         )));
     }
-    if opts.block_positions < 20 || opts.block_positions % 20 != 0 {
+    if opts.block_positions < 20 || !opts.block_positions.is_multiple_of(20) {
         return Err(TableError::Invalid(format!(
             "block size {} is not a positive multiple of 20",
             opts.block_positions
