@@ -601,4 +601,89 @@ mod tests {
             KING_DIRECTIONS
         );
     }
+
+    /// The position before un-moving `(from, to)` in `after` (the piece on `to` goes back to
+    /// `from`; the side that just moved is to move again).
+    fn unmoved(after: &Position, from: Bitboard, to: Bitboard) -> Position {
+        let mover = after.side.opponent();
+        let mut q = *after;
+        match mover {
+            Color::Black => q.black = (q.black & !to) | from,
+            Color::White => q.white = (q.white & !to) | from,
+        }
+        if q.kings & to != 0 {
+            q.kings = (q.kings & !to) | from;
+        }
+        q.side = mover;
+        q
+    }
+
+    /// Un-moves of the fast engine against the slow path generator (the oracle): every quiet,
+    /// non-crowning move of the oracle is found backwards, and every un-move leads to a legal
+    /// position that has that move.
+    #[test]
+    fn unmoves_invert_the_oracle_quiet_moves() {
+        use crate::movegen::Oracle;
+        let mut seeds: Vec<Position> = [
+            "B:W21-32:B1-12",
+            "W:WK19,K23:BK28,12",
+            "B:W18,24,K27:B12,K22",
+            "W:W14,K2,K30:B3,K10,K20,26",
+            "B:WK1,K3,K5:BK28,K30,K32",
+        ]
+        .iter()
+        .map(|f| Position::from_fen(f).unwrap())
+        .collect();
+        let mut frontier = seeds.clone();
+        for _ in 0..3 {
+            let mut next = Vec::new();
+            for p in &frontier {
+                Oracle.for_each_successor(p, |q| next.push(q));
+            }
+            next.truncate(400);
+            seeds.extend(next.iter().copied());
+            frontier = next;
+        }
+        let mut checked = 0;
+        for p in &seeds {
+            if Oracle.has_capture(p) {
+                continue;
+            }
+            for m in p.unique_moves() {
+                if m.crowns {
+                    continue;
+                }
+                let after = p.apply(&m);
+                let mut found = false;
+                English.for_each_quiet_unmove(&after, |from, to, is_king| {
+                    let q = unmoved(&after, from, to);
+                    assert_eq!(is_king, q.kings & from != 0);
+                    assert!(q.validate().is_ok(), "{}", q.to_fen());
+                    // The oracle has the move back to `after` from q (when q must not capture).
+                    if !Oracle.has_capture(&q) {
+                        let mut ok = false;
+                        Oracle.for_each_successor(&q, |r| ok |= r == after);
+                        assert!(ok, "{} -> {}", q.to_fen(), after.to_fen());
+                    }
+                    found |= q == *p;
+                });
+                assert!(found, "{} then {:?}", p.to_fen(), m);
+                checked += 1;
+            }
+        }
+        assert!(checked > 1000, "{checked}");
+    }
+
+    #[test]
+    fn conversions_are_captures_and_man_moves() {
+        let conv = |fen: &str, mv: &str| {
+            let p = Position::from_fen(fen).unwrap();
+            let m = crate::notation::parse_move(&p, mv).unwrap();
+            English.is_conversion(&p, &p.apply(&m))
+        };
+        assert!(conv("B:W21-32:B1-12", "9-13")); // man move
+        assert!(!conv("W:WK19,K23:BK28,12", "19-15")); // king move
+        assert!(conv("W:WK29:BK25", "29x22")); // capture
+        assert!(conv("W:W5:BK2", "5-1")); // crowning man move
+    }
 }
