@@ -6,6 +6,7 @@ pub mod notation;
 pub use board::{Bitboard, Color, Position, PositionError, Wld};
 pub use movegen::{perft, perft_parallel, Move};
 pub mod count;
+#[cfg(feature = "ffi")]
 pub mod ffi;
 pub mod index;
 pub mod plan;
