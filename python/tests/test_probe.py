@@ -35,6 +35,15 @@ def tb(tables):
     return Tablebase(tables)
 
 
+def too_many(tb):
+    """A legal position with one piece more than the tables cover: black kings on 1..max,
+    a white king on 32, White to move; as (fen, black, white, kings, side)."""
+    n = tb.max_pieces
+    black = (1 << n) - 1
+    fen = f"W:WK32:B{','.join('K' + str(s) for s in range(1, n + 1))}"
+    return fen, black, 1 << 31, black | (1 << 31), 1
+
+
 def cli_values(egdb, tables, fens):
     """FEN -> value as printed by `egdb probe`, one line per input in input order."""
     r = run_egdb(egdb, "probe", "--dir", str(tables), stdin="\n".join(fens) + "\n")
@@ -84,9 +93,9 @@ def test_king_v_king_totals(tb):
 
 
 def test_random_positions_match_the_cli(tb, egdb, tables):
-    # 3000 random positions of at most 4 pieces, half of them with a capture for the side to
+    # 3000 random positions of at most 4 (or 5, on 5-piece tables) pieces, half of them with a capture for the side to
     # move (chosen by the presence of an 'x' move), both sides to move.
-    pool = random_fens(30000, 4, seed=13)
+    pool = random_fens(30000, min(tb.max_pieces, 5), seed=13)
     capture = [f for f in pool if any("x" in m for m, _ in tb.moves(f))]
     quiet = [f for f in pool if f not in set(capture)]
     fens = capture[:1500] + quiet[:1500]
@@ -102,7 +111,7 @@ def test_random_positions_match_the_cli(tb, egdb, tables):
 
 
 def test_moves_match_the_cli_and_the_value(tb, egdb):
-    fens = random_fens(300, 4, seed=7) + [f for f, _ in PUBLISHED]
+    fens = random_fens(300, min(tb.max_pieces, 5), seed=7) + [f for f, _ in PUBLISHED]
     for fen in fens:
         moves = tb.moves(fen)
         r = run_egdb(egdb, "moves", fen)
@@ -177,7 +186,7 @@ def test_probe_many_releases_the_gil(tb):
 
 
 def test_threads_share_a_tablebase(tb, egdb, tables):
-    fens = random_fens(2000, 4, seed=11)
+    fens = random_fens(2000, min(tb.max_pieces, 5), seed=11)
     want = cli_values(egdb, tables, fens)
     out = [None] * 4
 
@@ -206,7 +215,7 @@ def cli_error(egdb, tables, fen):
 
 @pytest.mark.parametrize(
     "fen",
-    ["W:WK4,WK5,33:B4", "W:W4:BK20", "X:W1:B2", ".", "W:W1-13:B20", "W:WK6:B9,10,17,18"],
+    ["W:WK4,WK5,33:B4", "W:W4:BK20", "X:W1:B2", ".", "W:W1-13:B20", "B:W21-32:B1-12"],
 )
 def test_bad_input_raises_value_error_with_the_cli_message(tb, egdb, tables, fen):
     with pytest.raises(ValueError) as e:
@@ -221,10 +230,14 @@ def test_empty_fen(tb):
 
 
 def test_too_many_pieces(tb):
-    with pytest.raises(ValueError, match="position has 5 pieces; the tables cover at most 4"):
-        tb.probe("W:WK6:B9,10,17,18")
-    with pytest.raises(ValueError, match="^item 1: position has 5 pieces"):
-        tb.probe_many(["W:WK32:BK26", "W:WK6:B9,10,17,18"])
+    fen, n = too_many(tb)[0], tb.max_pieces
+    msg = f"position has {n + 1} pieces; the tables cover at most {n}"
+    with pytest.raises(ValueError, match=f"^{msg}$"):
+        tb.probe(fen)
+    with pytest.raises(ValueError, match=f"^item 1: {msg}$"):
+        tb.probe_many(["W:WK32:BK26", fen])
+    with pytest.raises(ValueError, match=f"^{msg}$"):
+        tb.moves(fen)
     with pytest.raises(ValueError, match="^item 0: bad FEN: bad side to move"):
         tb.probe_many(["X:W1:B2"])
 
@@ -259,7 +272,7 @@ def test_corrupt_table(tables, egdb, tmp_path):
         data[len(data) // 2] ^= 0xFF
         victim.write_bytes(bytes(data))
     t = Tablebase(tmp_path)
-    fens = random_fens(3000, 4, seed=5)
+    fens = random_fens(3000, min(Tablebase(tables).max_pieces, 5), seed=5)
     want = cli_values(egdb, tables, fens)
     errors = 0
     for fen, w in zip(fens, want):
@@ -297,10 +310,10 @@ def test_probe_bitboards_input_checks(tb):
         tb.probe_bitboards(one.reshape(1, 1), w, k, s)
     with pytest.raises(ValueError, match="^item 0: invalid position"):
         tb.probe_bitboards(one, one, k, s)  # square 26 holds both colours
-    five = (1 << 8) | (1 << 9) | (1 << 16) | (1 << 17)
-    args = (np.array([five, 1 << 25]), np.array([1 << 5, 1 << 31]),
-            np.array([1 << 5, (1 << 25) | (1 << 31)]), np.array([1, 1]))
-    with pytest.raises(ValueError, match="^item 0: position has 5 pieces"):
+    _, bb, wb, kb, sb = too_many(tb)
+    args = (np.array([bb, 1 << 25]), np.array([wb, 1 << 31]),
+            np.array([kb, (1 << 25) | (1 << 31)]), np.array([sb, 1]))
+    with pytest.raises(ValueError, match=f"^item 0: position has {tb.max_pieces + 1} pieces"):
         tb.probe_bitboards(*args)
     assert tb.probe_bitboards(*args, unknown=-128).tolist() == [-128, 1]
     assert tb.probe_bitboards([], [], [], []).tolist() == []
