@@ -46,6 +46,7 @@
 
 pub mod board;
 pub mod count;
+#[cfg(feature = "ffi")]
 pub mod ffi;
 pub mod generate;
 pub mod index;
