@@ -27,6 +27,10 @@ pub struct Args {
     /// One line per unit built on stderr (slices, positions, seconds, positions/s).
     #[arg(long, short)]
     pub verbose: bool,
+    /// Spread the build over the ranks of an MPI job: `mpirun -n N egdb build --mpi ...`, with
+    /// --dir on a filesystem all ranks share (needs the `mpi` cargo feature; see docs/mpi.md).
+    #[arg(long, conflicts_with = "slice")]
+    pub mpi: bool,
 }
 
 /// Run `egdb build`.
@@ -39,7 +43,15 @@ pub fn run(args: Args) -> CliResult {
         verbose: args.verbose,
         progress: !args.quiet && std::io::stderr().is_terminal(),
     };
-    let s = build(&opts)?;
+    let s = if args.mpi {
+        match super::build_mpi::run(&opts, args.quiet)? {
+            Some(s) => s,
+            // Ranks other than 0 print nothing.
+            None => return Ok(()),
+        }
+    } else {
+        build(&opts)?
+    };
     if !args.quiet {
         let rss =
             peak_rss_bytes().map_or("?".into(), |b| format!("{:.1} MiB", b as f64 / 1048576.0));
