@@ -30,7 +30,9 @@ fn main() {
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         let (mut captures, mut edges) = (0u64, 0u64);
         for _ in 0..samples {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let i = ((x >> 11) as u128 * size as u128 >> 53) as u64;
             let p = idx.unrank(i).expect("index in range");
             if p.has_capture() {

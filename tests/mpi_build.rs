@@ -32,9 +32,16 @@ fn mpirun(ranks: u32, dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Outpu
     for (k, v) in env {
         c.args(["-x", k]).env(k, v);
     }
-    c.args([EGDB, "build", "--mpi", "--pieces", &PIECES.to_string(), "--dir"])
-        .arg(dir)
-        .args(extra);
+    c.args([
+        EGDB,
+        "build",
+        "--mpi",
+        "--pieces",
+        &PIECES.to_string(),
+        "--dir",
+    ])
+    .arg(dir)
+    .args(extra);
     c.output()
         .expect("cannot run mpirun: install Open MPI (openmpi-bin), see docs/mpi.md")
 }
@@ -83,7 +90,10 @@ fn assert_same_files(dir: &Path) {
         "file names differ"
     );
     for (name, bytes) in want {
-        assert!(got[name] == *bytes, "{name} differs from the single-process build");
+        assert!(
+            got[name] == *bytes,
+            "{name} differs from the single-process build"
+        );
     }
 }
 
@@ -108,7 +118,11 @@ fn three_ranks_build_the_same_bytes_then_verify_and_resume() {
         .output()
         .unwrap();
     assert!(v.status.success(), "{}", text(&v));
-    assert!(String::from_utf8_lossy(&v.stdout).starts_with("ok:"), "{}", text(&v));
+    assert!(
+        String::from_utf8_lossy(&v.stdout).starts_with("ok:"),
+        "{}",
+        text(&v)
+    );
     // A rerun finds every unit complete and builds nothing.
     let slices: usize = reference().len();
     let again = mpirun(3, t.path(), &[], &[]);
@@ -151,7 +165,10 @@ fn killed_rank_then_rerun_resumes_to_the_same_bytes() {
         .collect();
     let (built, skipped) = (nums[0], nums[1]);
     assert_eq!(built + skipped, all, "{line}");
-    assert!(skipped <= partial && skipped + 2 >= partial, "{line}, {partial} files before");
+    assert!(
+        skipped <= partial && skipped + 2 >= partial,
+        "{line}, {partial} files before"
+    );
     assert_same_files(t.path());
 }
 

@@ -300,8 +300,7 @@ mod imp {
         }
         wait_for_dependencies(dir, u);
         let run = || -> Result<BuildSummary, String> {
-            let (solved, mut sum) =
-                solve_unit_with(u, deps, &|_| {}).map_err(|e| e.to_string())?;
+            let (solved, mut sum) = solve_unit_with(u, deps, &|_| {}).map_err(|e| e.to_string())?;
             for sv in &solved {
                 sum.add(&write_solved(dir, sv).map_err(|e| e.to_string())?);
                 deps.insert(&sv.slice, &sv.values)
@@ -364,7 +363,10 @@ mod imp {
                 .collect();
             let (id, count) = match (tag, words.as_slice()) {
                 (TAG_ASSIGN, &[id, count]) => (id as usize, count as usize),
-                _ => die(world, &format!("rank {rank}: unexpected message (tag {tag})")),
+                _ => die(
+                    world,
+                    &format!("rank {rank}: unexpected message (tag {tag})"),
+                ),
             };
             if kill_after == Some(received) {
                 // SAFETY: sending a signal to this process.
@@ -549,7 +551,10 @@ mod imp {
                 Some(Event::Fail(r, id, e)) => {
                     display.clear();
                     let what = units.get(id).map_or_else(String::new, |u| names(u));
-                    die(world, &format!("rank {r} failed on unit {id} ({what}): {e}"));
+                    die(
+                        world,
+                        &format!("rank {r} failed on unit {id} ({what}): {e}"),
+                    );
                 }
                 Some(Event::Done(r, rep)) => {
                     if holding[r as usize].map(|h| h.0) != Some(rep.unit) {
@@ -582,7 +587,10 @@ mod imp {
                 false,
             );
         }
-        display.show(|| status_line(&sched, &total, &holding, &units, start), true);
+        display.show(
+            || status_line(&sched, &total, &holding, &units, start),
+            true,
+        );
         if display.tty {
             display.clear();
         }
@@ -756,7 +764,9 @@ mod imp {
                     }
                     assert!(!in_flight.is_empty(), "stalled with {} done", s.done());
                     // Finish a pseudo-randomly chosen unit in flight.
-                    step = step.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    step = step
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     let k = (step >> 33) as usize % in_flight.len();
                     let i = in_flight.swap_remove(k);
                     finished[i] = true;
