@@ -121,7 +121,7 @@ fn cpp_client_uses_the_kingsrow_api() {
         None => {
             let d = work.path().join("tables");
             checkers_egdb::generate::build(&checkers_egdb::generate::BuildOptions::new(&d, 4))
-            .expect("build 4-piece tables");
+                .expect("build 4-piece tables");
             d
         }
     };

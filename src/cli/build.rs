@@ -31,6 +31,10 @@ pub struct Args {
     /// One line per unit built on stderr (slices, positions, seconds, positions/s).
     #[arg(long, short)]
     pub verbose: bool,
+    /// Spread the build over the ranks of an MPI job: `mpirun -n N egdb build --mpi ...`, with
+    /// --dir on a filesystem all ranks share (needs the `mpi` cargo feature; see docs/mpi.md).
+    #[arg(long, conflicts_with = "slice")]
+    pub mpi: bool,
 }
 
 /// Progress bars (an overall bar and one per unit) and, with `-v`, one line per unit solved.
@@ -127,9 +131,18 @@ pub fn run(args: Args) -> CliResult {
         slice: args.slice,
     };
     let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal(), args.verbose);
-    let s = build_with(&opts, &bars);
-    bars.overall.finish_and_clear();
-    let s = s?;
+    let s = if args.mpi {
+        bars.overall.finish_and_clear();
+        match super::build_mpi::run(&opts, args.quiet, args.verbose)? {
+            Some(s) => s,
+            // Ranks other than 0 print nothing.
+            None => return Ok(()),
+        }
+    } else {
+        let s = build_with(&opts, &bars);
+        bars.overall.finish_and_clear();
+        s?
+    };
     if !args.quiet {
         let rss =
             peak_rss_bytes().map_or("?".into(), |b| format!("{:.1} MiB", b as f64 / 1048576.0));
