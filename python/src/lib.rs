@@ -249,7 +249,7 @@ impl Tablebase {
                         Color::White
                     };
                     let p = Position::new(b[i], w[i], k[i], color)
-                        .map_err(|e| RustProbeError::InvalidPosition(e.to_string()))?;
+                        .map_err(RustProbeError::InvalidPosition)?;
                     match self.tb.probe_wld(&p) {
                         Ok(v) => Ok(value_i8(v)),
                         Err(RustProbeError::TooManyPieces { .. }) if unknown.is_some() => {
