@@ -16,5 +16,7 @@ pub mod table;
 pub use index::SliceIndex;
 pub use slice::{Material, Slice};
 pub mod build;
+pub mod proofcheck;
+pub mod prove;
 pub mod stats;
 pub mod verify;
