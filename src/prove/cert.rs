@@ -206,18 +206,36 @@ impl<G: Game> Ex<'_, '_, G> {
         if succ.is_empty() {
             return Ok(game.mover(&p) != self.claimant);
         }
-        let verified = if game.mover(&p) == self.claimant {
+        // A position on the walk cannot be used again below itself: the strategy names one
+        // move per position, so returning to it would be a cycle.
+        self.on_stack.insert(p);
+        let r = self.expand_win(p, h, &succ);
+        self.on_stack.remove(&p);
+        let Some(verified) = r? else {
+            return Ok(false);
+        };
+        let v = self.done.entry(p).or_insert(verified);
+        *v = (*v).min(verified);
+        Ok(true)
+    }
+
+    /// The claimant or opponent step of [`Ex::visit_win`]: the verified height, or `None`.
+    fn expand_win(&mut self, p: G::Pos, h: u32, succ: &[G::Pos]) -> Result<Option<u32>, G::Error> {
+        let game = self.d.game();
+        Ok(Some(if game.mover(&p) == self.claimant {
             // A winning leaf first, then successors by known proof height.
             let mut cands: Vec<(u32, G::Pos)> = Vec::new();
-            for c in &succ {
+            for c in succ {
                 match self.leaf(c)? {
                     Some(true) => {
                         self.choice.insert(p, *c);
-                        self.done.insert(p, 1);
-                        return Ok(true);
+                        return Ok(Some(1));
                     }
                     Some(false) => continue,
                     None => {}
+                }
+                if self.on_stack.contains(c) {
+                    continue;
                 }
                 if let Some(&v) = self.done.get(c) {
                     cands.push((v, *c));
@@ -238,7 +256,7 @@ impl<G: Game> Ex<'_, '_, G> {
                         Some(dist) if dist < h => {}
                         _ => {
                             if self.hard_fail {
-                                return Ok(false);
+                                return Ok(None);
                             }
                             continue;
                         }
@@ -251,32 +269,37 @@ impl<G: Game> Ex<'_, '_, G> {
                     break;
                 }
                 if self.hard_fail {
-                    return Ok(false);
+                    return Ok(None);
                 }
             }
-            let Some(c) = found else { return Ok(false) };
-            self.choice.insert(p, c);
-            1 + self.done.get(&c).copied().unwrap_or(0)
+            let Some(c) = found else { return Ok(None) };
+            let verified = 1 + self.done.get(&c).copied().unwrap_or(0);
+            // `p` may have been finished with a lower height meanwhile (reached again below
+            // itself): keep that choice, as the one found here leads back to `p`.
+            if self.done.get(&p).is_none_or(|&v| verified < v) {
+                self.choice.insert(p, c);
+            }
+            verified
         } else {
             let mut worst = 0;
-            for c in &succ {
+            for c in succ {
                 match self.leaf(c)? {
                     Some(true) => continue,
-                    Some(false) => return Ok(false),
+                    Some(false) => return Ok(None),
                     None => {}
+                }
+                if self.on_stack.contains(c) {
+                    return Ok(None);
                 }
                 if !self.done.get(c).is_some_and(|&v| v < h)
                     && (self.holds(c, false)?.is_none() || !self.visit_win(*c, h - 1)?)
                 {
-                    return Ok(false);
+                    return Ok(None);
                 }
                 worst = worst.max(self.done.get(c).copied().unwrap_or(0));
             }
             1 + worst
-        };
-        let v = self.done.entry(p).or_insert(verified);
-        *v = (*v).min(verified);
-        Ok(true)
+        }))
     }
 
     /// NotLose walk (cycles allowed): depth first, the walk being the history of sub-searches.
