@@ -107,13 +107,21 @@ fn strategy_ok(
             None => {}
         }
         if g.table[p].is_some() || g.succ[p].is_empty() {
-            let v = if g.side[p] == claimant { t[p] } else { t[p].negate() };
+            let v = if g.side[p] == claimant {
+                t[p]
+            } else {
+                t[p].negate()
+            };
             let ok = match goal {
                 Goal::Win => v == Wld::Win,
                 Goal::NotLose => v != Wld::Loss,
             };
             state.insert(p, 2);
-            return if ok { Ok(()) } else { Err(format!("bad leaf {p}")) };
+            return if ok {
+                Ok(())
+            } else {
+                Err(format!("bad leaf {p}"))
+            };
         }
         state.insert(p, 1);
         if g.side[p] == claimant {
@@ -134,7 +142,7 @@ fn strategy_ok(
 }
 
 /// Prove every node for both goals; return (settled, total) and panic on any wrong answer.
-fn check_graph(g: &Graph, tt_entries: usize, label: &str) -> (usize, usize) {
+fn check_graph(g: &Graph, tt_entries: usize, weak: bool, label: &str) -> (usize, usize) {
     let t = truth(g);
     let budget = Budget {
         nodes: Some(200_000),
@@ -142,6 +150,8 @@ fn check_graph(g: &Graph, tt_entries: usize, label: &str) -> (usize, usize) {
     };
     let mut win = Dfpn::with_table(g, Goal::Win, Table::with_entries(tt_entries));
     let mut nl = Dfpn::with_table(g, Goal::NotLose, Table::with_entries(tt_entries));
+    win.set_weak(weak);
+    nl.set_weak(weak);
     let mut settled = 0;
     for root in 0..g.side.len() {
         let ow = win.solve(root, &budget).unwrap();
@@ -151,19 +161,22 @@ fn check_graph(g: &Graph, tt_entries: usize, label: &str) -> (usize, usize) {
         let expect_n = v != Wld::Loss;
         for (goal, o, expect) in [(Goal::Win, ow, expect_w), (Goal::NotLose, on, expect_n)] {
             match o {
-                Outcome::Proven => assert!(expect, "{label}: root {root} {goal:?} proven, truth {v}"),
+                Outcome::Proven => {
+                    assert!(expect, "{label}: root {root} {goal:?} proven, truth {v}")
+                }
                 Outcome::Disproven => {
-                    assert!(!expect, "{label}: root {root} {goal:?} disproven, truth {v}")
+                    assert!(
+                        !expect,
+                        "{label}: root {root} {goal:?} disproven, truth {v}"
+                    )
                 }
                 Outcome::Unknown { .. } => continue,
             }
             settled += 1;
             let d = if goal == Goal::Win { &mut win } else { &mut nl };
             let proven = o == Outcome::Proven;
-            let s = extract(d, root, g.side[root], proven, &budget, None)
-                .unwrap();
-            let s = s
-                .unwrap_or_else(|| panic!("{label}: root {root} {goal:?}: no strategy"));
+            let s = extract(d, root, g.side[root], proven, &budget, None).unwrap();
+            let s = s.unwrap_or_else(|| panic!("{label}: root {root} {goal:?}: no strategy"));
             strategy_ok(g, root, s.claimant, s.goal, &s.choice)
                 .unwrap_or_else(|e| panic!("{label}: root {root} {goal:?}: strategy: {e}"));
         }
@@ -186,7 +199,13 @@ impl Rng {
 
 fn random_graph(rng: &mut Rng, n: usize) -> Graph {
     let side: Vec<Color> = (0..n)
-        .map(|i| if i % 2 == 0 { Color::Black } else { Color::White })
+        .map(|i| {
+            if i % 2 == 0 {
+                Color::Black
+            } else {
+                Color::White
+            }
+        })
         .collect();
     let mut succ = vec![Vec::new(); n];
     let mut table = vec![None; n];
@@ -289,8 +308,10 @@ fn hand_built_path_dependent_draw_does_not_poison_the_table() {
         assert_ne!(win.known(&D, Color::Black).result, Some(false));
         assert!(win.stats().path_dependent > 0);
     }
-    let (settled, total) = check_graph(&g, 4, "hand-built");
-    assert_eq!(settled, total);
+    for weak in [false, true] {
+        let (settled, total) = check_graph(&g, 4, weak, "hand-built");
+        assert_eq!(settled, total);
+    }
 }
 
 #[test]
@@ -300,11 +321,14 @@ fn random_graphs_with_cycles_match_retrograde() {
     for i in 0..1500 {
         let n = 6 + rng.below(40) as usize;
         let g = random_graph(&mut rng, n);
-        // Tiny table (one bucket) to force replacement, then a roomy one.
+        // Tiny table (one bucket) to force replacement, then a roomy one; sums and weak sums.
         for entries in [4, 1 << 12] {
-            let (s, t) = check_graph(&g, entries, &format!("graph {i} ({n} nodes, {entries})"));
-            settled += s;
-            total += t;
+            for weak in [false, true] {
+                let label = format!("graph {i} ({n} nodes, {entries} entries, weak {weak})");
+                let (s, t) = check_graph(&g, entries, weak, &label);
+                settled += s;
+                total += t;
+            }
         }
     }
     // Unknowns are allowed (never a wrong answer), but nearly everything settles on graphs

@@ -94,10 +94,7 @@ pub fn extract<G: Game>(
                     dist,
                     ..
                 } if k == proven => dist,
-                _ => {
-                    let s = ex.d.solve_for(root, prover, &[], budget)?;
-                    s.dist
-                }
+                _ => ex.d.solve_two_phase(root, prover, &[], budget)?.dist,
             };
             let mut ok = false;
             for _ in 0..6 {
@@ -166,7 +163,9 @@ impl<G: Game> Ex<'_, '_, G> {
             return Ok((r == self.want).then_some(k.dist));
         }
         let history: &[G::Pos] = if history_walk { &self.stack } else { &[] };
-        let s = self.d.solve_for(*c, self.prover, history, &self.budget)?;
+        let s = self
+            .d
+            .solve_two_phase(*c, self.prover, history, &self.budget)?;
         Ok(match s.outcome {
             Outcome::Proven => self.want.then_some(s.dist),
             Outcome::Disproven => (!self.want).then_some(s.dist),

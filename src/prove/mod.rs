@@ -5,7 +5,8 @@
 //! *Win* (a draw counts as failure) and *NotLose* (a draw counts as success). Win proven: win;
 //! NotLose disproven: loss; Win disproven and NotLose proven: draw; anything else: unknown
 //! (reported with the proof and disproof numbers, never guessed). The two questions are searched
-//! in parallel (one thread each) and the first decisive answer stops the other.
+//! in parallel (one thread each); neither stops the other, so with a node limit (and no time
+//! limit reached) the results are the same whatever the thread count.
 //!
 //! Rooms: [`search`] (generic df-pn, repetitions), [`tt`] (transposition table), [`cert`]
 //! (strategy extraction and the certificate writer). The checker is `crate::proofcheck`.
@@ -271,16 +272,16 @@ impl<'t> Prover<'t> {
             deadline,
             cancel: Some(cancel.clone()),
         };
-        // Decisive answers stop the other search.
+        // The goals never stop each other: each runs to its answer or its budget, so the
+        // results (and the tables kept for the next position) do not depend on timing or on
+        // the thread count, only on the limits. An error stops the other goal.
+        // Each goal: weak sums for the first half of its budget, then (if still unknown) sums
+        // for the rest (see `Dfpn::set_weak`).
         let run_goal = |d: &mut Dfpn<'_, Checkers<'t>>, b: Budget| {
-            let r = d.solve(*pos, &b);
-            let decisive = match (&r, d.goal()) {
-                (Err(_), _) => true,
-                (Ok(Outcome::Proven), Goal::Win) => true,
-                (Ok(Outcome::Disproven), Goal::NotLose) => true,
-                _ => false,
-            };
-            if decisive {
+            let r = d
+                .solve_two_phase(*pos, pos.side, &[], &b)
+                .map(|s| s.outcome);
+            if r.is_err() {
                 cancel.store(true, Ordering::Relaxed);
             }
             r

@@ -11,16 +11,21 @@
 //!
 //! # Repetitions (the graph-history interaction)
 //! A result that follows from a repetition holds only while the repeated position is on the
-//! path. Every solved result carries `rep`, the path index of the shallowest ancestor whose
-//! repetition it relies on (`NO_REP` if none). At a node of path index `d`, a result with
-//! `rep >= d` relies only on repetitions of the node itself or of positions below it; it is a fact
-//! about the position, whatever the path (a winning strategy never needs to come back to the same
-//! position, and a drawing strategy that returns to the node itself is valid from any path), and
-//! is stored in the transposition table. A result with `rep < d` is *path-dependent*: it is kept
-//! only in the parent's local list of children for the duration of the parent's expansion, and
-//! never stored as solved. So the table never holds a proof or disproof that a different path
-//! could invalidate. Wins are never proven through repetitions (a repetition is a draw, which
-//! never satisfies *Win*; it disproves *Win* and proves *NotLose*).
+//! path. Every solved result carries its *dependencies*: the positions above the node whose
+//! repetition its proof tree uses (a repetition leaf depends on the repeated position; a node
+//! decided by one child takes that child's dependencies, choosing a child with the fewest; a node
+//! decided by all children takes their union; the node itself is then removed, since a proof
+//! that returns to the node is valid from any path: a drawing strategy may cycle through its own
+//! root, and a winning strategy never needs to come back to the same position).
+//! - A result without dependencies is a fact about the position and goes to the transposition
+//!   table, reusable from any path and any later root.
+//! - A result with dependencies is *path-dependent*. It is kept, with its dependency list, in a
+//!   separate bounded cache and reused only where every dependency is on the current path after
+//!   the last irreversible move (then every repetition leaf of its proof tree is a repetition
+//!   again, so the same proof tree holds). It is never stored in the transposition table.
+//!
+//! Wins never rely on repetitions: a repetition is a draw, which never satisfies *Win*; it
+//! disproves *Win* and proves *NotLose*.
 //!
 //! Positions can only repeat between two irreversible moves ([`Game::irreversible`]: in checkers
 //! a capture or a man move), so the repetition check scans the path back to the last one.
@@ -39,8 +44,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// "No repetition relied upon".
-const NO_REP: u32 = u32::MAX;
+/// Most dependencies a path-dependent result may have to be cached.
+const MAX_DEPS: usize = 16;
 
 /// The yes/no question a search answers for the prover (the side to move at the root).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -175,15 +180,18 @@ pub struct SearchStats {
     pub nodes: u64,
     /// Deepest path index reached.
     pub max_depth: usize,
-    /// Results that depended on the path and were therefore not stored.
+    /// Solved results that depended on the path (kept out of the transposition table).
     pub path_dependent: u64,
+    /// Path-dependent results reused because their dependencies were on the path again.
+    pub dep_hits: u64,
 }
 
 struct Child<P> {
     pos: P,
     pn: u32,
     dn: u32,
-    rep: u32,
+    /// Dependencies of a solved child (see the module docs); empty if path-independent.
+    deps: Vec<P>,
     /// Proof height when solved.
     dist: u32,
     /// Reached by an irreversible move (cannot be a repetition; ends the repetition scan).
@@ -206,6 +214,10 @@ pub struct Dfpn<'g, G: Game> {
     on_path: HashMap<G::Pos, usize>,
     /// Path index of the root of the current search.
     root_depth: usize,
+    /// Path-dependent solved results: (position, OR flag) -> (pn, dn, dist, dependencies).
+    dep_cache: HashMap<(G::Pos, bool), DepEntry<G::Pos>>,
+    /// Most entries of `dep_cache` (it is emptied when full).
+    dep_cap: usize,
     stats: SearchStats,
     node_limit: u64,
     deadline: Option<Instant>,
@@ -215,6 +227,8 @@ pub struct Dfpn<'g, G: Game> {
     /// unknown).
     max_depth: usize,
     succ_buf: Vec<Vec<G::Pos>>,
+    /// Weak proof-number sums instead of sums (see [`Dfpn::set_weak`]).
+    weak: bool,
 }
 
 /// Most plies below the root the search expands (protects the stack of the recursion).
@@ -228,6 +242,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
 
     /// A searcher for `goal` with the given table.
     pub fn with_table(game: &'g G, goal: Goal, tt: Table<G::Pos>) -> Self {
+        let dep_cap = (tt.capacity() / 4).max(16);
         Dfpn {
             game,
             goal,
@@ -236,6 +251,8 @@ impl<'g, G: Game> Dfpn<'g, G> {
             path: Vec::new(),
             on_path: HashMap::new(),
             root_depth: 0,
+            dep_cache: HashMap::new(),
+            dep_cap,
             stats: SearchStats::default(),
             node_limit: u64::MAX,
             deadline: None,
@@ -243,7 +260,17 @@ impl<'g, G: Game> Dfpn<'g, G> {
             aborted: false,
             max_depth: MAX_DEPTH,
             succ_buf: Vec::new(),
+            weak: false,
         }
+    }
+
+    /// Use weak proof-number sums (max + open children - 1) instead of sums for the numbers of
+    /// nodes decided by all children. Sums guide better on most positions but can blow up to
+    /// saturation on long king manoeuvres with many transpositions and cycles, where weak sums
+    /// still converge; the prover runs sums first and weak sums on what stays unknown.
+    /// Unsolved numbers stored in the other mode are ignored (they do not compare).
+    pub fn set_weak(&mut self, weak: bool) {
+        self.weak = weak;
     }
 
     /// Give back the transposition table (to keep it for another searcher).
@@ -372,12 +399,49 @@ impl<'g, G: Game> Dfpn<'g, G> {
         };
         self.path.clear();
         self.on_path.clear();
-        let (pn, dn, rep, dist) = r?;
-        Ok(out(
-            Outcome::of(pn, dn),
-            rep != NO_REP && (rep as usize) < depth,
-            dist,
-        ))
+        let (pn, dn, deps, dist) = r?;
+        Ok(out(Outcome::of(pn, dn), !deps.is_empty(), dist))
+    }
+
+    /// [`Dfpn::solve_for`] in two phases: weak sums for half of the budget (nodes and time),
+    /// then, if still unknown, sums for the rest (see [`Dfpn::set_weak`]). The mode is left as
+    /// sums.
+    ///
+    /// # Errors
+    /// Whatever [`Game::evaluate`] fails with.
+    pub fn solve_two_phase(
+        &mut self,
+        root: G::Pos,
+        prover: Color,
+        history: &[G::Pos],
+        budget: &Budget,
+    ) -> Result<Solved, G::Error> {
+        let now = Instant::now();
+        let first = Budget {
+            nodes: budget.nodes.map(|n| n / 2),
+            deadline: budget
+                .deadline
+                .map(|t| now + t.saturating_duration_since(now) / 2),
+            cancel: budget.cancel.clone(),
+        };
+        let before = self.stats.nodes;
+        self.set_weak(true);
+        let r = self.solve_for(root, prover, history, &first);
+        self.set_weak(false);
+        match r {
+            Ok(Solved {
+                outcome: Outcome::Unknown { .. },
+                ..
+            }) => {
+                let used = self.stats.nodes - before;
+                let rest = Budget {
+                    nodes: budget.nodes.map(|n| n.saturating_sub(used)),
+                    ..budget.clone()
+                };
+                self.solve_for(root, prover, history, &rest)
+            }
+            r => r,
+        }
     }
 
     /// Proof and disproof numbers of a draw for the prover.
@@ -424,20 +488,21 @@ impl<'g, G: Game> Dfpn<'g, G> {
     }
 
     /// Expand the node at path index `depth` (the last path entry) until it is solved, one of
-    /// its numbers reaches its threshold, or the budget runs out. Returns (pn, dn, rep, dist).
+    /// its numbers reaches its threshold, or the budget runs out. Returns (pn, dn, dependencies,
+    /// dist).
     #[allow(clippy::type_complexity)]
     fn mid(
         &mut self,
         depth: usize,
         th_pn: u32,
         th_dn: u32,
-    ) -> Result<(u32, u32, u32, u32), G::Error> {
+    ) -> Result<(u32, u32, Vec<G::Pos>, u32), G::Error> {
         let pos = self.path[depth].0;
         let hash = self.game.hash(&pos);
         let or = self.game.mover(&pos) == self.root_side;
         if let Some(e) = self.tt.get(hash, &pos, or) {
             if e.solved() {
-                return Ok((e.pn, e.dn, NO_REP, e.dist));
+                return Ok((e.pn, e.dn, Vec::new(), e.dist));
             }
         }
         self.stats.nodes += 1;
@@ -448,7 +513,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
         if depth - self.root_depth >= self.max_depth {
             // Too deep to expand: give up this search (reported as unknown).
             self.aborted = true;
-            return Ok((1, 1, NO_REP, 0));
+            return Ok((1, 1, Vec::new(), 0));
         }
         let start_nodes = self.stats.nodes;
 
@@ -459,13 +524,13 @@ impl<'g, G: Game> Dfpn<'g, G> {
         for &c in &succ {
             let irr = self.game.irreversible(&pos, &c);
             if !irr {
-                if let Some(d) = self.repetition_of(&c) {
+                if self.repetition_of(&c).is_some() {
                     let (pn, dn) = self.draw_numbers();
                     ch.push(Child {
                         pos: c,
                         pn,
                         dn,
-                        rep: d as u32,
+                        deps: vec![c],
                         dist: 0,
                         irr,
                     });
@@ -473,7 +538,30 @@ impl<'g, G: Game> Dfpn<'g, G> {
                 }
             }
             let c_or = self.game.mover(&c) == self.root_side;
-            let (pn, dn, dist) = match self.tt.get(self.game.hash(&c), &c, c_or) {
+            let weak = self.weak;
+            let tt_entry = self
+                .tt
+                .get(self.game.hash(&c), &c, c_or)
+                .copied()
+                .filter(|e| e.solved() || e.weak == weak);
+            if !tt_entry.is_some_and(|e| e.solved()) && !irr {
+                // A path-dependent result whose dependencies are all on the path again.
+                if let Some(e) = self.dep_cache.get(&(c, c_or)) {
+                    if e.deps.iter().all(|d| self.repetition_of(d).is_some()) {
+                        ch.push(Child {
+                            pos: c,
+                            pn: e.pn,
+                            dn: e.dn,
+                            deps: e.deps.clone(),
+                            dist: e.dist,
+                            irr,
+                        });
+                        self.stats.dep_hits += 1;
+                        continue;
+                    }
+                }
+            }
+            let (pn, dn, dist) = match tt_entry {
                 Some(e) => (e.pn, e.dn, e.dist),
                 None => match self.game.evaluate(&c, c_or, self.goal)? {
                     Eval::Exact(v) => {
@@ -487,7 +575,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
                 pos: c,
                 pn,
                 dn,
-                rep: NO_REP,
+                deps: Vec::new(),
                 dist,
                 irr,
             });
@@ -497,7 +585,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
 
         let (mut pn, mut dn);
         loop {
-            (pn, dn) = numbers(&ch, or);
+            (pn, dn) = numbers(&ch, or, self.weak);
             if pn == 0 || dn == 0 || pn >= th_pn || dn >= th_dn || self.aborted {
                 break;
             }
@@ -521,14 +609,27 @@ impl<'g, G: Game> Dfpn<'g, G> {
                 }
             };
             let b = &ch[best];
+            // The node's other number reaches its threshold when the child's has grown by the
+            // node's margin (sums), or when it exceeds the largest child's by it (weak sums).
+            let base = |f: &dyn Fn(&Child<G::Pos>) -> u32, node: u32| -> u64 {
+                if self.weak {
+                    ch.iter()
+                        .map(|c| f(c) as u64)
+                        .max()
+                        .unwrap_or(0)
+                        .min(node as u64)
+                } else {
+                    f(b) as u64
+                }
+            };
             let (c_th_pn, c_th_dn) = if or {
                 (
                     eps(second).min(th_pn as u64),
-                    th_dn as u64 - dn as u64 + b.dn as u64,
+                    th_dn as u64 - dn as u64 + base(&|c| c.dn, dn),
                 )
             } else {
                 (
-                    th_pn as u64 - pn as u64 + b.pn as u64,
+                    th_pn as u64 - pn as u64 + base(&|c| c.pn, pn),
                     eps(second).min(th_dn as u64),
                 )
             };
@@ -544,41 +645,47 @@ impl<'g, G: Game> Dfpn<'g, G> {
                 None => self.on_path.remove(&c),
             };
             self.path.pop();
-            let (cpn, cdn, crep, cdist) = r?;
+            let (cpn, cdn, cdeps, cdist) = r?;
             let b = &mut ch[best];
             b.pn = cpn;
             b.dn = cdn;
-            b.rep = crep;
+            b.deps = cdeps;
             b.dist = cdist;
         }
 
-        // Which repetition (if any) a solved result relies on, and the proof height.
-        let mut rep = NO_REP;
+        // The dependencies of a solved result and its proof height.
+        let mut deps: Vec<G::Pos> = Vec::new();
         let mut dist = 0;
         if pn == 0 || dn == 0 {
             // A node decided by one child (an OR node proven, an AND node disproven): the
-            // best-founded such child (no repetition or the deepest), then the shortest.
-            // Otherwise all children decide.
+            // best-founded such child (fewest dependencies), then the shortest. Otherwise all
+            // children decide.
             let one_child = (or && pn == 0) || (!or && dn == 0);
-            (rep, dist) = if one_child {
-                ch.iter()
+            if one_child {
+                if let Some(c) = ch
+                    .iter()
                     .filter(|c| if or { c.pn == 0 } else { c.dn == 0 })
-                    .map(|c| (c.rep, c.dist))
-                    .max_by_key(|&(r, d)| (r, std::cmp::Reverse(d)))
-                    .unwrap_or((NO_REP, 0))
+                    .min_by_key(|c| (c.deps.len(), c.dist))
+                {
+                    deps = c.deps.clone();
+                    dist = c.dist;
+                }
             } else {
-                (
-                    ch.iter().map(|c| c.rep).min().unwrap_or(NO_REP),
-                    ch.iter().map(|c| c.dist).max().unwrap_or(0),
-                )
-            };
-            dist = dist.saturating_add(1);
-            if rep != NO_REP && rep as usize >= depth {
-                rep = NO_REP;
+                for c in &ch {
+                    for d in &c.deps {
+                        if !deps.contains(d) {
+                            deps.push(*d);
+                        }
+                    }
+                    dist = dist.max(c.dist);
+                }
             }
+            dist = dist.saturating_add(1);
+            // A return to the node itself holds from any path.
+            deps.retain(|d| *d != pos);
         }
         let work = (self.stats.nodes - start_nodes).min(u32::MAX as u64) as u32;
-        if rep == NO_REP {
+        if deps.is_empty() {
             self.tt.put(
                 hash,
                 Entry {
@@ -588,24 +695,62 @@ impl<'g, G: Game> Dfpn<'g, G> {
                     dn,
                     work,
                     dist,
+                    weak: self.weak,
                 },
             );
         } else {
             self.stats.path_dependent += 1;
+            if deps.len() <= MAX_DEPS {
+                if self.dep_cache.len() >= self.dep_cap {
+                    self.dep_cache.clear();
+                }
+                self.dep_cache.insert(
+                    (pos, or),
+                    DepEntry {
+                        pn,
+                        dn,
+                        dist,
+                        deps: deps.clone(),
+                    },
+                );
+            }
         }
-        Ok((pn, dn, rep, dist))
+        Ok((pn, dn, deps, dist))
     }
 }
 
-/// The node's (pn, dn) from its children's: OR = (min pn, sum dn), AND = (sum pn, min dn); sums
-/// saturate below [`INF`], which only a solved node reaches. A node without children is lost for
-/// its side to move (the caller's game gives such nodes as exact leaves; this covers a root).
-fn numbers<P>(ch: &[Child<P>], or: bool) -> (u32, u32) {
+/// A cached path-dependent result.
+#[derive(Clone, Debug)]
+struct DepEntry<P> {
+    pn: u32,
+    dn: u32,
+    dist: u32,
+    deps: Vec<P>,
+}
+
+/// The node's (pn, dn) from its children's: OR = (min pn, sum dn), AND = (sum pn, min dn). With
+/// `weak`, the sums are weak proof-number sums (Ueda et al. 2008): the largest number plus the
+/// count of the other children still open, which does not blow up on the transpositions and
+/// cycles of king endings. Values saturate below [`INF`], which only a solved node reaches. A
+/// node without children is lost for its side to move (the game gives such nodes as exact
+/// leaves; this covers a root).
+fn numbers<P>(ch: &[Child<P>], or: bool, weak: bool) -> (u32, u32) {
     let sum = |f: &dyn Fn(&Child<P>) -> u32| -> u32 {
-        ch.iter()
-            .map(|c| f(c) as u64)
-            .sum::<u64>()
-            .min(INF as u64 - 1) as u32
+        let (mut sum, mut max, mut live) = (0u64, 0u64, 0u64);
+        for c in ch {
+            let v = f(c) as u64;
+            if v > 0 {
+                sum += v;
+                max = max.max(v);
+                live += 1;
+            }
+        }
+        let v = if !weak || live == 0 {
+            sum
+        } else {
+            max + live - 1
+        };
+        v.min(INF as u64 - 1) as u32
     };
     if or {
         let pn = ch.iter().map(|c| c.pn).min().unwrap_or(INF);

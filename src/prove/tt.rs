@@ -34,6 +34,8 @@ pub struct Entry<P> {
     /// For a solved node: the height of the proof found (plies to the deciding leaves along
     /// the longest line, the deciding side taking its shortest); 0 when unsolved.
     pub dist: u32,
+    /// The numbers of an unsolved entry were computed with weak sums (see `Dfpn::set_weak`).
+    pub weak: bool,
 }
 
 impl<P> Entry<P> {
@@ -140,6 +142,7 @@ mod tests {
             dn,
             work,
             dist: 0,
+            weak: false,
         }
     }
 
