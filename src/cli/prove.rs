@@ -128,8 +128,8 @@ pub fn run(args: Args) -> CliResult {
         Some(0) => return Err("--tt-mb must be at least 1".into()),
         Some(mb) => mb
             .checked_mul(1 << 20)
-            .filter(|&b| b <= max_cache_bytes().saturating_mul(2))
-            .ok_or_else(|| format!("--tt-mb {mb} is more than the memory of this machine"))?,
+            .filter(|&b| b <= max_cache_bytes())
+            .ok_or_else(|| format!("--tt-mb {mb} is more than half the memory of this machine"))?,
         None => default_tt_bytes(),
     };
     let tb = Tablebase::open(&args.dir)?;

@@ -45,7 +45,8 @@ pub struct ProveOptions {
     /// Wall-time limit of the search of one position (`None`: unlimited). Writing certificates
     /// gets the same allowance again.
     pub time: Option<Duration>,
-    /// Memory for the transposition tables, in bytes, shared by the two goals.
+    /// Memory for the transposition tables, in bytes, shared by the two goals (each goal's
+    /// cache of path-dependent results included).
     pub tt_bytes: usize,
     /// 1: the goals one after the other (each with half the time); 2 or more: in parallel.
     pub threads: usize,
@@ -219,7 +220,9 @@ const MAX_PV: usize = 80;
 impl<'t> Prover<'t> {
     /// A prover over `tb` with `opts` (allocates the transposition tables).
     pub fn new(tb: &'t Tablebase, opts: &ProveOptions) -> Self {
-        let half = (opts.tt_bytes / 2).max(4096);
+        // Per goal: half for the table, half for the cache of path-dependent results (at most
+        // about the table's size).
+        let half = (opts.tt_bytes / 4).max(4096);
         Prover {
             game: Checkers::new(tb),
             opts: opts.clone(),

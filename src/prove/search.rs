@@ -242,7 +242,9 @@ impl<'g, G: Game> Dfpn<'g, G> {
 
     /// A searcher for `goal` with the given table.
     pub fn with_table(game: &'g G, goal: Goal, tt: Table<G::Pos>) -> Self {
-        let dep_cap = (tt.capacity() / 4).max(16);
+        // Worst case (16 dependencies) about 330 bytes per cached entry, about 41 bytes per table
+        // slot (a slot is 40 bytes): the cache stays about as large as the table at most.
+        let dep_cap = (tt.capacity() / 8).max(16);
         Dfpn {
             game,
             goal,
