@@ -38,6 +38,7 @@
 //! | [`table`] | the file format: header, value codec, writer, reader |
 //! | [`probe`] | [`probe::Tablebase`], capture resolution, slots, block cache |
 //! | [`verify`], [`stats`] | independent verification, statistics from headers |
+//! | [`prove`], [`proofcheck`] | df-pn prover beyond the tables, certificates, and their independent checker |
 //! | [`ffi`] | the C ABI (`include/egdb.h`) |
 //!
 //! The `cli` feature (on by default) only adds the `egdb` binary's dependencies (clap,
@@ -54,6 +55,8 @@ pub mod movegen;
 pub mod notation;
 pub mod plan;
 pub mod probe;
+pub mod proofcheck;
+pub mod prove;
 pub mod rules;
 pub mod slice;
 pub mod stats;

@@ -38,6 +38,10 @@ enum Command {
     Verify(cli::verify::Args),
     /// List the slices present in a table directory.
     Info(cli::info::Args),
+    /// Settle positions beyond the tables by proof-number search (optionally with certificates).
+    Prove(cli::prove::Args),
+    /// Verify a certificate written by `egdb prove --cert`.
+    CheckProof(cli::check_proof::Args),
 }
 
 fn main() {
@@ -86,6 +90,8 @@ fn main() {
         Command::Stats(a) => cli::stats::run(a),
         Command::Verify(a) => cli::verify::run(a),
         Command::Info(a) => cli::info::run(a),
+        Command::Prove(a) => cli::prove::run(a),
+        Command::CheckProof(a) => cli::check_proof::run(a),
     };
     if let Err(e) = result {
         eprintln!("egdb: error: {e}");

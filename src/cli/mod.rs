@@ -1,12 +1,14 @@
 //! One module per `egdb` subcommand. Each has `Args` (clap derive) and `run(Args) -> CliResult`.
 pub mod build;
 pub mod build_mpi;
+pub mod check_proof;
 pub mod count;
 pub mod info;
 pub mod moves;
 pub mod perft;
 pub mod plan;
 pub mod probe;
+pub mod prove;
 pub mod show;
 pub mod stats;
 pub mod verify;

@@ -1,0 +1,174 @@
+//! Benchmark and self-consistency check of the prover: prove random positions with N pieces on
+//! the tables of a directory holding fewer pieces, optionally compare every settled value with
+//! a directory that holds the N-piece tables, and report the settled fraction, time per
+//! position (median, 95th percentile) and peak RSS.
+//!
+//! ```text
+//! cargo run --release --example prove_random -- --tables DIR [--truth DIR] [--pieces 6]
+//!     [--count 200] [--seed 1] [--nodes N] [--time S] [--tt-mb 256] [--threads 2] [--check]
+//! ```
+//! `--check` also extracts every certificate and verifies it with the independent checker.
+//! Exit status 1 on any mismatch or rejected certificate.
+use checkers_egdb::probe::Tablebase;
+use checkers_egdb::prove::{cert, ProveOptions, Prover};
+use checkers_egdb::{Color, Position, Wld};
+use std::time::Duration;
+
+fn arg<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+}
+
+/// xorshift64*
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A random legal position with `n` pieces, both sides present.
+fn random_position(rng: &mut Rng, n: u32) -> Position {
+    loop {
+        let mut p = Position {
+            black: 0,
+            white: 0,
+            kings: 0,
+            side: if rng.below(2) == 0 {
+                Color::Black
+            } else {
+                Color::White
+            },
+        };
+        let mut placed = 0;
+        while placed < n {
+            let b = 1u32 << rng.below(32);
+            if p.occupied() & b != 0 {
+                continue;
+            }
+            if rng.below(2) == 0 {
+                p.black |= b;
+            } else {
+                p.white |= b;
+            }
+            if rng.below(2) == 0 {
+                p.kings |= b;
+            }
+            placed += 1;
+        }
+        if p.black != 0 && p.white != 0 && p.validate().is_ok() {
+            return p;
+        }
+    }
+}
+
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let tables: String = arg(&args, "--tables").expect("--tables DIR");
+    let truth: Option<String> = arg(&args, "--truth");
+    let pieces: u32 = arg(&args, "--pieces").unwrap_or(6);
+    let count: usize = arg(&args, "--count").unwrap_or(200);
+    let seed: u64 = arg(&args, "--seed").unwrap_or(1);
+    let check = args.iter().any(|a| a == "--check");
+    let opts = ProveOptions {
+        nodes: arg(&args, "--nodes"),
+        time: Some(Duration::from_secs_f64(
+            arg(&args, "--time").unwrap_or(10.0),
+        )),
+        tt_bytes: arg::<usize>(&args, "--tt-mb").unwrap_or(256) << 20,
+        threads: arg(&args, "--threads").unwrap_or(2),
+        certificate: check,
+    };
+    let tb = Tablebase::open(&tables).expect("open --tables");
+    let truth = truth.map(|d| Tablebase::open(d).expect("open --truth"));
+    let mut prover = Prover::new(&tb, &opts);
+    let set = prover.table_set().expect("table set");
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let (mut settled, mut mismatches, mut bad_certs) = (0usize, 0usize, 0usize);
+    let mut times = Vec::new();
+    let mut by_value = [0usize; 3];
+    let t0 = std::time::Instant::now();
+    for _ in 0..count {
+        let p = random_position(&mut rng, pieces);
+        let r = match prover.prove(&p) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("{}\terror: {e}", p.to_fen());
+                bad_certs += 1;
+                continue;
+            }
+        };
+        times.push(r.seconds);
+        if let Some(v) = r.value {
+            settled += 1;
+            by_value[v as usize] += 1;
+            if let Some(t) = &truth {
+                let want = t.probe_wld(&p).expect("truth probe");
+                if want != v {
+                    mismatches += 1;
+                    eprintln!("MISMATCH {}: prover {v}, tables {want}", p.to_fen());
+                }
+            }
+            if check {
+                let text = cert::certificate_text(&set, &r.proofs);
+                match checkers_egdb::proofcheck::check_certificate(&text, tb.dir()) {
+                    Ok(rep) => {
+                        if rep.values() != vec![(p, Some(v))] {
+                            bad_certs += 1;
+                            eprintln!("CERT VALUE {}: {:?}", p.to_fen(), rep.values());
+                        }
+                    }
+                    Err(e) => {
+                        bad_certs += 1;
+                        eprintln!("CERT REJECTED {}: {e}", p.to_fen());
+                    }
+                }
+            }
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let q = |f: f64| {
+        times
+            .get(((times.len() as f64 - 1.0) * f) as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    println!(
+        "pieces {pieces} on tables <= {}: {count} positions, settled {settled} ({:.1}%: {} win, {} draw, {} loss), mismatches {mismatches}, rejected certificates/errors {bad_certs}",
+        tb.max_pieces(),
+        100.0 * settled as f64 / count.max(1) as f64,
+        by_value[Wld::Win as usize],
+        by_value[Wld::Draw as usize],
+        by_value[Wld::Loss as usize],
+    );
+    println!(
+        "time per position: median {:.4} s, p95 {:.4} s, max {:.4} s; total {:.1} s; peak RSS {:.0} MB",
+        q(0.5),
+        q(0.95),
+        q(1.0),
+        t0.elapsed().as_secs_f64(),
+        peak_rss_mb()
+    );
+    if mismatches > 0 || bad_certs > 0 {
+        std::process::exit(1);
+    }
+}

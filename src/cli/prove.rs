@@ -1,0 +1,201 @@
+//! `egdb prove [--dir DIR] [--time S] [--nodes N] [--tt-mb M] [--threads T] [--cert FILE]
+//! [--json] [FEN...]`: settle positions beyond the tables by proof-number search.
+//!
+//! FENs come from the arguments or, without any, from stdin one per line (blank lines skipped).
+//! Each input gives one line on stdout, in input order:
+//! - `FEN<TAB>win|loss|draw|unknown<TAB>DETAILS` where DETAILS are space-separated `key=value`
+//!   pairs: `nodes=` (expansions, both goals), `seconds=`, `win=` and `notlose=`
+//!   (`proven`, `disproven`, or `unknown` followed by `win_pn=`/`win_dn=` or
+//!   `notlose_pn=`/`notlose_dn=`), and `pv=` (moves separated by commas, possibly empty);
+//! - `INPUT<TAB>error: MESSAGE` for a bad FEN or a failed search (e.g. a missing table).
+//!
+//! `--json` prints one JSON object per line instead. `--cert FILE` writes the certificates of
+//! every settled position to FILE (one certificate file; see docs/certificate.md), checked
+//! with the independent checker before it is written. Exit status: 0 when every position was
+//! settled, 3 when some stayed unknown (and none failed), 1 on any error.
+use super::CliResult;
+use checkers_egdb::notation::format_move;
+use checkers_egdb::probe::{max_cache_bytes, Tablebase};
+use checkers_egdb::prove::search::Outcome;
+use checkers_egdb::prove::{cert, GoalReport, ProveOptions, ProveReport, Prover};
+use checkers_egdb::Position;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Arguments of `egdb prove`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Table directory (every table up to its largest piece count is used as exact leaves).
+    #[arg(long, env = "EGDB_DIR", default_value = super::DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// Time limit per position in seconds (0: none).
+    #[arg(long, default_value_t = 60.0)]
+    pub time: f64,
+    /// Node-expansion limit per goal and position (default: none).
+    #[arg(long)]
+    pub nodes: Option<u64>,
+    /// Memory for the transposition tables in MiB (default: an eighth of RAM, at most 2048).
+    #[arg(long = "tt-mb")]
+    pub tt_mb: Option<usize>,
+    /// Search threads: 1 runs the two goals one after the other, 2 or more in parallel.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Write the certificates of the settled positions to this file.
+    #[arg(long)]
+    pub cert: Option<PathBuf>,
+    /// One JSON object per line instead of tab-separated text.
+    #[arg(long)]
+    pub json: bool,
+    /// Positions in PDN FEN; read from stdin when none are given.
+    pub fens: Vec<String>,
+}
+
+/// Default transposition-table memory: an eighth of RAM (a quarter of the probe cache cap,
+/// itself half of RAM), between 64 MiB and 2 GiB.
+fn default_tt_bytes() -> usize {
+    (max_cache_bytes() / 4).clamp(64 << 20, 2048 << 20)
+}
+
+/// `s` with backslash and control characters escaped (`\t`, `\n`, `\u{1b}`), so echoed input
+/// cannot add a column or a line.
+fn escape(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() || c == '\\' {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+fn goal_text(name: &str, g: &GoalReport) -> String {
+    match g.outcome {
+        Outcome::Proven => format!("{name}=proven"),
+        Outcome::Disproven => format!("{name}=disproven"),
+        Outcome::Unknown { pn, dn } => format!("{name}=unknown {name}_pn={pn} {name}_dn={dn}"),
+    }
+}
+
+fn goal_json(g: &GoalReport) -> serde_json::Value {
+    match g.outcome {
+        Outcome::Proven => serde_json::json!({"result": "proven", "nodes": g.nodes}),
+        Outcome::Disproven => serde_json::json!({"result": "disproven", "nodes": g.nodes}),
+        Outcome::Unknown { pn, dn } => {
+            serde_json::json!({"result": "unknown", "pn": pn, "dn": dn, "nodes": g.nodes})
+        }
+    }
+}
+
+fn line(r: &ProveReport, json: bool) -> String {
+    let value = r.value.map_or("unknown", |v| v.as_str());
+    let pv: Vec<String> = r.pv.iter().map(format_move).collect();
+    if json {
+        serde_json::json!({
+            "fen": r.position.to_fen(),
+            "value": value,
+            "nodes": r.nodes,
+            "seconds": r.seconds,
+            "win": goal_json(&r.win),
+            "notlose": goal_json(&r.not_lose),
+            "pv": pv,
+        })
+        .to_string()
+    } else {
+        format!(
+            "{}\t{value}\tnodes={} seconds={:.3} {} {} pv={}",
+            r.position.to_fen(),
+            r.nodes,
+            r.seconds,
+            goal_text("win", &r.win),
+            goal_text("notlose", &r.not_lose),
+            pv.join(",")
+        )
+    }
+}
+
+/// Run `egdb prove`.
+pub fn run(args: Args) -> CliResult {
+    if args.threads == 0 {
+        return Err("--threads must be at least 1".into());
+    }
+    if !(args.time.is_finite() && args.time >= 0.0) {
+        return Err(format!("--time must be a number of seconds >= 0, got {}", args.time).into());
+    }
+    let tt_bytes = match args.tt_mb {
+        Some(0) => return Err("--tt-mb must be at least 1".into()),
+        Some(mb) => mb
+            .checked_mul(1 << 20)
+            .filter(|&b| b <= max_cache_bytes())
+            .ok_or_else(|| format!("--tt-mb {mb} is more than half the memory of this machine"))?,
+        None => default_tt_bytes(),
+    };
+    let tb = Tablebase::open(&args.dir)?;
+    let opts = ProveOptions {
+        nodes: args.nodes,
+        time: (args.time > 0.0).then(|| Duration::from_secs_f64(args.time)),
+        tt_bytes,
+        threads: args.threads,
+        certificate: args.cert.is_some(),
+    };
+    let mut prover = Prover::new(&tb, &opts);
+    let tables = match &args.cert {
+        Some(_) => Some(prover.table_set()?),
+        None => None,
+    };
+    let inputs: Box<dyn Iterator<Item = std::io::Result<String>>> = if args.fens.is_empty() {
+        Box::new(std::io::stdin().lock().lines())
+    } else {
+        Box::new(args.fens.clone().into_iter().map(Ok))
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let (mut failed, mut unknown) = (0u64, 0u64);
+    let mut proofs = Vec::new();
+    for input in inputs {
+        let input = input.map_err(|e| format!("cannot read stdin: {e}"))?;
+        let input = input.trim();
+        if input.is_empty() {
+            continue;
+        }
+        let result = Position::from_fen(input)
+            .map_err(|e| format!("bad FEN: {e}"))
+            .and_then(|p| prover.prove(&p).map_err(|e| e.to_string()));
+        match result {
+            Ok(r) => {
+                writeln!(out, "{}", line(&r, args.json))?;
+                if r.value.is_none() {
+                    unknown += 1;
+                }
+                proofs.extend(r.proofs);
+            }
+            Err(e) => {
+                failed += 1;
+                if args.json {
+                    writeln!(out, "{}", serde_json::json!({"input": input, "error": e}))?;
+                } else {
+                    writeln!(out, "{}\terror: {}", escape(input), escape(&e))?;
+                }
+            }
+        }
+        out.flush()?;
+    }
+    if let (Some(path), Some(tables)) = (&args.cert, tables) {
+        let text = cert::certificate_text(&tables, &proofs);
+        // The prover checks its own certificate with the independent checker before writing.
+        checkers_egdb::proofcheck::check_certificate(&text, &args.dir)
+            .map_err(|e| format!("internal error: the certificate does not verify: {e}"))?;
+        cert::write_atomic(path, &text)?;
+    }
+    if failed > 0 {
+        return Err(format!("{failed} positions could not be proven").into());
+    }
+    if unknown > 0 {
+        out.flush()?;
+        drop(out);
+        std::process::exit(3);
+    }
+    Ok(())
+}

@@ -1,0 +1,509 @@
+//! The prover: settles positions with more pieces than the tables hold, by proof-number search
+//! with the tables as exact leaves, and writes certificates that `crate::proofcheck` re-checks.
+//!
+//! A position's value for the side to move is decided as two yes/no questions (as Chinook did):
+//! *Win* (a draw counts as failure) and *NotLose* (a draw counts as success). Win proven: win;
+//! NotLose disproven: loss; Win disproven and NotLose proven: draw; anything else: unknown
+//! (reported with the proof and disproof numbers, never guessed). The two questions are searched
+//! in parallel (one thread each); neither stops the other, so with a node limit (and no time
+//! limit reached) the results are the same whatever the thread count.
+//!
+//! Rooms: [`search`] (generic df-pn, repetitions), [`tt`] (transposition table), [`cert`]
+//! (strategy extraction and the certificate writer). The checker is `crate::proofcheck`.
+//!
+//! ```no_run
+//! use checkers_egdb::probe::Tablebase;
+//! use checkers_egdb::prove::{prove, ProveOptions};
+//! use checkers_egdb::Position;
+//! let tb = Tablebase::open("egdb").unwrap();
+//! let p = Position::from_fen("B:W30,K31,K32:BK20,21,K22,K23").unwrap();
+//! let r = prove(&tb, &p, &ProveOptions::default()).unwrap();
+//! println!("{:?} in {} nodes", r.value, r.nodes);
+//! ```
+
+pub mod cert;
+pub mod search;
+pub mod tt;
+
+use crate::board::{Color, Position, Wld};
+use crate::movegen::Move;
+use crate::probe::{ProbeError, Tablebase};
+use crate::proofcheck::TableSet;
+pub use cert::Proof;
+use search::{Budget, Dfpn, Eval, Game, Goal, Outcome};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tt::Table;
+
+/// Settings of [`prove`] and [`Prover`].
+#[derive(Clone, Debug)]
+pub struct ProveOptions {
+    /// Most node expansions per goal search (`None`: unlimited).
+    pub nodes: Option<u64>,
+    /// Wall-time limit of the search of one position (`None`: unlimited). Writing certificates
+    /// gets the same allowance again.
+    pub time: Option<Duration>,
+    /// Memory for the transposition tables, in bytes, shared by the two goals (each goal's
+    /// cache of path-dependent results included).
+    pub tt_bytes: usize,
+    /// 1: the goals one after the other (each with half the time); 2 or more: in parallel.
+    pub threads: usize,
+    /// Extract certificates ([`ProveReport::proofs`]) for settled positions.
+    pub certificate: bool,
+}
+
+impl Default for ProveOptions {
+    /// No node limit, 60 s, 256 MiB of tables, 2 threads, no certificate.
+    fn default() -> Self {
+        ProveOptions {
+            nodes: None,
+            time: Some(Duration::from_secs(60)),
+            tt_bytes: 256 << 20,
+            threads: 2,
+            certificate: false,
+        }
+    }
+}
+
+/// Result of one goal's search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GoalReport {
+    /// Proven, disproven, or unknown with the root's numbers.
+    pub outcome: Outcome,
+    /// Node expansions spent on this goal.
+    pub nodes: u64,
+}
+
+/// What [`prove`] found about one position.
+#[derive(Clone, Debug)]
+pub struct ProveReport {
+    /// The position.
+    pub position: Position,
+    /// Its value for the side to move, `None` when unknown.
+    pub value: Option<Wld>,
+    /// The *Win* search (for the side to move).
+    pub win: GoalReport,
+    /// The *NotLose* search.
+    pub not_lose: GoalReport,
+    /// Node expansions in all.
+    pub nodes: u64,
+    /// Wall time of the search, in seconds.
+    pub seconds: f64,
+    /// A principal variation from the root, as far as the search's tables know it (stops at the
+    /// first position the tables cover).
+    pub pv: Vec<Move>,
+    /// Certificates (with [`ProveOptions::certificate`] and a settled value): one for a win or a
+    /// loss, two for a draw (each side's *NotLose*).
+    pub proofs: Vec<Proof>,
+}
+
+/// Why [`prove`] failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ProveError {
+    /// The position breaks a board invariant.
+    #[error("invalid position: {0}")]
+    InvalidPosition(String),
+    /// A table probe failed (missing or corrupt table).
+    #[error(transparent)]
+    Probe(#[from] ProbeError),
+    /// The two searches contradict each other (a bug; never expected).
+    #[error("internal error: {0}")]
+    Inconsistent(String),
+    /// A certificate could not be completed within the limits.
+    #[error("certificate: {0}")]
+    Certificate(String),
+}
+
+/// Checkers as a [`Game`] for the search: tables up to `max_pieces` are exact leaves.
+#[derive(Clone, Copy, Debug)]
+pub struct Checkers<'t> {
+    tb: &'t Tablebase,
+    max_pieces: u32,
+}
+
+impl<'t> Checkers<'t> {
+    /// Use the tables of `tb`, up to its [`Tablebase::max_pieces`].
+    pub fn new(tb: &'t Tablebase) -> Self {
+        Checkers {
+            tb,
+            max_pieces: tb.max_pieces(),
+        }
+    }
+
+    /// Largest piece count valued by the tables.
+    pub fn max_pieces(&self) -> u32 {
+        self.max_pieces
+    }
+}
+
+/// Men of both sides (a man move or a capture changes them or the piece count for good).
+fn men(p: &Position) -> (u32, u32) {
+    (p.black & !p.kings, p.white & !p.kings)
+}
+
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Material in half-men: a man 2, a king 3.
+fn material(p: &Position, c: Color) -> i32 {
+    let men = (p.men(c)).count_ones() as i32;
+    let kings = p.kings_of(c).count_ones() as i32;
+    2 * men + 3 * kings
+}
+
+impl Game for Checkers<'_> {
+    type Pos = Position;
+    type Error = ProbeError;
+
+    fn mover(&self, p: &Position) -> Color {
+        p.side
+    }
+
+    fn successors(&self, p: &Position, out: &mut Vec<Position>) {
+        out.clear();
+        p.for_each_successor(|q| out.push(q));
+    }
+
+    fn evaluate(&self, p: &Position, or_node: bool, goal: Goal) -> Result<Eval, ProbeError> {
+        if p.piece_count() <= self.max_pieces {
+            return Ok(Eval::Exact(self.tb.probe_wld(p)?));
+        }
+        let mut n = 0u32;
+        p.for_each_successor(|_| n += 1);
+        if n == 0 {
+            return Ok(Eval::Exact(Wld::Loss));
+        }
+        // Initial numbers: the side to move's mobility counts against the side that must
+        // refute every move; pieces above the tables make both harder; material favours the
+        // side ahead.
+        let excess = p.piece_count() - self.max_pieces;
+        let prover = if or_node { p.side } else { p.side.opponent() };
+        let adv = material(p, prover) - material(p, prover.opponent());
+        let (mut pn, mut dn) = if or_node { (excess, n) } else { (n, excess) };
+        match goal {
+            Goal::Win if adv <= 0 => pn *= 2,
+            Goal::NotLose if adv >= 0 => dn *= 2,
+            _ => {}
+        }
+        Ok(Eval::Open { pn, dn })
+    }
+
+    fn irreversible(&self, from: &Position, to: &Position) -> bool {
+        from.piece_count() != to.piece_count() || men(from) != men(to)
+    }
+
+    fn hash(&self, p: &Position) -> u64 {
+        mix(p.black as u64 | (p.white as u64) << 32)
+            ^ mix((p.kings as u64) << 1 | p.side as u64 | 0x5555_0000_0000_0000)
+    }
+}
+
+/// A prover bound to a tablebase, keeping its transposition tables between positions (they
+/// hold only path-independent facts, so reuse is sound and saves work).
+pub struct Prover<'t> {
+    game: Checkers<'t>,
+    opts: ProveOptions,
+    win_tt: Option<Table<Position>>,
+    nl_tt: Option<Table<Position>>,
+}
+
+/// Most plies of a principal variation.
+const MAX_PV: usize = 80;
+
+impl<'t> Prover<'t> {
+    /// A prover over `tb` with `opts` (allocates the transposition tables).
+    pub fn new(tb: &'t Tablebase, opts: &ProveOptions) -> Self {
+        // Per goal: half for the table, half for the cache of path-dependent results (at most
+        // about the table's size).
+        let half = (opts.tt_bytes / 4).max(4096);
+        Prover {
+            game: Checkers::new(tb),
+            opts: opts.clone(),
+            win_tt: Some(Table::with_bytes(half)),
+            nl_tt: Some(Table::with_bytes(half)),
+        }
+    }
+
+    /// The tables in use (every file with at most [`Checkers::max_pieces`] pieces), as named in
+    /// certificate headers.
+    ///
+    /// # Errors
+    /// [`ProveError::Certificate`] if the table directory cannot be read.
+    pub fn table_set(&self) -> Result<TableSet, ProveError> {
+        crate::proofcheck::table_set(self.game.tb.dir(), self.game.max_pieces)
+            .map_err(|e| ProveError::Certificate(e.to_string()))
+    }
+
+    /// Settle `pos` (see the module docs).
+    ///
+    /// # Errors
+    /// [`ProveError::InvalidPosition`], [`ProveError::Probe`] (a table needed is missing or
+    /// damaged), [`ProveError::Certificate`] (a requested certificate could not be completed
+    /// within the limits), [`ProveError::Inconsistent`].
+    pub fn prove(&mut self, pos: &Position) -> Result<ProveReport, ProveError> {
+        pos.validate()
+            .map_err(|e| ProveError::InvalidPosition(e.to_string()))?;
+        let start = Instant::now();
+        let game = self.game;
+        let mut win = Dfpn::with_table(&game, Goal::Win, self.win_tt.take().expect("table"));
+        let mut nl = Dfpn::with_table(&game, Goal::NotLose, self.nl_tt.take().expect("table"));
+        let result = self.run(&mut win, &mut nl, pos, start);
+        self.win_tt = Some(win.into_table());
+        self.nl_tt = Some(nl.into_table());
+        result
+    }
+
+    fn run(
+        &self,
+        win: &mut Dfpn<'_, Checkers<'t>>,
+        nl: &mut Dfpn<'_, Checkers<'t>>,
+        pos: &Position,
+        start: Instant,
+    ) -> Result<ProveReport, ProveError> {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let deadline = self.opts.time.map(|t| start + t);
+        let (w0, n0) = (win.stats().nodes, nl.stats().nodes);
+        let budget = |deadline| Budget {
+            nodes: self.opts.nodes,
+            deadline,
+            cancel: Some(cancel.clone()),
+        };
+        // The goals never stop each other: each runs to its answer or its budget, so the
+        // results (and the tables kept for the next position) do not depend on timing or on
+        // the thread count, only on the limits. An error stops the other goal.
+        // Each goal: weak sums for the first half of its budget, then (if still unknown) sums
+        // for the rest (see `Dfpn::set_weak`).
+        let run_goal = |d: &mut Dfpn<'_, Checkers<'t>>, b: Budget| {
+            let r = d
+                .solve_two_phase(*pos, pos.side, &[], &b)
+                .map(|s| s.outcome);
+            if r.is_err() {
+                cancel.store(true, Ordering::Relaxed);
+            }
+            r
+        };
+        let (rw, rn) = if self.opts.threads >= 2 {
+            std::thread::scope(|s| {
+                let h = std::thread::Builder::new()
+                    .stack_size(STACK)
+                    .spawn_scoped(s, || run_goal(win, budget(deadline)))
+                    .expect("spawn a search thread");
+                let h2 = std::thread::Builder::new()
+                    .stack_size(STACK)
+                    .spawn_scoped(s, || run_goal(nl, budget(deadline)))
+                    .expect("spawn a search thread");
+                (
+                    h.join().expect("search thread"),
+                    h2.join().expect("search thread"),
+                )
+            })
+        } else {
+            // One after the other on a thread with a large stack; each goal half the time.
+            let half = self.opts.time.map(|t| start + t / 2);
+            std::thread::scope(|s| {
+                std::thread::Builder::new()
+                    .stack_size(STACK)
+                    .spawn_scoped(s, || {
+                        let rw = run_goal(win, budget(half));
+                        let rn = run_goal(nl, budget(deadline));
+                        (rw, rn)
+                    })
+                    .expect("spawn a search thread")
+                    .join()
+                    .expect("search thread")
+            })
+        };
+        let (ow, on) = (rw?, rn?);
+        let value = match (ow, on) {
+            (Outcome::Proven, Outcome::Disproven) => {
+                return Err(ProveError::Inconsistent(format!(
+                    "{}: win proven and not-lose disproven",
+                    pos.to_fen()
+                )))
+            }
+            (Outcome::Proven, _) => Some(Wld::Win),
+            (_, Outcome::Disproven) => Some(Wld::Loss),
+            (Outcome::Disproven, Outcome::Proven) => Some(Wld::Draw),
+            _ => None,
+        };
+        let seconds = start.elapsed().as_secs_f64();
+        let win_report = GoalReport {
+            outcome: ow,
+            nodes: win.stats().nodes - w0,
+        };
+        let nl_report = GoalReport {
+            outcome: on,
+            nodes: nl.stats().nodes - n0,
+        };
+        let pv = match value {
+            Some(v) => self.pv(win, nl, pos, v)?,
+            None => Vec::new(),
+        };
+        let mut proofs = Vec::new();
+        if self.opts.certificate {
+            if let Some(v) = value {
+                proofs = self.certificates(win, nl, pos, v)?;
+            }
+        }
+        Ok(ProveReport {
+            position: *pos,
+            value,
+            win: win_report,
+            not_lose: nl_report,
+            nodes: win_report.nodes + nl_report.nodes,
+            seconds,
+            pv,
+            proofs,
+        })
+    }
+
+    /// Extract the certificates of a settled position (in parallel for a draw).
+    fn certificates(
+        &self,
+        win: &mut Dfpn<'_, Checkers<'t>>,
+        nl: &mut Dfpn<'_, Checkers<'t>>,
+        pos: &Position,
+        value: Wld,
+    ) -> Result<Vec<Proof>, ProveError> {
+        let deadline = self.opts.time.map(|t| Instant::now() + t);
+        let budget = Budget {
+            nodes: self.opts.nodes,
+            deadline,
+            cancel: None,
+        };
+        let max = self.game.max_pieces;
+        let prover = pos.side;
+        let one = |d: &mut Dfpn<'_, Checkers<'t>>, proven: bool| -> Result<Proof, ProveError> {
+            let s = cert::extract(d, *pos, prover, proven, &budget, deadline)?;
+            let s = s.ok_or_else(|| {
+                ProveError::Certificate(format!(
+                    "{}: the strategy could not be completed within the limits",
+                    pos.to_fen()
+                ))
+            })?;
+            cert::proof_of(&s, max).map_err(ProveError::Inconsistent)
+        };
+        let go = |d: &mut Dfpn<'_, Checkers<'t>>, proven: bool| {
+            std::thread::scope(|s| {
+                std::thread::Builder::new()
+                    .stack_size(STACK)
+                    .spawn_scoped(s, || one(d, proven))
+                    .expect("spawn a certificate thread")
+                    .join()
+                    .expect("certificate thread")
+            })
+        };
+        match value {
+            Wld::Win => Ok(vec![go(win, true)?]),
+            Wld::Loss => Ok(vec![go(nl, false)?]),
+            Wld::Draw => {
+                // Both sides' NotLose, in parallel.
+                let (a, b) = std::thread::scope(|s| {
+                    let a = std::thread::Builder::new()
+                        .stack_size(STACK)
+                        .spawn_scoped(s, || one(nl, true))
+                        .expect("spawn a certificate thread");
+                    let b = std::thread::Builder::new()
+                        .stack_size(STACK)
+                        .spawn_scoped(s, || one(win, false))
+                        .expect("spawn a certificate thread");
+                    (
+                        a.join().expect("certificate thread"),
+                        b.join().expect("certificate thread"),
+                    )
+                });
+                Ok(vec![a?, b?])
+            }
+        }
+    }
+
+    /// Value of `c` for its side to move as far as the tables and the search know it.
+    fn known_value(
+        &self,
+        win: &Dfpn<'_, Checkers<'t>>,
+        nl: &Dfpn<'_, Checkers<'t>>,
+        prover: Color,
+        c: &Position,
+    ) -> Result<(Option<Wld>, u32), ProveError> {
+        if c.piece_count() <= self.game.max_pieces {
+            return Ok((Some(self.game.tb.probe_wld(c)?), 0));
+        }
+        if c.moves().is_empty() {
+            return Ok((Some(Wld::Loss), 0));
+        }
+        let (w, n) = (win.known(c, prover), nl.known(c, prover));
+        let (ww, nw) = (w.work, n.work);
+        let for_prover = match (w.result, n.result) {
+            (Some(true), _) => Some(Wld::Win),
+            (_, Some(false)) => Some(Wld::Loss),
+            (Some(false), Some(true)) => Some(Wld::Draw),
+            _ => None,
+        };
+        let v = for_prover.map(|v| if c.side == prover { v } else { v.negate() });
+        Ok((v, ww.max(nw)))
+    }
+
+    /// A principal variation: the side to move keeps the value, the winner taking the move with
+    /// the smallest stored subtree and the loser (or a drawing side) the largest.
+    fn pv(
+        &self,
+        win: &Dfpn<'_, Checkers<'t>>,
+        nl: &Dfpn<'_, Checkers<'t>>,
+        root: &Position,
+        value: Wld,
+    ) -> Result<Vec<Move>, ProveError> {
+        let prover = root.side;
+        let mut line = Vec::new();
+        let mut seen = HashSet::new();
+        let (mut cur, mut v) = (*root, value);
+        while line.len() < MAX_PV && cur.piece_count() > self.game.max_pieces {
+            seen.insert(cur);
+            let mut best: Option<(i64, Move, Position)> = None;
+            for m in cur.moves() {
+                let c = cur.apply(&m);
+                if seen.contains(&c) {
+                    continue;
+                }
+                let (cv, work) = self.known_value(win, nl, prover, &c)?;
+                if cv != Some(v.negate()) {
+                    continue;
+                }
+                let score = if v == Wld::Win {
+                    -(work as i64)
+                } else {
+                    work as i64
+                };
+                if best.as_ref().is_none_or(|b| score > b.0) {
+                    best = Some((score, m, c));
+                }
+            }
+            let Some((_, m, c)) = best else { break };
+            line.push(m);
+            cur = c;
+            v = v.negate();
+        }
+        Ok(line)
+    }
+}
+
+/// Stack size of search threads (the search recurses once per ply of the current path).
+const STACK: usize = 256 << 20;
+
+/// Settle one position with a fresh [`Prover`] (see the module docs).
+///
+/// # Errors
+/// As [`Prover::prove`].
+pub fn prove(
+    tb: &Tablebase,
+    pos: &Position,
+    opts: &ProveOptions,
+) -> Result<ProveReport, ProveError> {
+    Prover::new(tb, opts).prove(pos)
+}

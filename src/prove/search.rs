@@ -1,0 +1,764 @@
+//! Depth-first proof-number search (df-pn, Nagai 2002) with the 1+epsilon threshold trick
+//! (Pawlewicz and Lew 2006), generic over a [`Game`] so that it can be tested on small abstract
+//! games with cycles as well as run on checkers.
+//!
+//! # Goals and values
+//! The prover is the side to move at the root (its colour is `root_side`). A search answers one
+//! yes/no question, a [`Goal`]: *Win* (the prover wins; a draw counts as failure) or *NotLose*
+//! (the prover draws or wins). Nodes where the prover is to move are OR nodes, the others AND
+//! nodes. Leaves: a position the game values exactly ([`Eval::Exact`]: no legal move, or a table
+//! value), and a position repeated on the current path, which is a draw.
+//!
+//! # Repetitions (the graph-history interaction)
+//! A result that follows from a repetition holds only while the repeated position is on the
+//! path. Every solved result carries its *dependencies*: the positions above the node whose
+//! repetition its proof tree uses (a repetition leaf depends on the repeated position; a node
+//! decided by one child takes that child's dependencies, choosing a child with the fewest; a node
+//! decided by all children takes their union; the node itself is then removed, since a proof
+//! that returns to the node is valid from any path: a drawing strategy may cycle through its own
+//! root, and a winning strategy never needs to come back to the same position).
+//! - A result without dependencies is a fact about the position and goes to the transposition
+//!   table, reusable from any path and any later root.
+//! - A result with dependencies is *path-dependent*. It is kept, with its dependency list, in a
+//!   separate bounded cache and reused only where every dependency is on the current path after
+//!   the last irreversible move (then every repetition leaf of its proof tree is a repetition
+//!   again, so the same proof tree holds). It is never stored in the transposition table.
+//!
+//! Wins never rely on repetitions: a repetition is a draw, which never satisfies *Win*; it
+//! disproves *Win* and proves *NotLose*.
+//!
+//! Positions can only repeat between two irreversible moves ([`Game::irreversible`]: in checkers
+//! a capture or a man move), so the repetition check scans the path back to the last one.
+//!
+//! # Resources
+//! Work is counted in node expansions; a [`Budget`] bounds nodes, wall time and allows another
+//! thread to cancel. When it runs out the search returns [`Outcome::Unknown`] with the root's
+//! proof and disproof numbers.
+
+use super::tt::{Entry, Table, INF};
+use crate::board::{Color, Wld};
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Most dependencies a path-dependent result may have to be cached.
+const MAX_DEPS: usize = 16;
+
+/// The yes/no question a search answers for the prover (the side to move at the root).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Goal {
+    /// The prover wins (a draw counts as failure).
+    Win,
+    /// The prover does not lose (a draw counts as success).
+    NotLose,
+}
+
+impl Goal {
+    /// `win` or `notlose` (the certificate and CLI spelling).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Goal::Win => "win",
+            Goal::NotLose => "notlose",
+        }
+    }
+
+    /// Whether a value for the prover satisfies the goal.
+    pub fn satisfied_by(self, v: Wld) -> bool {
+        match self {
+            Goal::Win => v == Wld::Win,
+            Goal::NotLose => v != Wld::Loss,
+        }
+    }
+}
+
+/// What the game knows about a position without searching it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Eval {
+    /// The exact value for the side to move (no legal move: [`Wld::Loss`]; a table value).
+    Exact(Wld),
+    /// Unknown: initial proof and disproof numbers (each at least 1, below [`INF`]).
+    Open {
+        /// Initial proof number.
+        pn: u32,
+        /// Initial disproof number.
+        dn: u32,
+    },
+}
+
+/// A two-player game graph for the prover. Draws are positions from which neither side can
+/// force a win, infinite play included.
+pub trait Game {
+    /// A position, side to move included.
+    type Pos: Copy + Eq + Hash + Debug;
+    /// Errors of [`Game::evaluate`] (e.g. a missing table).
+    type Error;
+    /// The side to move.
+    fn mover(&self, p: &Self::Pos) -> Color;
+    /// Successor positions (distinct), appended to `out` (cleared first).
+    fn successors(&self, p: &Self::Pos, out: &mut Vec<Self::Pos>);
+    /// Exact value if known without search, else initial numbers for `goal` at an OR node
+    /// (`or_node`: the prover is to move) or an AND node.
+    ///
+    /// # Errors
+    /// Whatever the game's value source fails with.
+    fn evaluate(&self, p: &Self::Pos, or_node: bool, goal: Goal) -> Result<Eval, Self::Error>;
+    /// Whether the move `from` -> `to` can never be undone (no later position can equal one
+    /// before it). `false` is always safe.
+    fn irreversible(&self, from: &Self::Pos, to: &Self::Pos) -> bool;
+    /// A well-mixed 64-bit hash of the position.
+    fn hash(&self, p: &Self::Pos) -> u64;
+}
+
+/// Result of one search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The goal holds for the prover.
+    Proven,
+    /// The goal fails for the prover.
+    Disproven,
+    /// The budget ran out; the root's proof and disproof numbers at that moment.
+    Unknown {
+        /// Proof number.
+        pn: u32,
+        /// Disproof number.
+        dn: u32,
+    },
+}
+
+impl Outcome {
+    fn of(pn: u32, dn: u32) -> Outcome {
+        if pn == 0 {
+            Outcome::Proven
+        } else if dn == 0 {
+            Outcome::Disproven
+        } else {
+            Outcome::Unknown { pn, dn }
+        }
+    }
+}
+
+/// Limits of one search call.
+#[derive(Clone, Debug, Default)]
+pub struct Budget {
+    /// Most node expansions (`None`: unlimited).
+    pub nodes: Option<u64>,
+    /// Stop at this instant.
+    pub deadline: Option<Instant>,
+    /// Stop when another thread sets this flag.
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+/// What a searcher's table knows about a position (see [`Dfpn::known`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Known {
+    /// `Some(true)` proven, `Some(false)` disproven (path-independent facts), `None` unknown.
+    pub result: Option<bool>,
+    /// Nodes expanded below the entry when stored (0 if none).
+    pub work: u32,
+    /// Proof height of a solved entry.
+    pub dist: u32,
+}
+
+/// Result of [`Dfpn::solve_for`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Solved {
+    /// Proven, disproven or unknown.
+    pub outcome: Outcome,
+    /// The result relies on a repetition of a history position (it holds on this path only).
+    pub path_dependent: bool,
+    /// Proof height of a solved result (plies).
+    pub dist: u32,
+}
+
+/// Search statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SearchStats {
+    /// Node expansions since the searcher was created.
+    pub nodes: u64,
+    /// Deepest path index reached.
+    pub max_depth: usize,
+    /// Solved results that depended on the path (kept out of the transposition table).
+    pub path_dependent: u64,
+    /// Path-dependent results reused because their dependencies were on the path again.
+    pub dep_hits: u64,
+}
+
+struct Child<P> {
+    pos: P,
+    pn: u32,
+    dn: u32,
+    /// Dependencies of a solved child (see the module docs); empty if path-independent.
+    deps: Vec<P>,
+    /// Proof height when solved.
+    dist: u32,
+    /// Reached by an irreversible move (cannot be a repetition; ends the repetition scan).
+    irr: bool,
+}
+
+/// A df-pn searcher for one goal, owning its transposition table. Reuse it for many roots: the
+/// table keeps only path-independent solved results (facts about the game) and heuristic
+/// numbers, so reuse is sound.
+pub struct Dfpn<'g, G: Game> {
+    game: &'g G,
+    goal: Goal,
+    root_side: Color,
+    tt: Table<G::Pos>,
+    /// Current path: position and the path index of the last position reached by an
+    /// irreversible move at or before it (0 if none): earlier positions cannot recur.
+    path: Vec<(G::Pos, usize)>,
+    /// Path position -> its path index (positions on a path are distinct: a repetition is a
+    /// leaf and never pushed).
+    on_path: HashMap<G::Pos, usize>,
+    /// Path index of the root of the current search.
+    root_depth: usize,
+    /// Path-dependent solved results: (position, OR flag) -> (pn, dn, dist, dependencies).
+    dep_cache: HashMap<(G::Pos, bool), DepEntry<G::Pos>>,
+    /// Most entries of `dep_cache` (it is emptied when full).
+    dep_cap: usize,
+    stats: SearchStats,
+    node_limit: u64,
+    deadline: Option<Instant>,
+    cancel: Option<Arc<AtomicBool>>,
+    aborted: bool,
+    /// Plies below the root beyond which nothing is expanded (reaching one ends the search as
+    /// unknown).
+    max_depth: usize,
+    succ_buf: Vec<Vec<G::Pos>>,
+    /// Weak proof-number sums instead of sums (see [`Dfpn::set_weak`]).
+    weak: bool,
+}
+
+/// Most plies below the root the search expands (protects the stack of the recursion).
+pub const MAX_DEPTH: usize = 4000;
+
+impl<'g, G: Game> Dfpn<'g, G> {
+    /// A searcher for `goal` with a table of about `tt_bytes` bytes.
+    pub fn new(game: &'g G, goal: Goal, tt_bytes: usize) -> Self {
+        Self::with_table(game, goal, Table::with_bytes(tt_bytes))
+    }
+
+    /// A searcher for `goal` with the given table.
+    pub fn with_table(game: &'g G, goal: Goal, tt: Table<G::Pos>) -> Self {
+        // Worst case (16 dependencies) about 330 bytes per cached entry, about 41 bytes per table
+        // slot (a slot is 40 bytes): the cache stays about as large as the table at most.
+        let dep_cap = (tt.capacity() / 8).max(16);
+        Dfpn {
+            game,
+            goal,
+            root_side: Color::Black,
+            tt,
+            path: Vec::new(),
+            on_path: HashMap::new(),
+            root_depth: 0,
+            dep_cache: HashMap::new(),
+            dep_cap,
+            stats: SearchStats::default(),
+            node_limit: u64::MAX,
+            deadline: None,
+            cancel: None,
+            aborted: false,
+            max_depth: MAX_DEPTH,
+            succ_buf: Vec::new(),
+            weak: false,
+        }
+    }
+
+    /// Use weak proof-number sums (max + open children - 1) instead of sums for the numbers of
+    /// nodes decided by all children. Sums guide better on most positions but can blow up to
+    /// saturation on long king manoeuvres with many transpositions and cycles, where weak sums
+    /// still converge; the prover runs sums first and weak sums on what stays unknown.
+    /// Unsolved numbers stored in the other mode are ignored (they do not compare).
+    pub fn set_weak(&mut self, weak: bool) {
+        self.weak = weak;
+    }
+
+    /// Give back the transposition table (to keep it for another searcher).
+    pub fn into_table(self) -> Table<G::Pos> {
+        self.tt
+    }
+
+    /// The goal this searcher answers.
+    pub fn goal(&self) -> Goal {
+        self.goal
+    }
+
+    /// The game.
+    pub fn game(&self) -> &'g G {
+        self.game
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> SearchStats {
+        self.stats
+    }
+
+    /// The transposition table.
+    pub fn table(&self) -> &Table<G::Pos> {
+        &self.tt
+    }
+
+    /// Set the most plies below the root expanded (default [`MAX_DEPTH`]).
+    pub fn set_max_depth(&mut self, d: usize) {
+        self.max_depth = d;
+    }
+
+    /// What the table knows of `p` for a prover of colour `prover`.
+    pub fn known(&self, p: &G::Pos, prover: Color) -> Known {
+        let or = self.game.mover(p) == prover;
+        match self.tt.get(self.game.hash(p), p, or) {
+            Some(e) => Known {
+                result: if e.pn == 0 {
+                    Some(true)
+                } else if e.dn == 0 {
+                    Some(false)
+                } else {
+                    None
+                },
+                work: e.work,
+                dist: e.dist,
+            },
+            None => Known::default(),
+        }
+    }
+
+    /// Answer the goal for the side to move at `root` (the prover), with no history.
+    ///
+    /// # Errors
+    /// Whatever [`Game::evaluate`] fails with.
+    pub fn solve(&mut self, root: G::Pos, budget: &Budget) -> Result<Outcome, G::Error> {
+        let prover = self.game.mover(&root);
+        self.solve_for(root, prover, &[], budget).map(|s| s.outcome)
+    }
+
+    /// Answer the goal for `prover` at `root`, reached after the positions `history` (oldest
+    /// first; the last one is root's parent). Repetitions of history positions count as draws
+    /// (only the history since its last irreversible move matters).
+    ///
+    /// # Errors
+    /// Whatever [`Game::evaluate`] fails with.
+    pub fn solve_for(
+        &mut self,
+        root: G::Pos,
+        prover: Color,
+        history: &[G::Pos],
+        budget: &Budget,
+    ) -> Result<Solved, G::Error> {
+        self.root_side = prover;
+        self.node_limit = budget
+            .nodes
+            .map_or(u64::MAX, |n| self.stats.nodes.saturating_add(n));
+        self.deadline = budget.deadline;
+        self.cancel = budget.cancel.clone();
+        self.aborted = false;
+        // Keep the history from its last irreversible move on (earlier positions cannot recur).
+        let mut from = 0;
+        for i in 1..history.len() {
+            if self.game.irreversible(&history[i - 1], &history[i]) {
+                from = i;
+            }
+        }
+        if let Some(last) = history.last() {
+            if self.game.irreversible(last, &root) {
+                from = history.len();
+            }
+        }
+        self.path.clear();
+        self.on_path.clear();
+        for h in &history[from..] {
+            self.on_path.insert(*h, self.path.len());
+            self.path.push((*h, 0));
+        }
+        let depth = self.path.len();
+        self.root_depth = depth;
+        let out = |outcome, path_dependent, dist| Solved {
+            outcome,
+            path_dependent,
+            dist,
+        };
+        // A root repeating its history is a draw on this path.
+        if let Some(&d) = self.on_path.get(&root) {
+            let (pn, dn) = self.draw_numbers();
+            self.on_path.clear();
+            return Ok(out(Outcome::of(pn, dn), d < depth, 0));
+        }
+        let or = self.game.mover(&root) == prover;
+        if let Eval::Exact(v) = self.game.evaluate(&root, or, self.goal)? {
+            let (pn, dn) = self.exact_numbers(&root, v);
+            self.on_path.clear();
+            return Ok(out(Outcome::of(pn, dn), false, 0));
+        }
+        self.on_path.insert(root, depth);
+        self.path.push((root, 0));
+        let r = loop {
+            let r = self.mid(depth, INF, INF);
+            match r {
+                Ok((pn, dn, _, _)) if pn != 0 && dn != 0 && !self.aborted => continue,
+                r => break r,
+            }
+        };
+        self.path.clear();
+        self.on_path.clear();
+        let (pn, dn, deps, dist) = r?;
+        Ok(out(Outcome::of(pn, dn), !deps.is_empty(), dist))
+    }
+
+    /// [`Dfpn::solve_for`] in two phases: weak sums for half of the budget (nodes and time),
+    /// then, if still unknown, sums for the rest (see [`Dfpn::set_weak`]). The mode is left as
+    /// sums.
+    ///
+    /// # Errors
+    /// Whatever [`Game::evaluate`] fails with.
+    pub fn solve_two_phase(
+        &mut self,
+        root: G::Pos,
+        prover: Color,
+        history: &[G::Pos],
+        budget: &Budget,
+    ) -> Result<Solved, G::Error> {
+        let now = Instant::now();
+        let first = Budget {
+            nodes: budget.nodes.map(|n| n / 2),
+            deadline: budget
+                .deadline
+                .map(|t| now + t.saturating_duration_since(now) / 2),
+            cancel: budget.cancel.clone(),
+        };
+        let before = self.stats.nodes;
+        self.set_weak(true);
+        let r = self.solve_for(root, prover, history, &first);
+        self.set_weak(false);
+        match r {
+            Ok(Solved {
+                outcome: Outcome::Unknown { .. },
+                ..
+            }) => {
+                let used = self.stats.nodes - before;
+                let rest = Budget {
+                    nodes: budget.nodes.map(|n| n.saturating_sub(used)),
+                    ..budget.clone()
+                };
+                self.solve_for(root, prover, history, &rest)
+            }
+            r => r,
+        }
+    }
+
+    /// Proof and disproof numbers of a draw for the prover.
+    fn draw_numbers(&self) -> (u32, u32) {
+        if self.goal.satisfied_by(Wld::Draw) {
+            (0, INF)
+        } else {
+            (INF, 0)
+        }
+    }
+
+    /// Proof and disproof numbers of a position whose exact value for its side to move is `v`.
+    fn exact_numbers(&self, p: &G::Pos, v: Wld) -> (u32, u32) {
+        let for_prover = if self.game.mover(p) == self.root_side {
+            v
+        } else {
+            v.negate()
+        };
+        if self.goal.satisfied_by(for_prover) {
+            (0, INF)
+        } else {
+            (INF, 0)
+        }
+    }
+
+    /// Path index of an earlier occurrence of `p` on the path, if `p` is reached from the top
+    /// of the path by a reversible move (positions before the last irreversible move cannot
+    /// recur).
+    fn repetition_of(&self, p: &G::Pos) -> Option<usize> {
+        let floor = self.path.last().map_or(0, |e| e.1);
+        self.on_path.get(p).copied().filter(|&i| i >= floor)
+    }
+
+    fn check_limits(&mut self) {
+        if self.stats.nodes >= self.node_limit
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+            || self
+                .cancel
+                .as_ref()
+                .is_some_and(|c| c.load(Ordering::Relaxed))
+        {
+            self.aborted = true;
+        }
+    }
+
+    /// Expand the node at path index `depth` (the last path entry) until it is solved, one of
+    /// its numbers reaches its threshold, or the budget runs out. Returns (pn, dn, dependencies,
+    /// dist).
+    #[allow(clippy::type_complexity)]
+    fn mid(
+        &mut self,
+        depth: usize,
+        th_pn: u32,
+        th_dn: u32,
+    ) -> Result<(u32, u32, Vec<G::Pos>, u32), G::Error> {
+        let pos = self.path[depth].0;
+        let hash = self.game.hash(&pos);
+        let or = self.game.mover(&pos) == self.root_side;
+        if let Some(e) = self.tt.get(hash, &pos, or) {
+            if e.solved() {
+                return Ok((e.pn, e.dn, Vec::new(), e.dist));
+            }
+        }
+        self.stats.nodes += 1;
+        self.stats.max_depth = self.stats.max_depth.max(depth);
+        if self.stats.nodes & 255 == 0 || self.stats.nodes >= self.node_limit {
+            self.check_limits();
+        }
+        if depth - self.root_depth >= self.max_depth {
+            // Too deep to expand: give up this search (reported as unknown).
+            self.aborted = true;
+            return Ok((1, 1, Vec::new(), 0));
+        }
+        let start_nodes = self.stats.nodes;
+
+        // Generate and evaluate the children (one-ply look-ahead into the leaves).
+        let mut succ = self.succ_buf.pop().unwrap_or_default();
+        self.game.successors(&pos, &mut succ);
+        let mut ch: Vec<Child<G::Pos>> = Vec::with_capacity(succ.len());
+        for &c in &succ {
+            let irr = self.game.irreversible(&pos, &c);
+            if !irr && self.repetition_of(&c).is_some() {
+                let (pn, dn) = self.draw_numbers();
+                ch.push(Child {
+                    pos: c,
+                    pn,
+                    dn,
+                    deps: vec![c],
+                    dist: 0,
+                    irr,
+                });
+                continue;
+            }
+            let c_or = self.game.mover(&c) == self.root_side;
+            let weak = self.weak;
+            let tt_entry = self
+                .tt
+                .get(self.game.hash(&c), &c, c_or)
+                .copied()
+                .filter(|e| e.solved() || e.weak == weak);
+            if !tt_entry.is_some_and(|e| e.solved()) && !irr {
+                // A path-dependent result whose dependencies are all on the path again.
+                if let Some(e) = self.dep_cache.get(&(c, c_or)) {
+                    if e.deps.iter().all(|d| self.repetition_of(d).is_some()) {
+                        ch.push(Child {
+                            pos: c,
+                            pn: e.pn,
+                            dn: e.dn,
+                            deps: e.deps.clone(),
+                            dist: e.dist,
+                            irr,
+                        });
+                        self.stats.dep_hits += 1;
+                        continue;
+                    }
+                }
+            }
+            let (pn, dn, dist) = match tt_entry {
+                Some(e) => (e.pn, e.dn, e.dist),
+                None => match self.game.evaluate(&c, c_or, self.goal)? {
+                    Eval::Exact(v) => {
+                        let (pn, dn) = self.exact_numbers(&c, v);
+                        (pn, dn, 0)
+                    }
+                    Eval::Open { pn, dn } => (pn.clamp(1, INF - 1), dn.clamp(1, INF - 1), 0),
+                },
+            };
+            ch.push(Child {
+                pos: c,
+                pn,
+                dn,
+                deps: Vec::new(),
+                dist,
+                irr,
+            });
+        }
+        succ.clear();
+        self.succ_buf.push(succ);
+
+        let (mut pn, mut dn);
+        loop {
+            (pn, dn) = numbers(&ch, or, self.weak);
+            if pn == 0 || dn == 0 || pn >= th_pn || dn >= th_dn || self.aborted {
+                break;
+            }
+            // Most promising child and the second-best number (1+epsilon thresholds).
+            let key = |c: &Child<G::Pos>| if or { c.pn } else { c.dn };
+            let mut best = 0;
+            let mut second = INF;
+            for i in 1..ch.len() {
+                if key(&ch[i]) < key(&ch[best]) {
+                    second = key(&ch[best]);
+                    best = i;
+                } else {
+                    second = second.min(key(&ch[i]));
+                }
+            }
+            let eps = |x: u32| -> u64 {
+                if x >= INF - 1 {
+                    INF as u64
+                } else {
+                    x as u64 + (x as u64 / 4).max(1)
+                }
+            };
+            let b = &ch[best];
+            // The node's other number reaches its threshold when the child's has grown by the
+            // node's margin (sums), or when it exceeds the largest child's by it (weak sums).
+            let base = |f: &dyn Fn(&Child<G::Pos>) -> u32, node: u32| -> u64 {
+                if self.weak {
+                    ch.iter()
+                        .map(|c| f(c) as u64)
+                        .max()
+                        .unwrap_or(0)
+                        .min(node as u64)
+                } else {
+                    f(b) as u64
+                }
+            };
+            let (c_th_pn, c_th_dn) = if or {
+                (
+                    eps(second).min(th_pn as u64),
+                    th_dn as u64 - dn as u64 + base(&|c| c.dn, dn),
+                )
+            } else {
+                (
+                    th_pn as u64 - pn as u64 + base(&|c| c.pn, pn),
+                    eps(second).min(th_dn as u64),
+                )
+            };
+            let cap = |x: u64| x.min(INF as u64) as u32;
+            let floor = if b.irr { depth + 1 } else { self.path[depth].1 };
+            let c = b.pos;
+            self.path.push((c, floor));
+            let shadowed = self.on_path.insert(c, depth + 1);
+            let r = self.mid(depth + 1, cap(c_th_pn), cap(c_th_dn));
+            match shadowed {
+                // Only for a game whose `irreversible` lets a position recur.
+                Some(i) => self.on_path.insert(c, i),
+                None => self.on_path.remove(&c),
+            };
+            self.path.pop();
+            let (cpn, cdn, cdeps, cdist) = r?;
+            let b = &mut ch[best];
+            b.pn = cpn;
+            b.dn = cdn;
+            b.deps = cdeps;
+            b.dist = cdist;
+        }
+
+        // The dependencies of a solved result and its proof height.
+        let mut deps: Vec<G::Pos> = Vec::new();
+        let mut dist = 0;
+        if pn == 0 || dn == 0 {
+            // A node decided by one child (an OR node proven, an AND node disproven): the
+            // best-founded such child (fewest dependencies), then the shortest. Otherwise all
+            // children decide.
+            let one_child = (or && pn == 0) || (!or && dn == 0);
+            if one_child {
+                if let Some(c) = ch
+                    .iter()
+                    .filter(|c| if or { c.pn == 0 } else { c.dn == 0 })
+                    .min_by_key(|c| (c.deps.len(), c.dist))
+                {
+                    deps = c.deps.clone();
+                    dist = c.dist;
+                }
+            } else {
+                for c in &ch {
+                    for d in &c.deps {
+                        if !deps.contains(d) {
+                            deps.push(*d);
+                        }
+                    }
+                    dist = dist.max(c.dist);
+                }
+            }
+            dist = dist.saturating_add(1);
+            // A return to the node itself holds from any path.
+            deps.retain(|d| *d != pos);
+        }
+        let work = (self.stats.nodes - start_nodes).min(u32::MAX as u64) as u32;
+        if deps.is_empty() {
+            self.tt.put(
+                hash,
+                Entry {
+                    pos,
+                    or_node: or,
+                    pn,
+                    dn,
+                    work,
+                    dist,
+                    weak: self.weak,
+                },
+            );
+        } else {
+            self.stats.path_dependent += 1;
+            if deps.len() <= MAX_DEPS {
+                if self.dep_cache.len() >= self.dep_cap {
+                    self.dep_cache.clear();
+                }
+                self.dep_cache.insert(
+                    (pos, or),
+                    DepEntry {
+                        pn,
+                        dn,
+                        dist,
+                        deps: deps.clone(),
+                    },
+                );
+            }
+        }
+        Ok((pn, dn, deps, dist))
+    }
+}
+
+/// A cached path-dependent result.
+#[derive(Clone, Debug)]
+struct DepEntry<P> {
+    pn: u32,
+    dn: u32,
+    dist: u32,
+    deps: Vec<P>,
+}
+
+/// The node's (pn, dn) from its children's: OR = (min pn, sum dn), AND = (sum pn, min dn). With
+/// `weak`, the sums are weak proof-number sums (Ueda et al. 2008): the largest number plus the
+/// count of the other children still open, which does not blow up on the transpositions and
+/// cycles of king endings. Values saturate below [`INF`], which only a solved node reaches. A
+/// node without children is lost for its side to move (the game gives such nodes as exact
+/// leaves; this covers a root).
+fn numbers<P>(ch: &[Child<P>], or: bool, weak: bool) -> (u32, u32) {
+    let sum = |f: &dyn Fn(&Child<P>) -> u32| -> u32 {
+        let (mut sum, mut max, mut live) = (0u64, 0u64, 0u64);
+        for c in ch {
+            let v = f(c) as u64;
+            if v > 0 {
+                sum += v;
+                max = max.max(v);
+                live += 1;
+            }
+        }
+        let v = if !weak || live == 0 {
+            sum
+        } else {
+            max + live - 1
+        };
+        v.min(INF as u64 - 1) as u32
+    };
+    if or {
+        let pn = ch.iter().map(|c| c.pn).min().unwrap_or(INF);
+        let dn = if pn == 0 { INF } else { sum(&|c| c.dn) };
+        (pn, dn)
+    } else {
+        let dn = ch.iter().map(|c| c.dn).min().unwrap_or(INF);
+        let pn = if dn == 0 { INF } else { sum(&|c| c.pn) };
+        (pn, dn)
+    }
+}

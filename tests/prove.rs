@@ -1,0 +1,590 @@
+//! The prover on checkers, against values decided elsewhere: our own 5-piece tables (built
+//! here by `egdb build`, never opened by the prover, which sees only a directory with the tables
+//! up to 4 pieces), and published values (reference.md §3) proven on tables with fewer pieces.
+//! Certificates are checked by the independent checker, and mutated ones must be rejected.
+//! Also the `egdb prove` and `egdb check-proof` command lines.
+use checkers_egdb::probe::Tablebase;
+use checkers_egdb::proofcheck::{check_certificate, table_set, CheckError};
+use checkers_egdb::prove::cert::{certificate_text, Proof};
+use checkers_egdb::prove::search::Goal;
+use checkers_egdb::prove::{prove, ProveOptions, Prover};
+use checkers_egdb::{Color, Position, Wld};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+struct Dirs {
+    _tmp: tempfile::TempDir,
+    /// Every table up to 5 pieces (the truth; never given to the prover for 5-piece roots).
+    t5: PathBuf,
+    /// Only the tables up to 4 pieces.
+    t4: PathBuf,
+    /// Only up to 3 pieces.
+    t3: PathBuf,
+    /// Only the 1-piece tables.
+    t1: PathBuf,
+}
+
+fn pieces_of(name: &str) -> Option<u32> {
+    let stem = name.strip_suffix(".egdb")?;
+    let digits: Vec<u32> = stem
+        .chars()
+        .take(4)
+        .map(|c| c.to_digit(10))
+        .collect::<Option<_>>()?;
+    (digits.len() == 4).then(|| digits.iter().sum())
+}
+
+/// Build the tables once per test binary: `egdb build --pieces 5`, then copies of the files up
+/// to 4, 3 and 1 pieces in directories of their own.
+fn dirs() -> &'static Dirs {
+    static DIRS: OnceLock<Dirs> = OnceLock::new();
+    DIRS.get_or_init(|| {
+        let tmp = tempfile::tempdir().unwrap();
+        let t5 = tmp.path().join("t5");
+        let out = egdb(&["build", "--pieces", "5", "--quiet"], &t5);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let sub = |name: &str, max: u32| {
+            let d = tmp.path().join(name);
+            std::fs::create_dir(&d).unwrap();
+            for e in std::fs::read_dir(&t5).unwrap() {
+                let e = e.unwrap();
+                let n = e.file_name().to_string_lossy().into_owned();
+                if pieces_of(&n).is_some_and(|p| p <= max) {
+                    std::fs::copy(e.path(), d.join(&n)).unwrap();
+                }
+            }
+            d
+        };
+        let (t4, t3, t1) = (sub("t4", 4), sub("t3", 3), sub("t1", 1));
+        Dirs {
+            _tmp: tmp,
+            t5,
+            t4,
+            t3,
+            t1,
+        }
+    })
+}
+
+fn egdb(args: &[&str], dir: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(args)
+        .env("EGDB_DIR", dir)
+        .output()
+        .expect("egdb runs")
+}
+
+/// xorshift64*
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A random legal position with `n` pieces, both sides present, either side to move.
+fn random_position(rng: &mut Rng, n: u32) -> Position {
+    loop {
+        let mut p = Position {
+            black: 0,
+            white: 0,
+            kings: 0,
+            side: if rng.below(2) == 0 {
+                Color::Black
+            } else {
+                Color::White
+            },
+        };
+        let mut placed = 0;
+        while placed < n {
+            let b = 1u32 << rng.below(32);
+            if p.occupied() & b != 0 {
+                continue;
+            }
+            if rng.below(2) == 0 {
+                p.black |= b;
+            } else {
+                p.white |= b;
+            }
+            if rng.below(2) == 0 {
+                p.kings |= b;
+            }
+            placed += 1;
+        }
+        if p.black != 0 && p.white != 0 && p.validate().is_ok() {
+            return p;
+        }
+    }
+}
+
+fn opts(nodes: u64, certificate: bool) -> ProveOptions {
+    ProveOptions {
+        nodes: Some(nodes),
+        // Node limits only: the results do not depend on the machine's load.
+        time: None,
+        tt_bytes: 64 << 20,
+        threads: 2,
+        certificate,
+    }
+}
+
+#[test]
+fn five_pieces_on_four_piece_tables_match_the_five_piece_tables() {
+    let d = dirs();
+    let tb4 = Tablebase::open(&d.t4).unwrap();
+    assert_eq!(tb4.max_pieces(), 4);
+    let truth = Tablebase::open(&d.t5).unwrap();
+    let mut prover = Prover::new(&tb4, &opts(20_000, false));
+    let mut rng = Rng(0x5eed_0005);
+    let n = 1500;
+    let (mut settled, mut white, mut captures) = (0, 0, 0);
+    let mut seen_values = HashSet::new();
+    for _ in 0..n {
+        let p = random_position(&mut rng, 5);
+        white += usize::from(p.side == Color::White);
+        captures += usize::from(p.has_capture());
+        let r = prover.prove(&p).unwrap();
+        if let Some(v) = r.value {
+            settled += 1;
+            seen_values.insert(v);
+            let want = truth.probe_wld(&p).unwrap();
+            assert_eq!(
+                v,
+                want,
+                "{}: prover says {v}, the 5-piece tables {want}",
+                p.to_fen()
+            );
+        }
+    }
+    eprintln!("5 on 4: settled {settled} of {n}; white to move {white}; captures {captures}");
+    // The sample covers both sides to move, capture positions and all three values; nearly
+    // every position settles within 20,000 nodes per goal.
+    assert!(white > n / 3 && white < 2 * n / 3, "{white}");
+    assert!(captures > n / 20, "{captures}");
+    assert_eq!(seen_values.len(), 3);
+    assert!(settled * 100 >= n * 60, "settled {settled} of {n}");
+}
+
+/// The claimant's strategy graph of a proof: claimant positions follow their record, opponent
+/// positions all moves; leaves (at most `max` pieces, or no move) have no edges.
+fn strategy_graph(p: &Proof, max: u32) -> HashMap<Position, Vec<Position>> {
+    let rec: HashMap<Position, Position> =
+        p.records.iter().map(|(q, m)| (*q, q.apply(m))).collect();
+    let mut g = HashMap::new();
+    let mut queue = VecDeque::from([p.root]);
+    while let Some(q) = queue.pop_front() {
+        if g.contains_key(&q) {
+            continue;
+        }
+        let next: Vec<Position> = if q.piece_count() <= max || q.moves().is_empty() {
+            Vec::new()
+        } else if q.side == p.claimant {
+            vec![rec[&q]]
+        } else {
+            q.successors()
+        };
+        queue.extend(next.iter().copied());
+        g.insert(q, next);
+    }
+    g
+}
+
+fn reaches(g: &HashMap<Position, Vec<Position>>, from: Position, to: Position) -> bool {
+    let mut seen = HashSet::new();
+    let mut stack = vec![from];
+    while let Some(q) = stack.pop() {
+        if q == to {
+            return true;
+        }
+        if seen.insert(q) {
+            stack.extend(g.get(&q).into_iter().flatten().copied());
+        }
+    }
+    false
+}
+
+fn invalid(r: Result<checkers_egdb::proofcheck::CheckReport, CheckError>) -> String {
+    match r {
+        Err(CheckError::Invalid { what, .. }) => what,
+        other => panic!("expected an invalid proof, got {other:?}"),
+    }
+}
+
+#[test]
+fn certificates_verify_and_mutations_are_rejected() {
+    let d = dirs();
+    let tb4 = Tablebase::open(&d.t4).unwrap();
+    let truth = Tablebase::open(&d.t5).unwrap();
+    let set = table_set(&d.t4, 4).unwrap();
+    let mut prover = Prover::new(&tb4, &opts(20_000, true));
+    let mut rng = Rng(0xce27_0001);
+    let mut wins: Vec<Proof> = Vec::new();
+    let mut draws: Vec<Proof> = Vec::new();
+    let mut checked = 0;
+    for _ in 0..150 {
+        let p = random_position(&mut rng, 5);
+        let r = prover.prove(&p).unwrap();
+        let Some(v) = r.value else { continue };
+        assert_eq!(v, truth.probe_wld(&p).unwrap(), "{}", p.to_fen());
+        assert_eq!(r.proofs.len(), if v == Wld::Draw { 2 } else { 1 });
+        let text = certificate_text(&set, &r.proofs);
+        for dir in [&d.t4, &d.t5] {
+            let rep = check_certificate(&text, dir)
+                .unwrap_or_else(|e| panic!("{}: certificate rejected: {e}", p.to_fen()));
+            assert_eq!(rep.values(), vec![(p, Some(v))]);
+        }
+        checked += 1;
+        for pr in r.proofs {
+            match pr.goal {
+                Goal::Win if pr.records.len() >= 2 => wins.push(pr),
+                Goal::NotLose if !pr.records.is_empty() => draws.push(pr),
+                _ => {}
+            }
+        }
+    }
+    assert!(checked >= 80, "{checked}");
+    assert!(
+        wins.len() >= 20 && !draws.is_empty(),
+        "{} {}",
+        wins.len(),
+        draws.len()
+    );
+
+    // A record removed: its position is reached with nobody to say what to play.
+    for w in wins.iter().take(10) {
+        for i in [0, w.records.len() - 1] {
+            let mut m = w.clone();
+            m.records.remove(i);
+            let e = invalid(check_certificate(&certificate_text(&set, &[m]), &d.t4));
+            assert!(e.contains("no record"), "{e}");
+        }
+    }
+
+    // A move that does not win substituted (the 5-piece tables say the successor is not lost
+    // for the opponent).
+    let mut substituted = 0;
+    'outer: for w in &wins {
+        for (i, (q, mv)) in w.records.iter().enumerate() {
+            for alt in q.moves() {
+                if alt == *mv || truth.probe_wld(&q.apply(&alt)).unwrap() == Wld::Loss {
+                    continue;
+                }
+                let mut m = w.clone();
+                m.records[i].1 = alt;
+                invalid(check_certificate(&certificate_text(&set, &[m]), &d.t4));
+                substituted += 1;
+                if substituted >= 20 {
+                    break 'outer;
+                }
+                continue 'outer;
+            }
+        }
+    }
+    assert!(substituted >= 10, "{substituted}");
+
+    // A cycle in a win certificate: a record redirected to an opponent position from which the
+    // strategy leads back to the record's position.
+    let mut cycles = 0;
+    'cyc: for w in &wins {
+        let g = strategy_graph(w, 4);
+        for (i, (q, mv)) in w.records.iter().enumerate() {
+            for alt in q.moves() {
+                let c = q.apply(&alt);
+                if alt == *mv || !g.contains_key(&c) || !reaches(&g, c, *q) {
+                    continue;
+                }
+                let mut m = w.clone();
+                m.records[i].1 = alt;
+                let e = invalid(check_certificate(&certificate_text(&set, &[m]), &d.t4));
+                assert!(e.contains("cycle"), "{e}");
+                cycles += 1;
+                continue 'cyc;
+            }
+        }
+    }
+    assert!(cycles >= 1, "no record could be redirected into a cycle");
+
+    // A not-lose proof relabelled as a win proof: its leaves include draws or it cycles.
+    for dr in &draws {
+        let mut m = dr.clone();
+        m.goal = Goal::Win;
+        invalid(check_certificate(&certificate_text(&set, &[m]), &d.t4));
+    }
+
+    // Tables with other checksums.
+    let text = certificate_text(&set, &wins[..1]);
+    let digest = format!("{:016x}", set.digest);
+    let other = format!("{:016x}", set.digest ^ 1);
+    assert!(matches!(
+        check_certificate(&text.replace(&digest, &other), &d.t4),
+        Err(CheckError::Tables(_))
+    ));
+    let tmp = tempfile::tempdir().unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(&d.t4)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    for n in &names {
+        std::fs::copy(d.t4.join(n), tmp.path().join(n)).unwrap();
+    }
+    // The same values re-encoded with another block size: other header checksum.
+    let victim = names
+        .iter()
+        .find(|n| {
+            let f = checkers_egdb::table::TableFile::open(&d.t4.join(n)).unwrap();
+            f.block_count() > 0 && f.meta().positions > 2000
+        })
+        .expect("a table with data blocks");
+    let f = checkers_egdb::table::TableFile::open(&d.t4.join(victim)).unwrap();
+    let values = f.decode_all().unwrap();
+    checkers_egdb::table::write_table_with(
+        &tmp.path().join(victim),
+        f.meta(),
+        &values,
+        &checkers_egdb::table::WriteOptions {
+            block_positions: 1000,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let e = check_certificate(&text, tmp.path()).unwrap_err();
+    assert!(matches!(e, CheckError::Tables(_)), "{e}");
+    // One table missing.
+    std::fs::copy(d.t4.join(victim), tmp.path().join(victim)).unwrap();
+    check_certificate(&text, tmp.path()).unwrap();
+    std::fs::remove_file(tmp.path().join(victim)).unwrap();
+    assert!(matches!(
+        check_certificate(&text, tmp.path()),
+        Err(CheckError::Tables(_))
+    ));
+}
+
+/// Published values (reference.md §3), each proven on tables with fewer pieces than the
+/// position, with its certificate checked.
+#[test]
+fn published_values_beyond_the_tables() {
+    let d = dirs();
+    let cases: [(&Path, &str, Wld); 9] = [
+        // First Position (Lasker, 1918), 4 pieces, on the 3-piece tables.
+        (&d.t3, "W:WK19,K23:BK28,12", Wld::Win),
+        (&d.t3, "B:WK19,K23:BK28,12", Wld::Draw),
+        // Two-piece facts on the 1-piece tables.
+        (&d.t1, "W:WK32:BK26", Wld::Win),
+        (&d.t1, "B:WK32:BK26", Wld::Draw),
+        (&d.t1, "W:W5:BK2", Wld::Win),
+        (&d.t1, "W:WK29:BK25", Wld::Win),
+        (&d.t1, "B:WK29:BK25", Wld::Win),
+        (&d.t1, "W:WK4:BK12", Wld::Loss),
+        (&d.t1, "B:WK13:BK1", Wld::Win),
+    ];
+    for (dir, fen, want) in cases {
+        let tb = Tablebase::open(dir).unwrap();
+        let p = Position::from_fen(fen).unwrap();
+        assert!(p.piece_count() > tb.max_pieces());
+        // The First Position draw takes ~2 M nodes with 512 MiB of tables (it does not settle
+        // within 4 M nodes with 256 MiB or less) and its certificate ~95,000 records (half a
+        // minute to extract on a busy machine): value only here; `egdb prove --cert` checks such
+        // certificates before writing them.
+        let cert = fen != "B:WK19,K23:BK28,12";
+        let mut o = opts(4_000_000, cert);
+        if !cert {
+            o.tt_bytes = 512 << 20;
+        }
+        let r = prove(&tb, &p, &o).unwrap();
+        assert_eq!(r.value, Some(want), "{fen}");
+        if !cert {
+            continue;
+        }
+        let set = table_set(dir, tb.max_pieces()).unwrap();
+        let rep = check_certificate(&certificate_text(&set, &r.proofs), dir).unwrap();
+        assert_eq!(rep.values(), vec![(p, Some(want))], "{fen}");
+    }
+}
+
+/// King v king, White to move, all 992 positions proven on the 1-piece tables: 230 wins, 654
+/// draws, 108 losses (reference.md §3).
+#[test]
+fn king_v_king_counts_on_one_piece_tables() {
+    let d = dirs();
+    let tb = Tablebase::open(&d.t1).unwrap();
+    let mut prover = Prover::new(&tb, &opts(1_000_000, false));
+    let mut n = [0usize; 3];
+    for w in 0..32 {
+        for b in 0..32 {
+            if w == b {
+                continue;
+            }
+            let p = Position {
+                black: 1 << b,
+                white: 1 << w,
+                kings: (1 << b) | (1 << w),
+                side: Color::White,
+            };
+            let v = prover.prove(&p).unwrap().value.expect("settled");
+            n[v as usize] += 1;
+        }
+    }
+    assert_eq!(
+        (
+            n[Wld::Win as usize],
+            n[Wld::Draw as usize],
+            n[Wld::Loss as usize]
+        ),
+        (230, 654, 108)
+    );
+}
+
+fn run_ok(out: &std::process::Output, code: i32) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "stdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+#[test]
+fn cli_prove_and_check_proof() {
+    let d = dirs();
+    let t4 = d.t4.to_str().unwrap();
+    // Values from the 5-piece tables.
+    let truth = Tablebase::open(&d.t5).unwrap();
+    let fens = ["B:WK5,K12:BK2,K18,25", "B:W13,K29,31:BK5,6"];
+    let tmp = tempfile::tempdir().unwrap();
+    let cert = tmp.path().join("c.proof");
+    let c = cert.to_str().unwrap();
+    let mut args = vec!["prove", "--dir", t4, "--nodes", "50000", "--cert", c];
+    args.extend(fens);
+    let out = run_ok(&egdb(&args, &d.t4), 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2);
+    for (l, f) in lines.iter().zip(fens) {
+        let cols: Vec<&str> = l.split('\t').collect();
+        assert_eq!(cols.len(), 3, "{l}");
+        let p = Position::from_fen(f).unwrap();
+        assert_eq!(cols[0], p.to_fen());
+        assert_eq!(cols[1], truth.probe_wld(&p).unwrap().as_str());
+        for key in ["nodes=", "seconds=", "win=", "notlose=", "pv="] {
+            assert!(cols[2].contains(key), "{l}");
+        }
+    }
+    let checked = run_ok(&egdb(&["check-proof", "--dir", t4, c], &d.t4), 0);
+    assert_eq!(checked.lines().count(), 2);
+    for (l, f) in checked.lines().zip(fens) {
+        let p = Position::from_fen(f).unwrap();
+        assert!(
+            l.starts_with(&format!(
+                "{}\t{}\t",
+                p.to_fen(),
+                truth.probe_wld(&p).unwrap()
+            )),
+            "{l}"
+        );
+    }
+    // A damaged certificate: exit 1 with one error line naming the fault.
+    let text = std::fs::read_to_string(&cert).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    assert!(lines[3].starts_with("proof ") && lines[4].split(' ').count() == 2);
+    lines.remove(4); // the first record of the first proof
+    let bad = tmp.path().join("bad.proof");
+    std::fs::write(&bad, lines.join("\n")).unwrap();
+    let out = egdb(&["check-proof", "--dir", t4, bad.to_str().unwrap()], &d.t4);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("egdb: error: "), "{err}");
+
+    // Unknown (1 node) gives exit status 3 with the numbers; a bad FEN exit 1 and the others
+    // still answered; --json.
+    let out = run_ok(
+        &egdb(
+            &["prove", "--dir", t4, "--nodes", "1", "B:WK5,K12:BK2,K18,25"],
+            &d.t4,
+        ),
+        3,
+    );
+    assert!(
+        out.contains("\tunknown\t") && out.contains("win_pn="),
+        "{out}"
+    );
+    let out = egdb(
+        &["prove", "--dir", t4, "--json", "W:W33:B1", "W:WK32:BK26"],
+        &d.t4,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    assert!(rows[0]["error"].as_str().unwrap().contains("bad FEN"));
+    assert_eq!(rows[1]["value"], "win");
+    // FENs on stdin.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(["prove", "--dir", t4])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"W:WK32:BK26\n\nB:WK32:BK26\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let s = run_ok(&out, 0);
+    let vals: Vec<&str> = s.lines().map(|l| l.split('\t').nth(1).unwrap()).collect();
+    assert_eq!(vals, ["win", "draw"]);
+}
+
+/// Needs tables up to 6 pieces: `EGDB_PROVE_DIR6=DIR cargo test --release --test prove --
+/// --ignored`. The "Fourth Position" family (reference.md §8), 7 pieces.
+#[test]
+#[ignore]
+fn fourth_position_family_on_six_piece_tables() {
+    let dir = std::env::var("EGDB_PROVE_DIR6").expect("EGDB_PROVE_DIR6=<dir with <= 6 pieces>");
+    let tb = Tablebase::open(&dir).unwrap();
+    assert_eq!(tb.max_pieces(), 6);
+    let set = table_set(Path::new(&dir), 6).unwrap();
+    for (fen, want) in [
+        ("B:W30,K31,K32:BK20,21,K22,K23", Wld::Win),
+        ("W:W30,K31,K32:BK20,21,K22,K23", Wld::Draw),
+        ("B:WK30,K31,K32:BK20,21,K22,K23", Wld::Win),
+    ] {
+        let p = Position::from_fen(fen).unwrap();
+        let o = ProveOptions {
+            nodes: None,
+            time: Some(Duration::from_secs(600)),
+            tt_bytes: 1 << 30,
+            threads: 2,
+            certificate: true,
+        };
+        let r = prove(&tb, &p, &o).unwrap();
+        eprintln!(
+            "{fen}: {:?} in {} nodes, {:.1} s",
+            r.value, r.nodes, r.seconds
+        );
+        assert_eq!(r.value, Some(want), "{fen}");
+        let rep = check_certificate(&certificate_text(&set, &r.proofs), Path::new(&dir)).unwrap();
+        assert_eq!(rep.values(), vec![(p, Some(want))]);
+    }
+}
