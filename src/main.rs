@@ -38,6 +38,10 @@ enum Command {
     Verify(cli::verify::Args),
     /// List the slices present in a table directory.
     Info(cli::info::Args),
+    /// Serve the endgame explorer (a JSON API and one page) over HTTP.
+    Serve(cli::serve::Args),
+    /// Read PDN games and mark the moves that change the tables' value.
+    Annotate(cli::annotate::Args),
 }
 
 fn main() {
@@ -86,6 +90,8 @@ fn main() {
         Command::Stats(a) => cli::stats::run(a),
         Command::Verify(a) => cli::verify::run(a),
         Command::Info(a) => cli::info::run(a),
+        Command::Serve(a) => cli::serve::run(a),
+        Command::Annotate(a) => cli::annotate::run(a),
     };
     if let Err(e) = result {
         eprintln!("egdb: error: {e}");
