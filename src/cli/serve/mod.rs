@@ -216,7 +216,7 @@ async fn api_stats_material(
     State(app): State<Arc<App>>,
     UrlPath(name): UrlPath<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let m: Material = name.parse().map_err(|e| {
+    let m = name.parse::<Material>().map_err(|e| {
         ApiError(
             StatusCode::BAD_REQUEST,
             "bad_request",
