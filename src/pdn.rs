@@ -4,7 +4,8 @@
 //! numbers (`12.`, `12...`), moves (`9-14`, `10x17`, `9x18x27`, with strength marks such as `!`
 //! or `?` dropped), comments `{...}` and `;` to the end of the line, NAGs (`$3`, dropped),
 //! variations `( ... )` (skipped, nesting allowed), `%` escape lines (skipped), and results
-//! (`1-0`, `0-1`, `2-0`, `0-2`, `1-1`, `1/2-1/2`, `0-0`, `*`). A game ends at its result, or
+//! (`1-0`, `0-1`, `2-0`, `0-2`, `1-1`, `1/2-1/2`, `0-0`, `*`). A move run into text without
+//! braces (`8-11Red overstepped`, seen in real files) is read as the move and a comment. A game ends at its result, or
 //! where the next game's tags begin. The PDN 3.0 `[FEN "..."]` tag gives the starting position
 //! ([`Game::start`]). Move legality is not checked here (see `notation::parse_move`).
 //!
@@ -99,7 +100,10 @@ impl Game {
             let v = v.replace('\\', "\\\\").replace('"', "\\\"");
             out.push_str(&format!("[{k} \"{v}\"]\n"));
         }
-        let white_first = self.start().map(|p| p.side == crate::Color::White).unwrap_or(false);
+        let white_first = self
+            .start()
+            .map(|p| p.side == crate::Color::White)
+            .unwrap_or(false);
         let mut tokens: Vec<String> = Vec::new();
         let comments_at = |i: usize, tokens: &mut Vec<String>| {
             for (_, c) in self.comments.iter().filter(|(at, _)| *at == i) {
@@ -360,20 +364,33 @@ pub fn parse_games(text: &str) -> Result<Vec<Game>, PdnError> {
                     finish(&mut g, &mut games, &mut started, &mut in_moves);
                     continue;
                 }
-                if w.starts_with('$') && w.len() > 1 && w[1..].chars().all(|x| x.is_ascii_digit())
-                {
+                if w.starts_with('$') && w.len() > 1 && w[1..].chars().all(|x| x.is_ascii_digit()) {
                     continue;
                 }
                 let num = w.trim_end_matches('.');
                 if num.len() < w.len() && !num.is_empty() && num.chars().all(|x| x.is_ascii_digit())
                 {
+                    // A move number alone does not make a game.
                     in_moves = true;
-                    started = true;
                     continue;
                 }
                 let mv = w.trim_end_matches(['!', '?', '*']);
                 if is_move(mv) {
                     g.moves.push(mv.to_string());
+                    in_moves = true;
+                    started = true;
+                    continue;
+                }
+                // A move run into text (a record that lost its comment braces, e.g.
+                // `8-11Red overstepped...`): the move, then the text as a comment.
+                let cut = w
+                    .char_indices()
+                    .find(|(_, x)| !(x.is_ascii_digit() || matches!(x, '-' | 'x' | 'X' | ':')))
+                    .map_or(w.len(), |(i, _)| i);
+                if cut < w.len() && is_move(&w[..cut]) && w[cut..].starts_with(char::is_alphabetic)
+                {
+                    g.moves.push(w[..cut].to_string());
+                    g.comments.push((g.moves.len(), w[cut..].replace('}', ")")));
                     in_moves = true;
                     started = true;
                     continue;

@@ -64,6 +64,14 @@ fn eval_in(tb: &Tablebase, p: &Position) -> Result<Option<Eval>, ProbeError> {
     }
 }
 
+fn outcome_word(o: Outcome) -> &'static str {
+    match o {
+        Outcome::BlackWins => "black wins",
+        Outcome::WhiteWins => "white wins",
+        Outcome::Draw => "draw",
+    }
+}
+
 fn show(e: Eval) -> String {
     match e.plies {
         Some(n) => format!("{} [{n}]", e.wld),
@@ -102,12 +110,17 @@ fn annotate_game(
             return Ok(());
         }
     };
+    let white_first = usize::from(p.side == Color::White);
     let mut reached = false;
     for (i, text) in g.moves.iter().enumerate() {
         let Some((mv, fallback)) = find_move(&p, text) else {
             t.illegal += 1;
             if verbose {
-                writeln!(out, "  ply {}: {text} is not a legal move; replay stops", i + 1)?;
+                writeln!(
+                    out,
+                    "  ply {}: {text} is not a legal move; replay stops",
+                    i + 1
+                )?;
             }
             return Ok(());
         };
@@ -129,7 +142,7 @@ fn annotate_game(
             if verbose {
                 let num = format!(
                     "{}{}",
-                    i / 2 + 1,
+                    (i + white_first) / 2 + 1,
                     if p.side == Color::Black { "." } else { "..." }
                 );
                 let note = if fallback {
@@ -184,19 +197,22 @@ fn annotate_game(
             if verbose {
                 writeln!(
                     out,
-                    "  end: {} {} to move: {}; recorded {:?}, tables {:?}{}",
+                    "  end: {} {} to move: {}; recorded {}, tables {}{}",
                     p.to_fen(),
                     p.side,
                     show(e),
-                    o,
-                    tables,
+                    outcome_word(o),
+                    outcome_word(tables),
                     if ok { "" } else { "  MISMATCH" }
                 )?;
             }
         }
-        (Some(e), None) if verbose => {
-            writeln!(out, "  end: {}: {} (no recorded result)", p.to_fen(), show(e))?
-        }
+        (Some(e), None) if verbose => writeln!(
+            out,
+            "  end: {}: {} (no recorded result)",
+            p.to_fen(),
+            show(e)
+        )?,
         (None, _) if verbose => writeln!(
             out,
             "  end: {} pieces, outside the tables",

@@ -26,11 +26,19 @@ fn row_label(s: &MaterialStats) -> String {
 /// The SVG plot of `stats` (plotters, SVG backend): one horizontal bar per material and side to
 /// move split into wins (green), draws (grey) and losses (red) of the side to move, each bar
 /// labelled with its material and ending with `longest N` (the longest resolution in plies).
+/// Materials where one side has no piece (decided before any move) are left out.
 ///
 /// # Errors
 /// A drawing error from plotters.
-pub fn plot_svg(stats: &[MaterialStats]) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+pub fn plot_svg(
+    stats: &[MaterialStats],
+) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
     use plotters::prelude::*;
+    // A side without pieces has already lost: those rows are all loss or all win, left out.
+    let stats: Vec<&MaterialStats> = stats
+        .iter()
+        .filter(|s| s.bm + s.bk > 0 && s.wm + s.wk > 0)
+        .collect();
     let n = stats.len().max(1);
     let height = 110 + 16 * n as u32;
     let mut buf = String::new();
@@ -39,7 +47,7 @@ pub fn plot_svg(stats: &[MaterialStats]) -> Result<String, Box<dyn std::error::E
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let mut chart = ChartBuilder::on(&root)
             .caption(
-                "Win / draw / loss for the side to move, per material (bm bk wm wk, side)",
+                "Win (green) / draw (grey) / loss (red) for the side to move; material bm bk wm wk, side; longest resolution in plies",
                 ("sans-serif", 18),
             )
             .margin(10)
@@ -49,6 +57,7 @@ pub fn plot_svg(stats: &[MaterialStats]) -> Result<String, Box<dyn std::error::E
         chart
             .configure_mesh()
             .disable_y_mesh()
+            .disable_x_mesh()
             .y_labels(0)
             .x_labels(12)
             .x_label_formatter(&|x| {
@@ -71,9 +80,11 @@ pub fn plot_svg(stats: &[MaterialStats]) -> Result<String, Box<dyn std::error::E
             let l = s.losses as f64 / total;
             let bars = [(0.0, w, green), (w, w + d, grey), (w + d, w + d + l, red)];
             chart
-                .draw_series(bars.iter().filter(|b| b.1 > b.0).map(|&(a, b, c)| {
-                    Rectangle::new([(a, y + 0.12), (b, y + 0.88)], c.filled())
-                }))
+                .draw_series(
+                    bars.iter().filter(|b| b.1 > b.0).map(|&(a, b, c)| {
+                        Rectangle::new([(a, y + 0.12), (b, y + 0.88)], c.filled())
+                    }),
+                )
                 .map_err(|e| e.to_string())?;
             chart
                 .draw_series([

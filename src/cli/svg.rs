@@ -30,7 +30,11 @@ pub fn board_svg(pos: &Position) -> String {
     let _ = write!(s, r##"<rect width="{w}" height="{h}" fill="#ffffff"/>"##);
     for r in 0..8 {
         for c in 0..8 {
-            let fill = if (r + c) % 2 == 1 { "#7a5230" } else { "#f0d9b5" };
+            let fill = if (r + c) % 2 == 1 {
+                "#7a5230"
+            } else {
+                "#f0d9b5"
+            };
             let _ = write!(
                 s,
                 r##"<rect x="{}" y="{}" width="{SQ}" height="{SQ}" fill="{fill}"/>"##,
@@ -66,7 +70,11 @@ pub fn board_svg(pos: &Position) -> String {
             r##"<circle cx="{cx}" cy="{cy}" r="23" fill="{fill}" stroke="{edge}" stroke-width="2"/><circle cx="{cx}" cy="{cy}" r="17" fill="none" stroke="{ring}" stroke-width="1.5"/>"##
         );
         if pos.kings & bit != 0 {
-            let gold = if color == Color::Black { "#d4af37" } else { "#c8102e" };
+            let gold = if color == Color::Black {
+                "#d4af37"
+            } else {
+                "#c8102e"
+            };
             let (cx, cy) = (cx as i32, cy as i32);
             let _ = write!(
                 s,
@@ -111,14 +119,16 @@ pub fn svg_to_png(svg: &str) -> Result<Vec<u8>, String> {
     opt.fontdb_mut().load_system_fonts();
     let tree = resvg::usvg::Tree::from_str(svg, &opt).map_err(|e| format!("bad SVG: {e}"))?;
     let size = tree.size().to_int_size();
-    let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height())
-        .ok_or("empty picture")?;
+    let mut pixmap =
+        resvg::tiny_skia::Pixmap::new(size.width(), size.height()).ok_or("empty picture")?;
     resvg::render(
         &tree,
         resvg::tiny_skia::Transform::default(),
         &mut pixmap.as_mut(),
     );
-    pixmap.encode_png().map_err(|e| format!("cannot encode PNG: {e}"))
+    pixmap
+        .encode_png()
+        .map_err(|e| format!("cannot encode PNG: {e}"))
 }
 
 #[cfg(test)]

@@ -90,7 +90,11 @@ impl From<ProbeError> for ApiError {
             ProbeError::InvalidPosition(_) => {
                 ApiError(StatusCode::BAD_REQUEST, "bad_fen", e.to_string())
             }
-            _ => ApiError(StatusCode::INTERNAL_SERVER_ERROR, "table_error", e.to_string()),
+            _ => ApiError(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "table_error",
+                e.to_string(),
+            ),
         }
     }
 }
@@ -216,13 +220,9 @@ async fn api_stats_material(
     State(app): State<Arc<App>>,
     UrlPath(name): UrlPath<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let m = name.parse::<Material>().map_err(|e| {
-        ApiError(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
-            e.to_string(),
-        )
-    })?;
+    let m = name
+        .parse::<Material>()
+        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, "bad_request", e.to_string()))?;
     let rows: Vec<&MaterialStats> = app
         .stats
         .iter()
@@ -278,7 +278,10 @@ async fn limit(
 fn router(app: Arc<App>) -> Router {
     let timeout = Duration::from_millis(app.timeout_ms);
     Router::new()
-        .route("/", get(|| async { asset("text/html; charset=utf-8", PAGE_HTML) }))
+        .route(
+            "/",
+            get(|| async { asset("text/html; charset=utf-8", PAGE_HTML) }),
+        )
         .route(
             "/app.js",
             get(|| async { asset("text/javascript; charset=utf-8", PAGE_JS) }),
@@ -292,9 +295,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/api/stats", get(api_stats))
         .route("/api/stats/{material}", get(api_stats_material))
         .route("/api/health", get(api_health))
-        .fallback(|| async {
-            ApiError(StatusCode::NOT_FOUND, "not_found", "no such page".into())
-        })
+        .fallback(|| async { ApiError(StatusCode::NOT_FOUND, "not_found", "no such page".into()) })
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             timeout,
