@@ -13,7 +13,11 @@ const CAPTION: u32 = 28;
 pub fn square_xy(s: u8) -> (u32, u32) {
     let r = (s as u32 - 1) / 4;
     let k = (s as u32 - 1) % 4;
-    let c = if r.is_multiple_of(2) { 2 * k + 1 } else { 2 * k };
+    let c = if r.is_multiple_of(2) {
+        2 * k + 1
+    } else {
+        2 * k
+    };
     (c, r)
 }
 
