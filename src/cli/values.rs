@@ -1,7 +1,7 @@
 //! The one adapter between the front ends (`egdb serve`, `egdb annotate`) and the tables'
 //! values. Today it computes everything from win/loss/draw (`Tablebase::probe_wld`); distances
 //! are absent (`plies: None`, shown as `-`). When the distance tables land, only this file
-//! changes: [`eval`] calls `Tablebase::probe_dtc` and [`scored_moves`] / [`line`] wrap
+//! changes: [`eval`] calls `Tablebase::probe_dtc` and [`scored_moves`] / [`line()`] wrap
 //! `checkers_egdb::play::{scored_moves, line}` (see the comments at each function).
 use checkers_egdb::probe::{ProbeError, Tablebase};
 use checkers_egdb::{Move, Position, Wld};
