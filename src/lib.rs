@@ -42,7 +42,7 @@
 //! | [`ffi`] | the C ABI (`include/egdb.h`) |
 //!
 //! The `cli` feature (on by default) only adds the `egdb` binary's dependencies (clap,
-//! indicatif, serde_json); a program that links the library with `default-features = false`
+//! indicatif, serde_json, axum, tokio, tower-http, plotters, resvg); a program that links the library with `default-features = false`
 //! compiles none of them.
 
 pub mod board;
