@@ -187,29 +187,20 @@ impl Cursor {
     }
 }
 
-/// Is `w` a move: square numbers joined by `-` or `x`/`X`/`:` (e.g. `9-14`, `9x18x27`)?
+/// Is `w` a move: at least two square numbers (1-32) joined by `-` or `x`/`X`/`:` (e.g.
+/// `9-14`, `9x18x27`), and not a result token (`1-1` is a result)?
 fn is_move(w: &str) -> bool {
-    let mut digits = 0;
-    let mut squares = 0;
-    let mut seps = 0;
-    for c in w.chars() {
-        if c.is_ascii_digit() {
-            digits += 1;
-            if digits > 2 {
-                return false;
-            }
-        } else if matches!(c, '-' | 'x' | 'X' | ':') {
-            if digits == 0 {
-                return false;
-            }
-            squares += 1;
-            seps += 1;
-            digits = 0;
-        } else {
-            return false;
-        }
+    if RESULTS.iter().any(|(t, _)| *t == w) {
+        return false;
     }
-    digits > 0 && squares + 1 >= 2 && seps >= 1
+    let squares: Vec<&str> = w.split(['-', 'x', 'X', ':']).collect();
+    squares.len() >= 2
+        && squares.iter().all(|s| {
+            !s.is_empty()
+                && s.len() <= 2
+                && s.bytes().all(|b| b.is_ascii_digit())
+                && matches!(s.parse::<u8>(), Ok(1..=32))
+        })
 }
 
 /// Read every game of a PDN text.

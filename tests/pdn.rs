@@ -110,3 +110,17 @@ fn tinsley_corpus_round_trips() {
     }
     assert_eq!(parse_games(&written).unwrap(), games);
 }
+
+/// Cases proptest found: a move run into text must not turn into a result when written back.
+#[test]
+fn results_never_read_as_moves() {
+    for text in ["1-0A", "1-1A", "0-0x"] {
+        if let Ok(games) = parse_games(text) {
+            for g in &games {
+                assert_eq!(parse_games(&g.to_pdn()).unwrap(), vec![g.clone()], "{text}");
+            }
+        }
+    }
+    assert!(parse_games("1. 0-5").is_err());
+    assert!(parse_games("1. 33-28").is_err());
+}
