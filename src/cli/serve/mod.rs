@@ -267,11 +267,17 @@ async fn limit(
         )
         .into_response();
     };
+    // Counted down on drop, so a request whose client went away is not counted for ever.
+    struct InFlight<'a>(&'a AtomicUsize);
+    impl Drop for InFlight<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
     let now = app.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+    let _counted = InFlight(&app.in_flight);
     app.peak.fetch_max(now, Ordering::SeqCst);
-    let resp = next.run(req).await;
-    app.in_flight.fetch_sub(1, Ordering::SeqCst);
-    resp
+    next.run(req).await
 }
 
 /// The router over opened tables (used by `run` and the tests).
