@@ -32,6 +32,7 @@
 //! | [`rules`] | the [`rules::Rules`] trait and English checkers: fast engine, un-moves, crown rows, rules id |
 //! | [`movegen`] | the slow path generator ([`Move`], [`movegen::Oracle`]): the independent oracle |
 //! | [`notation`] | PDN FEN and move notation |
+//! | [`pdn`] | PDN game files: reader and writer |
 //! | [`slice`](mod@slice), [`index`], [`count`], [`plan`] | slices, their dense index, position counts, build order |
 //! | [`generate`] | the retrograde generator (`egdb build`): driver and solver |
 //! | [`store`] | the dependency store: slices decoded into memory |
@@ -42,7 +43,7 @@
 //! | [`ffi`] | the C ABI (`include/egdb.h`) |
 //!
 //! The `cli` feature (on by default) only adds the `egdb` binary's dependencies (clap,
-//! indicatif, serde_json); a program that links the library with `default-features = false`
+//! indicatif, serde_json, axum, tokio, tower-http, plotters, resvg); a program that links the library with `default-features = false`
 //! compiles none of them.
 
 pub mod board;
@@ -53,6 +54,7 @@ pub mod generate;
 pub mod index;
 pub mod movegen;
 pub mod notation;
+pub mod pdn;
 pub mod plan;
 pub mod probe;
 pub mod proofcheck;

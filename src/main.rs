@@ -42,6 +42,10 @@ enum Command {
     Prove(cli::prove::Args),
     /// Verify a certificate written by `egdb prove --cert`.
     CheckProof(cli::check_proof::Args),
+    /// Serve the endgame explorer (a JSON API and one page) over HTTP.
+    Serve(cli::serve::Args),
+    /// Read PDN games and mark the moves that change the tables' value.
+    Annotate(cli::annotate::Args),
 }
 
 fn main() {
@@ -92,6 +96,8 @@ fn main() {
         Command::Info(a) => cli::info::run(a),
         Command::Prove(a) => cli::prove::run(a),
         Command::CheckProof(a) => cli::check_proof::run(a),
+        Command::Serve(a) => cli::serve::run(a),
+        Command::Annotate(a) => cli::annotate::run(a),
     };
     if let Err(e) = result {
         eprintln!("egdb: error: {e}");

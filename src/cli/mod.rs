@@ -1,4 +1,5 @@
 //! One module per `egdb` subcommand. Each has `Args` (clap derive) and `run(Args) -> CliResult`.
+pub mod annotate;
 pub mod build;
 pub mod build_mpi;
 pub mod check_proof;
@@ -9,12 +10,46 @@ pub mod perft;
 pub mod plan;
 pub mod probe;
 pub mod prove;
+pub mod serve;
 pub mod show;
 pub mod stats;
+pub mod svg;
+pub mod values;
 pub mod verify;
 
 /// Result of a subcommand; the error is printed as one `egdb: error: ...` line, exit status 1.
 pub type CliResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+/// Write `bytes` to `path` atomically: a temporary file beside it, fsync, rename.
+///
+/// # Errors
+/// Any I/O error, naming the path.
+pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> CliResult {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| format!("{} is not a file name", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!("cannot write {}: {e}", path.display()).into());
+    }
+    Ok(())
+}
 
 /// Default table directory (overridden by `--dir` or the `EGDB_DIR` environment variable).
 pub const DEFAULT_DIR: &str = "egdb";

@@ -1,4 +1,5 @@
-//! `egdb show [--ascii] FEN`: draw a position with square numbers.
+//! `egdb show [--ascii | --svg | --png FILE] FEN`: draw a position with square numbers, as text,
+//! an SVG document on stdout, or a PNG file.
 use super::CliResult;
 use checkers_egdb::{Color, Position};
 
@@ -9,8 +10,14 @@ pub struct Args {
     pub fen: String,
     /// Draw with ASCII letters (`b` `B` black man/king, `w` `W` white man/king) instead of the
     /// Unicode checkers glyphs U+26C0-U+26C3.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["svg", "png"])]
     pub ascii: bool,
+    /// Print an SVG picture (vector pieces, square numbers 1-32) instead of text.
+    #[arg(long, conflicts_with = "png")]
+    pub svg: bool,
+    /// Write a PNG picture to this file (written atomically) instead of printing text.
+    #[arg(long, value_name = "FILE")]
+    pub png: Option<std::path::PathBuf>,
 }
 
 /// Render `pos` as text in the standard diagram orientation: Black's back rank (squares 1-4)
@@ -69,6 +76,13 @@ pub fn render(pos: &Position, ascii: bool) -> String {
 /// Run `egdb show`.
 pub fn run(args: Args) -> CliResult {
     let pos = Position::from_fen(&args.fen)?;
-    print!("{}", render(&pos, args.ascii));
+    if args.svg {
+        print!("{}", super::svg::board_svg(&pos));
+    } else if let Some(path) = &args.png {
+        let png = super::svg::svg_to_png(&super::svg::board_svg(&pos))?;
+        super::write_atomic(path, &png)?;
+    } else {
+        print!("{}", render(&pos, args.ascii));
+    }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! `egdb stats`: per-material statistics from the table headers. See docs/cli.md.
 use super::CliResult;
-use checkers_egdb::stats::{material_stats, missing_slices, read_dir_info};
+use checkers_egdb::stats::{material_stats, missing_slices, read_dir_info, MaterialStats};
 use std::path::PathBuf;
 
 /// Arguments of `egdb stats`.
@@ -12,6 +12,98 @@ pub struct Args {
     /// Print a JSON array instead of text lines.
     #[arg(long)]
     pub json: bool,
+    /// Also write an SVG plot (win/draw/loss shares per material and side to move, the longest
+    /// resolution marked) to this file (written atomically).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+}
+
+/// Label of one statistics row: `bm bk wm wk` digits and the side to move, e.g. `1101 B`.
+fn row_label(s: &MaterialStats) -> String {
+    format!("{}{}{}{} {}", s.bm, s.bk, s.wm, s.wk, s.stm)
+}
+
+/// The SVG plot of `stats` (plotters, SVG backend): one horizontal bar per material and side to
+/// move split into wins (green), draws (grey) and losses (red) of the side to move, each bar
+/// labelled with its material and ending with `longest N` (the longest resolution in plies).
+/// Materials where one side has no piece (decided before any move) are left out.
+///
+/// # Errors
+/// A drawing error from plotters.
+pub fn plot_svg(
+    stats: &[MaterialStats],
+) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+    use plotters::prelude::*;
+    // A side without pieces has already lost: those rows are all loss or all win, left out.
+    let stats: Vec<&MaterialStats> = stats
+        .iter()
+        .filter(|s| s.bm + s.bk > 0 && s.wm + s.wk > 0)
+        .collect();
+    let n = stats.len().max(1);
+    let height = 110 + 16 * n as u32;
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, (900, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                "Win (green) / draw (grey) / loss (red) for the side to move; material bm bk wm wk, side; longest resolution in plies",
+                ("sans-serif", 18),
+            )
+            .margin(10)
+            .x_label_area_size(30)
+            .build_cartesian_2d(-0.22f64..1.3f64, 0f64..n as f64)
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .disable_x_mesh()
+            .y_labels(0)
+            .x_labels(12)
+            .x_label_formatter(&|x| {
+                if *x < -1e-9 || *x > 1.0 + 1e-9 {
+                    String::new()
+                } else {
+                    format!("{:.0}%", x * 100.0)
+                }
+            })
+            .draw()
+            .map_err(|e| e.to_string())?;
+        let green = RGBColor(26, 127, 55);
+        let grey = RGBColor(170, 170, 170);
+        let red = RGBColor(179, 38, 30);
+        let font = ("sans-serif", 12).into_font();
+        for (i, s) in stats.iter().enumerate() {
+            let y = (n - 1 - i) as f64;
+            let total = s.positions.max(1) as f64;
+            let (w, d) = (s.wins as f64 / total, s.draws as f64 / total);
+            let l = s.losses as f64 / total;
+            let bars = [(0.0, w, green), (w, w + d, grey), (w + d, w + d + l, red)];
+            chart
+                .draw_series(
+                    bars.iter().filter(|b| b.1 > b.0).map(|&(a, b, c)| {
+                        Rectangle::new([(a, y + 0.12), (b, y + 0.88)], c.filled())
+                    }),
+                )
+                .map_err(|e| e.to_string())?;
+            chart
+                .draw_series([
+                    Text::new(row_label(s), (-0.21, y + 0.8), font.clone()),
+                    Text::new(
+                        format!(
+                            "longest {}{}",
+                            s.longest,
+                            if s.complete { "" } else { " (partial)" }
+                        ),
+                        (1.02, y + 0.8),
+                        font.clone(),
+                    ),
+                ])
+                .map_err(|e| e.to_string())?;
+        }
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(buf)
 }
 
 /// Run `egdb stats`: one line per material and side to move,
@@ -26,6 +118,9 @@ pub fn run(args: Args) -> CliResult {
         .into());
     }
     let stats = material_stats(&infos);
+    if let Some(path) = &args.plot {
+        super::write_atomic(path, plot_svg(&stats)?.as_bytes())?;
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&stats)?);
     } else {

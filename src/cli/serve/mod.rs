@@ -1,0 +1,347 @@
+//! `egdb serve [--dir DIR] [--bind ADDR]`: the endgame explorer, a JSON API and one page.
+//!
+//! Routes (all `GET`; JSON shapes in docs/cli.md):
+//! - `/` the page (HTML, CSS, JavaScript embedded with `include_str!`), `/app.js`, `/app.css`;
+//! - `/api/probe?fen=FEN` value, distance and every legal move, best first;
+//! - `/api/line?fen=FEN[&max=N]` the line of best moves (at most [`MAX_LINE`] plies);
+//! - `/api/stats`, `/api/stats/{material}` (e.g. `2101`) statistics read once at start-up;
+//! - `/api/health` requests in flight, the peak, and the limits.
+//!
+//! Errors are JSON `{"error": MESSAGE, "kind": KIND}`: 400 `bad_fen` (the parser's message) or
+//! `bad_request`, 404 `outside_tables` (too many pieces, a missing slice) or `no_such_material`,
+//! 503 `busy` (more than `--max-concurrent` requests in flight: refused, never queued), 408
+//! after `--timeout-ms`, 500 `table_error` for a damaged file. Nothing from a request names a
+//! file: the tables are opened once from `--dir`, and the page is compiled into the binary.
+use super::values::{self, Eval, ScoredMove};
+use super::CliResult;
+use axum::extract::{Path as UrlPath, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use checkers_egdb::notation::format_move;
+use checkers_egdb::probe::{ProbeError, Tablebase};
+use checkers_egdb::stats::{material_stats, read_dir_info, MaterialStats};
+use checkers_egdb::{Color, Material, Position};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Semaphore;
+
+/// Longest FEN accepted (characters); a longer one is refused with 400 before parsing.
+pub const MAX_FEN_LEN: usize = 256;
+/// Most plies `/api/line` plays.
+pub const MAX_LINE: usize = 500;
+/// Largest request body accepted (bytes); every route is a `GET`, so bodies are not needed.
+pub const MAX_BODY: usize = 1024;
+
+const PAGE_HTML: &str = include_str!("page.html");
+const PAGE_JS: &str = include_str!("app.js");
+const PAGE_CSS: &str = include_str!("app.css");
+
+/// Arguments of `egdb serve`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Table directory (opened once at start-up).
+    #[arg(long, env = "EGDB_DIR", default_value = super::DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// Address to listen on; port 0 picks a free port (the address is printed on stdout).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub bind: SocketAddr,
+    /// Most requests handled at once; more are answered 503 at once.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_concurrent: u32,
+    /// Time limit of one request in milliseconds (408 after it).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub timeout_ms: u64,
+}
+
+/// Shared state of the server.
+struct App {
+    tb: Tablebase,
+    stats: Vec<MaterialStats>,
+    permits: Arc<Semaphore>,
+    limit: usize,
+    in_flight: AtomicUsize,
+    peak: AtomicUsize,
+    timeout_ms: u64,
+}
+
+/// An error answer: status and `{"error", "kind"}`.
+struct ApiError(StatusCode, &'static str, String);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.0, Json(json!({"error": self.2, "kind": self.1}))).into_response()
+    }
+}
+
+impl From<ProbeError> for ApiError {
+    fn from(e: ProbeError) -> ApiError {
+        match e {
+            ProbeError::TooManyPieces { .. } | ProbeError::MissingSlice { .. } => {
+                ApiError(StatusCode::NOT_FOUND, "outside_tables", e.to_string())
+            }
+            ProbeError::InvalidPosition(_) => {
+                ApiError(StatusCode::BAD_REQUEST, "bad_fen", e.to_string())
+            }
+            _ => ApiError(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "table_error",
+                e.to_string(),
+            ),
+        }
+    }
+}
+
+fn color_word(c: Color) -> &'static str {
+    match c {
+        Color::Black => "black",
+        Color::White => "white",
+    }
+}
+
+/// `Eval` as JSON fields: `value` (`win`/`loss`/`draw`) and `dtc` (plies or null).
+fn eval_json(e: Eval) -> (Value, Value) {
+    (json!(e.wld.as_str()), json!(e.plies))
+}
+
+/// One move of `/api/probe` or `/api/line`, values from the mover's view.
+fn move_json(m: &ScoredMove) -> Value {
+    let (value, dtc) = eval_json(m.value);
+    json!({
+        "move": format_move(&m.mv),
+        "fen": m.after.to_fen(),
+        "value": value,
+        "dtc": dtc,
+        "capture": m.mv.is_capture(),
+        "crowns": m.mv.crowns,
+    })
+}
+
+/// Parse the `fen` query parameter: 400 when missing, too long or not a legal position.
+fn parse_fen_param(q: &HashMap<String, String>) -> Result<Position, ApiError> {
+    let fen = q.get("fen").ok_or_else(|| {
+        ApiError(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "missing query parameter fen".into(),
+        )
+    })?;
+    if fen.len() > MAX_FEN_LEN {
+        return Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            "bad_fen",
+            format!("FEN longer than {MAX_FEN_LEN} characters"),
+        ));
+    }
+    Position::from_fen(fen).map_err(|e| ApiError(StatusCode::BAD_REQUEST, "bad_fen", e.to_string()))
+}
+
+/// The JSON of `/api/probe` for `p`.
+pub fn probe_json(tb: &Tablebase, p: &Position) -> Result<Value, ProbeError> {
+    let e = values::eval(tb, p)?;
+    let moves = values::scored_moves(tb, p)?;
+    let (value, dtc) = eval_json(e);
+    Ok(json!({
+        "fen": p.to_fen(),
+        "side": color_word(p.side),
+        "pieces": (p.black | p.white).count_ones(),
+        "value": value,
+        "dtc": dtc,
+        "moves": moves.iter().map(move_json).collect::<Vec<_>>(),
+    }))
+}
+
+/// Run blocking table work off the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| {
+        ApiError(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            format!("worker failed: {e}"),
+        )
+    })?
+}
+
+async fn api_probe(
+    State(app): State<Arc<App>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Json<Value>, ApiError> {
+    let p = parse_fen_param(&q)?;
+    blocking(move || Ok(Json(probe_json(&app.tb, &p)?))).await
+}
+
+async fn api_line(
+    State(app): State<Arc<App>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Json<Value>, ApiError> {
+    let p = parse_fen_param(&q)?;
+    let max = match q.get("max") {
+        None => 200,
+        Some(s) => match s.parse::<usize>() {
+            Ok(n) if n <= MAX_LINE => n,
+            _ => {
+                return Err(ApiError(
+                    StatusCode::BAD_REQUEST,
+                    "bad_request",
+                    format!("max must be a number from 0 to {MAX_LINE}"),
+                ))
+            }
+        },
+    };
+    blocking(move || {
+        let start = values::eval(&app.tb, &p)?;
+        let line = values::line(&app.tb, &p, max)?;
+        let (value, dtc) = eval_json(start);
+        Ok(Json(json!({
+            "start": line.start.to_fen(),
+            "value": value,
+            "dtc": dtc,
+            "moves": line.moves.iter().map(move_json).collect::<Vec<_>>(),
+            "end": line.end.as_str(),
+        })))
+    })
+    .await
+}
+
+async fn api_stats(State(app): State<Arc<App>>) -> Json<Value> {
+    Json(json!(app.stats))
+}
+
+async fn api_stats_material(
+    State(app): State<Arc<App>>,
+    UrlPath(name): UrlPath<String>,
+) -> Result<Json<Value>, ApiError> {
+    let m = name
+        .parse::<Material>()
+        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, "bad_request", e.to_string()))?;
+    let rows: Vec<&MaterialStats> = app
+        .stats
+        .iter()
+        .filter(|s| (s.bm, s.bk, s.wm, s.wk) == (m.bm, m.bk, m.wm, m.wk))
+        .collect();
+    if rows.is_empty() {
+        return Err(ApiError(
+            StatusCode::NOT_FOUND,
+            "no_such_material",
+            format!("no tables for material {m}"),
+        ));
+    }
+    Ok(Json(json!(rows)))
+}
+
+async fn api_health(State(app): State<Arc<App>>) -> Json<Value> {
+    Json(json!({
+        "in_flight": app.in_flight.load(Ordering::SeqCst),
+        "peak_in_flight": app.peak.load(Ordering::SeqCst),
+        "max_concurrent": app.limit,
+        "timeout_ms": app.timeout_ms,
+        "max_pieces": app.tb.max_pieces(),
+    }))
+}
+
+fn asset(kind: &'static str, body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, kind)], body).into_response()
+}
+
+/// Refuse (503) instead of queueing when `--max-concurrent` requests are in flight; count the
+/// peak for `/api/health`.
+async fn limit(
+    State(app): State<Arc<App>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let Ok(_permit) = app.permits.clone().try_acquire_owned() else {
+        return ApiError(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            format!("more than {} requests in flight; retry", app.limit),
+        )
+        .into_response();
+    };
+    // Counted down on drop, so a request whose client went away is not counted for ever.
+    struct InFlight<'a>(&'a AtomicUsize);
+    impl Drop for InFlight<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    let now = app.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+    let _counted = InFlight(&app.in_flight);
+    app.peak.fetch_max(now, Ordering::SeqCst);
+    next.run(req).await
+}
+
+/// The router over opened tables (used by `run` and the tests).
+fn router(app: Arc<App>) -> Router {
+    let timeout = Duration::from_millis(app.timeout_ms);
+    Router::new()
+        .route(
+            "/",
+            get(|| async { asset("text/html; charset=utf-8", PAGE_HTML) }),
+        )
+        .route(
+            "/app.js",
+            get(|| async { asset("text/javascript; charset=utf-8", PAGE_JS) }),
+        )
+        .route(
+            "/app.css",
+            get(|| async { asset("text/css; charset=utf-8", PAGE_CSS) }),
+        )
+        .route("/api/probe", get(api_probe))
+        .route("/api/line", get(api_line))
+        .route("/api/stats", get(api_stats))
+        .route("/api/stats/{material}", get(api_stats_material))
+        .route("/api/health", get(api_health))
+        .fallback(|| async { ApiError(StatusCode::NOT_FOUND, "not_found", "no such page".into()) })
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            timeout,
+        ))
+        .layer(axum::middleware::from_fn_with_state(app.clone(), limit))
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_BODY))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
+        .with_state(app)
+}
+
+/// Run `egdb serve` until interrupted (Ctrl-C).
+pub fn run(args: Args) -> CliResult {
+    let tb = Tablebase::open(&args.dir)?;
+    let stats = material_stats(&read_dir_info(&args.dir)?);
+    let limit = args.max_concurrent as usize;
+    let app = Arc::new(App {
+        tb,
+        stats,
+        permits: Arc::new(Semaphore::new(limit)),
+        limit,
+        in_flight: AtomicUsize::new(0),
+        peak: AtomicUsize::new(0),
+        timeout_ms: args.timeout_ms,
+    });
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(limit.max(1))
+        .build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(args.bind)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", args.bind))?;
+        let addr = listener.local_addr()?;
+        println!("egdb serve: listening on http://{addr}/");
+        std::io::stdout().flush()?;
+        axum::serve(listener, router(app))
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await?;
+        Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+    })
+}

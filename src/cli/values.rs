@@ -1,0 +1,167 @@
+//! The one adapter between the front ends (`egdb serve`, `egdb annotate`) and the tables'
+//! values. Today it computes everything from win/loss/draw (`Tablebase::probe_wld`); distances
+//! are absent (`plies: None`, shown as `-`). When the distance tables land, only this file
+//! changes: [`eval`] calls `Tablebase::probe_dtc` and [`scored_moves`] / [`line()`] wrap
+//! `checkers_egdb::play::{scored_moves, line}` (see the comments at each function).
+use checkers_egdb::probe::{ProbeError, Tablebase};
+use checkers_egdb::{Move, Position, Wld};
+use std::cmp::Ordering;
+use std::collections::HashSet;
+
+/// A position's value for the side to move, with its distance to conversion when known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Eval {
+    /// Win, loss or draw for the side to move.
+    pub wld: Wld,
+    /// Plies to conversion (DTC) for a win or a loss; `None` for draws and whenever only WLD
+    /// tables are available.
+    pub plies: Option<u32>,
+}
+
+impl Eval {
+    /// The value seen from the other side (win <-> loss; the distance stays).
+    pub fn negate(self) -> Eval {
+        Eval {
+            wld: self.wld.negate(),
+            plies: self.plies,
+        }
+    }
+    /// A sort key, larger is better for the side to move: wins before draws before losses,
+    /// shorter wins first, longer losses first; unknown distances sort after known ones.
+    fn key(self) -> (u8, i64) {
+        match (self.wld, self.plies) {
+            (Wld::Win, Some(n)) => (2, -(n as i64)),
+            (Wld::Win, None) => (2, i64::MIN),
+            (Wld::Draw, _) => (1, 0),
+            (Wld::Loss, Some(n)) => (0, n as i64),
+            (Wld::Loss, None) => (0, i64::MIN),
+        }
+    }
+    /// Compare two values for the side to move (`Greater` = better).
+    pub fn cmp_for_mover(self, other: Eval) -> Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+/// Value of `p` for the side to move.
+///
+/// DTC wiring: `tb.probe_dtc(p)` and map `Dtc::Win(n)` to `Eval { wld: Win, plies: Some(n) }`,
+/// `Dtc::Loss(n)` to `Eval { wld: Loss, plies: Some(n) }`, `Dtc::Draw` to `Eval { wld: Draw,
+/// plies: None }`.
+///
+/// # Errors
+/// As [`Tablebase::probe_wld`].
+pub fn eval(tb: &Tablebase, p: &Position) -> Result<Eval, ProbeError> {
+    Ok(Eval {
+        wld: tb.probe_wld(p)?,
+        plies: None,
+    })
+}
+
+/// One legal move with the values around it.
+#[derive(Clone, Debug)]
+pub struct ScoredMove {
+    /// The move.
+    pub mv: Move,
+    /// The position after it.
+    pub after: Position,
+    /// Its value for the mover (the negation of `after_value`, one ply longer when known).
+    pub value: Eval,
+    /// The value of `after` for the opponent, who is to move there (the play API's shape;
+    /// the front ends show `value`).
+    #[allow(dead_code)]
+    pub after_value: Eval,
+}
+
+/// Every legal move of `p` (capture paths with the same effect once), best first for the side
+/// to move; ties keep move-generation order. Empty when the side to move has no move.
+///
+/// DTC wiring: `checkers_egdb::play::scored_moves(tb, p)` mapped field by field.
+///
+/// # Errors
+/// As [`eval`], for any position after a move.
+pub fn scored_moves(tb: &Tablebase, p: &Position) -> Result<Vec<ScoredMove>, ProbeError> {
+    let mut out = Vec::new();
+    for mv in p.unique_moves() {
+        let after = p.apply(&mv);
+        let after_value = eval(tb, &after)?;
+        let value = Eval {
+            wld: after_value.wld.negate(),
+            plies: after_value.plies.map(|n| n + 1),
+        };
+        out.push(ScoredMove {
+            mv,
+            after,
+            value,
+            after_value,
+        });
+    }
+    out.sort_by(|a, b| b.value.cmp_for_mover(a.value));
+    Ok(out)
+}
+
+/// Why a [`Line`] stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineEnd {
+    /// The side to move has no legal move (it has lost).
+    NoMoves,
+    /// The next position was already on the line.
+    Repetition,
+    /// The line reached the requested length.
+    MaxPlies,
+}
+
+impl LineEnd {
+    /// `no_moves`, `repetition` or `max_plies`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LineEnd::NoMoves => "no_moves",
+            LineEnd::Repetition => "repetition",
+            LineEnd::MaxPlies => "max_plies",
+        }
+    }
+}
+
+/// A line of best moves from `start`.
+#[derive(Clone, Debug)]
+pub struct Line {
+    /// The first position.
+    pub start: Position,
+    /// The moves played, each the first of [`scored_moves`].
+    pub moves: Vec<ScoredMove>,
+    /// Why it stopped.
+    pub end: LineEnd,
+}
+
+/// Play the best move (the first of [`scored_moves`]) from `p` until the side to move has no
+/// move, a position repeats, or `max_plies` moves were played. With WLD only, "best" keeps the
+/// value but need not make progress, so a won line may end by repetition.
+///
+/// DTC wiring: `checkers_egdb::play::line(tb, p, max_plies)` mapped field by field.
+///
+/// # Errors
+/// As [`scored_moves`].
+pub fn line(tb: &Tablebase, p: &Position, max_plies: usize) -> Result<Line, ProbeError> {
+    let mut seen = HashSet::new();
+    seen.insert(*p);
+    let mut cur = *p;
+    let mut moves = Vec::new();
+    let end = loop {
+        if moves.len() >= max_plies {
+            break LineEnd::MaxPlies;
+        }
+        let Some(best) = scored_moves(tb, &cur)?.into_iter().next() else {
+            break LineEnd::NoMoves;
+        };
+        cur = best.after;
+        moves.push(best);
+        if !seen.insert(cur) {
+            break LineEnd::Repetition;
+        }
+    };
+    Ok(Line {
+        start: *p,
+        moves,
+        end,
+    })
+}

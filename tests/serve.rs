@@ -1,0 +1,286 @@
+//! HTTP tests of `egdb serve` on a loopback port: every endpoint's JSON shape, 400/404 cases,
+//! the embedded page, and a request flood that stays within `--max-concurrent`.
+//!
+//! Values asserted are published facts (/work/shared/reference.md: Lasker's diagram 88, the
+//! First Position, `W:WK4:BK12`, `W:WK29:BK25`, king v king counts), not outputs of the code.
+use checkers_egdb::generate::{build, BuildOptions};
+use checkers_egdb::Position;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+
+/// A running server, killed on drop.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Tables of at most 4 pieces, built once per test binary.
+fn tables() -> &'static std::path::Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = tempfile::tempdir().unwrap();
+        build(&BuildOptions::new(d.path(), 4)).unwrap();
+        d
+    })
+    .path()
+}
+
+fn start(extra: &[&str]) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .arg("serve")
+        .arg("--dir")
+        .arg(tables())
+        .args(["--bind", "127.0.0.1:0"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("egdb serve: listening on http://")
+        .and_then(|s| s.strip_suffix('/'))
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    Server { child, addr }
+}
+
+/// One HTTP/1.1 GET (connection closed after): status, content type, body.
+fn get_raw(addr: &str, path: &str) -> (u16, String, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).unwrap();
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {head:?}"));
+    let ctype = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-type")
+                .then(|| v.trim().to_string())
+        })
+        .unwrap_or_default();
+    (status, ctype, body.to_string())
+}
+
+fn get_json(addr: &str, path: &str) -> (u16, Value) {
+    let (status, ctype, body) = get_raw(addr, path);
+    assert!(ctype.starts_with("application/json"), "{path}: {ctype}");
+    (
+        status,
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}")),
+    )
+}
+
+fn moves_of(v: &Value) -> Vec<&str> {
+    v["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["move"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn probe_endpoint_shapes_and_values() {
+    let srv = start(&[]);
+    let (st, v) = get_json(&srv.addr, "/api/probe?fen=W:WK32:BK26");
+    assert_eq!(st, 200, "{v}");
+    // Lasker, diagram 88: White to move wins.
+    assert_eq!(v["value"], "win");
+    assert_eq!(v["fen"], "W:WK32:BK26");
+    assert_eq!(v["side"], "white");
+    assert_eq!(v["pieces"], 2);
+    assert!(v["dtc"].is_null(), "WLD tables have no distance: {v}");
+    let moves = v["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 2); // 32-27 and 32-28
+    for m in moves {
+        for k in ["move", "fen", "value", "dtc", "capture", "crowns"] {
+            assert!(m.get(k).is_some(), "move lacks {k}: {m}");
+        }
+        // The resulting FEN is the position after the move, canonical.
+        let after = Position::from_fen(m["fen"].as_str().unwrap()).unwrap();
+        assert_eq!(after.to_fen(), m["fen"]);
+    }
+    // Best first: the winning move leads.
+    assert_eq!(moves[0]["value"], "win");
+    // Black to move in the same position: a draw.
+    let (_, v) = get_json(&srv.addr, "/api/probe?fen=B:WK32:BK26");
+    assert_eq!(v["value"], "draw");
+    // The First Position (Lasker 1918), White to move: win; Black to move: draw.
+    let (_, v) = get_json(&srv.addr, "/api/probe?fen=W:WK19,K23:BK28,12");
+    assert_eq!(v["value"], "win");
+    let (_, v) = get_json(&srv.addr, "/api/probe?fen=B:WK19,K23:BK28,12");
+    assert_eq!(v["value"], "draw");
+    // W:WK4:BK12: loss, 4-8 forced.
+    let (_, v) = get_json(&srv.addr, "/api/probe?fen=W:WK4:BK12");
+    assert_eq!(v["value"], "loss");
+    assert_eq!(moves_of(&v), ["4-8"]);
+    assert_eq!(v["moves"][0]["value"], "loss");
+    // W:WK29:BK25: the capture 29x22 wins; flags say capture.
+    let (_, v) = get_json(&srv.addr, "/api/probe?fen=W:WK29:BK25");
+    assert_eq!(v["value"], "win");
+    assert_eq!(moves_of(&v), ["29x22"]);
+    assert_eq!(v["moves"][0]["capture"], true);
+    // W:W5:BK2: the only move 5-1 crowns.
+    let (_, v) = get_json(&srv.addr, "/api/probe?fen=W:W5:BK2");
+    assert_eq!(v["value"], "win");
+    assert_eq!(moves_of(&v), ["5-1"]);
+    assert_eq!(v["moves"][0]["crowns"], true);
+}
+
+#[test]
+fn probe_errors() {
+    let srv = start(&[]);
+    // A bad FEN: 400 with the parser's own message.
+    let bad = "X:W1:B2";
+    let (st, v) = get_json(&srv.addr, &format!("/api/probe?fen={bad}"));
+    assert_eq!(st, 400);
+    assert_eq!(v["kind"], "bad_fen");
+    assert_eq!(
+        v["error"],
+        Position::from_fen(bad).unwrap_err().to_string().as_str()
+    );
+    // A man on its own crowning row is not a position.
+    let (st, v) = get_json(&srv.addr, "/api/probe?fen=B:W1:B29");
+    assert_eq!(st, 400, "{v}");
+    // Missing parameter, over-long FEN.
+    let (st, v) = get_json(&srv.addr, "/api/probe");
+    assert_eq!((st, v["kind"].as_str()), (400, Some("bad_request")));
+    let long = format!("B:W{}:B1", "1,".repeat(1000));
+    let (st, _) = get_json(&srv.addr, &format!("/api/probe?fen={long}"));
+    assert_eq!(st, 400);
+    // Five pieces with tables of four: 404 naming why.
+    let (st, v) = get_json(&srv.addr, "/api/probe?fen=B:W21,22,23:B1,2");
+    assert_eq!(st, 404);
+    assert_eq!(v["kind"], "outside_tables");
+    assert!(v["error"].as_str().unwrap().contains("5 pieces"), "{v}");
+    let (st, _) = get_json(&srv.addr, "/api/line?fen=B:W21-32:B1-12");
+    assert_eq!(st, 404);
+    let (st, v) = get_json(&srv.addr, "/api/line?fen=W:WK4:BK12&max=abc");
+    assert_eq!((st, v["kind"].as_str()), (400, Some("bad_request")));
+    // Unknown routes answer JSON 404; nothing reads a file named by the request.
+    let (st, v) = get_json(&srv.addr, "/../../etc/passwd");
+    assert_eq!((st, v["kind"].as_str()), (404, Some("not_found")));
+}
+
+#[test]
+fn line_endpoint() {
+    let srv = start(&[]);
+    // W:WK4:BK12 loses in 2 plies: 4-8 forced, then 12x3; White has nothing left.
+    let (st, v) = get_json(&srv.addr, "/api/line?fen=W:WK4:BK12");
+    assert_eq!(st, 200);
+    assert_eq!(v["start"], "W:WK4:BK12");
+    assert_eq!(v["value"], "loss");
+    assert_eq!(moves_of(&v), ["4-8", "12x3"]);
+    assert_eq!(v["end"], "no_moves");
+    assert_eq!(v["moves"][1]["fen"], "W:W:BK3");
+    // max bounds the line.
+    let (_, v) = get_json(&srv.addr, "/api/line?fen=W:WK4:BK12&max=1");
+    assert_eq!(moves_of(&v), ["4-8"]);
+    assert_eq!(v["end"], "max_plies");
+    // A drawn king v king line keeps the draw until a position repeats.
+    let (_, v) = get_json(&srv.addr, "/api/line?fen=B:WK32:BK26");
+    assert_eq!(v["end"], "repetition");
+    for m in v["moves"].as_array().unwrap() {
+        assert_eq!(m["value"], "draw");
+    }
+}
+
+#[test]
+fn stats_endpoints() {
+    let srv = start(&[]);
+    let (st, v) = get_json(&srv.addr, "/api/stats");
+    assert_eq!(st, 200);
+    let rows = v.as_array().unwrap();
+    assert!(!rows.is_empty());
+    // King v king, White to move: 992 positions, 230 wins, 654 draws, 108 losses; longest
+    // win 11 plies.
+    let (st, v) = get_json(&srv.addr, "/api/stats/0101");
+    assert_eq!(st, 200);
+    let w = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["stm"] == "W")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&w["positions"], &w["wins"], &w["draws"], &w["losses"]),
+        (&992.into(), &230.into(), &654.into(), &108.into())
+    );
+    assert_eq!(w["longest"], 11);
+    let (st, _) = get_json(&srv.addr, "/api/stats/3300");
+    assert_eq!(st, 404);
+    let (st, _) = get_json(&srv.addr, "/api/stats/..%2F..");
+    assert_eq!(st, 400);
+}
+
+#[test]
+fn page_and_assets() {
+    let srv = start(&[]);
+    let (st, ct, body) = get_raw(&srv.addr, "/");
+    assert_eq!(st, 200);
+    assert!(ct.starts_with("text/html"), "{ct}");
+    assert!(body.contains("<svg id=\"board\""));
+    let (st, ct, body) = get_raw(&srv.addr, "/app.js");
+    assert_eq!(st, 200);
+    assert!(ct.starts_with("text/javascript"), "{ct}");
+    assert!(body.contains("/api/probe"));
+    let (st, ct, _) = get_raw(&srv.addr, "/app.css");
+    assert_eq!((st, ct.starts_with("text/css")), (200, true));
+}
+
+#[test]
+fn flood_stays_bounded() {
+    let srv = start(&["--max-concurrent", "2"]);
+    let addr = srv.addr.clone();
+    let threads: Vec<_> = (0..64)
+        .map(|i| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let path = if i % 2 == 0 {
+                    "/api/line?fen=B:WK32:BK26&max=500"
+                } else {
+                    "/api/probe?fen=W:WK19,K23:BK28,12"
+                };
+                get_raw(&addr, path).0
+            })
+        })
+        .collect();
+    let codes: Vec<u16> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    // Every request is answered, either served or refused at once; never queued without end.
+    assert!(codes.iter().all(|c| *c == 200 || *c == 503), "{codes:?}");
+    assert!(codes.contains(&200));
+    let (st, v) = get_json(&addr, "/api/health");
+    assert_eq!(st, 200);
+    assert_eq!(v["max_concurrent"], 2);
+    assert!(v["peak_in_flight"].as_u64().unwrap() <= 2, "{v}");
+    // The server still answers normally afterwards.
+    let (st, v) = get_json(&addr, "/api/probe?fen=W:WK32:BK26");
+    assert_eq!((st, v["value"].as_str()), (200, Some("win")));
+}
