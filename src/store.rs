@@ -5,14 +5,14 @@
 
 use crate::board::{Position, Wld};
 use crate::index::SliceIndex;
+use crate::memory::{admit, decoded_bytes, evictions, spill_cache_bytes, unit_reads};
+use crate::plan::Unit;
 use crate::probe::slots::{SlotTable, MAX_PIECES};
+use crate::probe::Tablebase;
 use crate::probe::{ProbeError, RawSource};
 use crate::rules::{English, Rules};
 use crate::slice::Slice;
 use crate::table::{table_path, TableFile, ValueCodec, Wld2Bit};
-use crate::memory::{admit, decoded_bytes, evictions, spill_cache_bytes, unit_reads};
-use crate::plan::Unit;
-use crate::probe::Tablebase;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
