@@ -3,8 +3,9 @@
 //!
 //! # The model
 //! While a unit is solved the builder holds, per the retrograde solver
-//! ([`crate::generate::solve`]), one byte of state per position of the unit
-//! ([`UNIT_BYTES_PER_POSITION`]), plus the dependency store
+//! ([`crate::generate::solve`]), one byte of state per position of the unit and, while the
+//! result is collected, one byte of values per position next to it
+//! ([`UNIT_BYTES_PER_POSITION`] = 2), plus the dependency store
 //! ([`crate::store::DecodedTables`]): slices of earlier units decoded at 2 bits per position.
 //! Under a budget `M` the store may hold at most `M - unit bytes` of decoded slices while that
 //! unit is solved; the rest of the unit's dependencies are read through a block cache of
@@ -16,8 +17,10 @@ use crate::plan::Unit;
 use crate::slice::Slice;
 use std::collections::{HashMap, HashSet};
 
-/// Bytes of solver state per position of the unit being solved (the `State` byte).
-pub const UNIT_BYTES_PER_POSITION: u64 = 1;
+/// Bytes per position of the unit being solved: the solver's `State` byte, and the value byte
+/// that `collect` produces while the state is still alive. Not counted: the writer's queue
+/// (up to three solved slices waiting to be compressed, 1 byte per position each).
+pub const UNIT_BYTES_PER_POSITION: u64 = 2;
 
 /// Bytes of a slice of `positions` positions decoded in the dependency store (2 bits per
 /// position, rounded up to whole bytes).
@@ -224,7 +227,7 @@ pub struct StepPrediction {
     pub unit: usize,
     /// Positions of the unit (both slices).
     pub positions: u64,
-    /// Solver state: [`UNIT_BYTES_PER_POSITION`] per position.
+    /// The unit's own memory: [`UNIT_BYTES_PER_POSITION`] per position.
     pub unit_bytes: u64,
     /// Decoded dependencies resident while the unit is solved (2 bits per position).
     pub resident_bytes: u64,

@@ -26,8 +26,8 @@ pub struct Args {
     /// its dependencies must already exist.
     #[arg(long)]
     pub slice: Option<Slice>,
-    /// Memory budget, e.g. 512M or 16G (binary units K, M, G, T): the unit being solved (1
-    /// byte per position) plus the decoded dependencies (2 bits per position) and a block
+    /// Memory budget, e.g. 512M or 16G (binary units K, M, G, T): the unit being solved (2
+    /// bytes per position: state and values) plus the decoded dependencies (2 bits per position) and a block
     /// cache; dependencies that do not fit are read from their compressed files instead. The
     /// files do not depend on it. Default: half the physical memory.
     #[arg(long, value_name = "SIZE", value_parser = checkers_egdb::memory::parse_size)]
