@@ -15,7 +15,7 @@ use crate::slice::Slice;
 use crate::table::{table_path, TableFile, ValueCodec, Wld2Bit};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// Dependency values: whole slices decoded into memory from their files on first use
@@ -47,6 +47,11 @@ pub struct DecodedTables {
     resident: Mutex<BTreeMap<Slice, u64>>,
     /// Slices whose `admitted` flag is set for the current unit.
     admitted: Vec<Slice>,
+    /// Slices outside the unit's reads met by a lookup during the current unit (flag set to
+    /// admitted or spilled on the cold path).
+    met: Mutex<Vec<Slice>>,
+    /// Bytes of decoded slices allowed during the current unit (under a budget).
+    room: AtomicU64,
     /// The spill source, opened on first use.
     spill: OnceLock<Tablebase>,
     counters: Counters,
@@ -78,11 +83,16 @@ pub struct StoreStats {
     pub resident_bytes: u64,
 }
 
+const UNDECIDED: u8 = 0;
+const ADMITTED: u8 = 1;
+const SPILLED: u8 = 2;
+
 #[derive(Default)]
 struct Cell {
     data: OnceLock<Decoded>,
-    /// Under a budget: whether the current unit may decode this slice (else it is spilled).
-    admitted: AtomicBool,
+    /// Under a budget, for the current unit: [`UNDECIDED`], [`ADMITTED`] (may be decoded) or
+    /// [`SPILLED`] (served through the block cache).
+    admitted: AtomicU8,
 }
 
 struct Decoded {
@@ -107,6 +117,8 @@ impl DecodedTables {
             budget: None,
             resident: Mutex::new(BTreeMap::new()),
             admitted: Vec::new(),
+            met: Mutex::new(Vec::new()),
+            room: AtomicU64::new(0),
             spill: OnceLock::new(),
             counters: Counters::default(),
         }
@@ -210,9 +222,10 @@ impl DecodedTables {
         let Some(budget) = self.budget else {
             return;
         };
-        for s in std::mem::take(&mut self.admitted) {
+        let met = std::mem::take(self.met.get_mut().unwrap_or_else(|p| p.into_inner()));
+        for s in std::mem::take(&mut self.admitted).into_iter().chain(met) {
             if let Some(c) = self.slots.get(&s, false) {
-                c.admitted.store(false, Ordering::Relaxed);
+                c.admitted.store(UNDECIDED, Ordering::Relaxed);
             }
         }
         let room = budget
@@ -238,10 +251,33 @@ impl DecodedTables {
         admitted.sort();
         for s in &admitted {
             if let Ok(c) = self.cell(s) {
-                c.admitted.store(true, Ordering::Relaxed);
+                c.admitted.store(ADMITTED, Ordering::Relaxed);
             }
         }
         self.admitted = admitted;
+        self.room.store(room, Ordering::Relaxed);
+    }
+
+    /// A slice outside the current unit's reads (reached through a chain of captures): admit
+    /// it if it fits in the unit's room, else spill it; decided once per unit.
+    #[cold]
+    #[inline(never)]
+    fn admit_met(&self, slice: &Slice, cell: &Cell) -> bool {
+        let _g = self.loading.lock().unwrap_or_else(|p| p.into_inner());
+        match cell.admitted.load(Ordering::Relaxed) {
+            ADMITTED => return true,
+            SPILLED => return false,
+            _ => {}
+        }
+        let size = decoded_bytes(SliceIndex::new(*slice).size());
+        let fits = self.resident_bytes() + size <= self.room.load(Ordering::Relaxed);
+        cell.admitted
+            .store(if fits { ADMITTED } else { SPILLED }, Ordering::Relaxed);
+        self.met
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(*slice);
+        fits
     }
 
     /// The spill source (a [`Tablebase`] over the same directory), opened on first use.
@@ -302,8 +338,16 @@ impl DecodedTables {
         if let Some(d) = cell.data.get() {
             return Ok(Some(d));
         }
-        if self.budget.is_some() && !cell.admitted.load(Ordering::Relaxed) {
-            return Ok(None);
+        if self.budget.is_some() {
+            match cell.admitted.load(Ordering::Relaxed) {
+                ADMITTED => {}
+                SPILLED => return Ok(None),
+                _ => {
+                    if !self.admit_met(slice, cell) {
+                        return Ok(None);
+                    }
+                }
+            }
         }
         self.load(slice, &cell.data).map(Some)
     }
