@@ -187,14 +187,15 @@ impl DecodedTables {
 
     /// Release every resident slice that no unit after position `done` of the build reads:
     /// `last` maps a slice to the position of its last reader
-    /// ([`crate::memory::last_reads`]); slices absent from it (reached only through chains of
-    /// captures) count as read by no one. A slice whose file does not exist yet (still in the
-    /// writer's queue) is kept until a later call.
+    /// ([`crate::memory::last_reads`]). Slices absent from it (reached only through chains of
+    /// captures, which any later unit may reach again) are kept; under a budget they are the
+    /// first evicted ([`DecodedTables::begin_unit`]). A slice whose file does not exist yet
+    /// (still in the writer's queue) is kept until a later call.
     pub fn release_done(&mut self, done: usize, last: &std::collections::HashMap<Slice, usize>) {
         let candidates: Vec<Slice> = self
             .resident_map()
             .keys()
-            .filter(|s| last.get(s).is_none_or(|&j| j <= done))
+            .filter(|s| last.get(s).is_some_and(|&j| j <= done))
             .copied()
             .collect();
         for s in candidates {

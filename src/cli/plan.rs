@@ -164,7 +164,7 @@ pub fn run(args: Args) -> CliResult {
                 .collect(),
         );
         out.push_str(&format!(
-            "# summary: budget {}, peak {} at unit {} ({}), largest unit state {}, most decoded dependencies {}, {} steps spill {} to the block cache, {} decoded from files, {} positions, disk {} at {} positions/byte\n",
+            "# summary: budget {}, peak {} at unit {} ({}), largest unit {}, most decoded dependencies {}, {} steps spill {} to the block cache, {} decoded from files, {} positions, disk {} at {} positions/byte\n",
             budget_text(b),
             format_size(s.peak),
             s.peak_unit,
