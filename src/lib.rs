@@ -35,7 +35,7 @@
 //! | [`pdn`] | PDN game files: reader and writer |
 //! | [`slice`](mod@slice), [`index`], [`count`], [`plan`] | slices, their dense index, position counts, build order |
 //! | [`generate`] | the retrograde generator (`egdb build`): driver and solver |
-//! | [`store`] | the dependency store: slices decoded into memory |
+//! | [`store`], [`memory`] | the dependency store (slices decoded into memory, released and spilled under a budget); memory sizes and the build memory model |
 //! | [`table`] | the file format: header, value codec, writer, reader |
 //! | [`probe`] | [`probe::Tablebase`], capture resolution, slots, block cache |
 //! | [`verify`], [`stats`] | independent verification, statistics from headers |
@@ -52,6 +52,7 @@ pub mod count;
 pub mod ffi;
 pub mod generate;
 pub mod index;
+pub mod memory;
 pub mod movegen;
 pub mod notation;
 pub mod pdn;

@@ -5,12 +5,17 @@
 
 use crate::board::{Position, Wld};
 use crate::index::SliceIndex;
+use crate::memory::{admit, decoded_bytes, evictions, spill_cache_bytes, unit_reads};
+use crate::plan::Unit;
 use crate::probe::slots::{SlotTable, MAX_PIECES};
+use crate::probe::Tablebase;
 use crate::probe::{ProbeError, RawSource};
 use crate::rules::{English, Rules};
 use crate::slice::Slice;
 use crate::table::{table_path, TableFile, ValueCodec, Wld2Bit};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// Dependency values: whole slices decoded into memory from their files on first use
@@ -19,12 +24,75 @@ use std::sync::{Mutex, OnceLock};
 ///
 /// Lookups go through a direct slot table keyed by (material, leading ranks), so the hot path
 /// is two array loads and no hashing or locking.
+///
+/// # Releasing and the budget
+/// A store made by [`DecodedTables::with_budget`] is driven by the generator between units
+/// (methods taking `&mut self`, so no lookup runs meanwhile): [`DecodedTables::release`] drops a
+/// slice that no remaining unit reads, and [`DecodedTables::begin_unit`] decides which of the
+/// unit's reads ([`crate::memory::unit_reads`]) may be decoded within the budget
+/// ([`crate::memory::admit`]), evicting other slices if needed
+/// ([`crate::memory::evictions`]). A read that is not admitted is served from its compressed
+/// file through a block cache (a [`Tablebase`] of [`spill_cache_bytes`]). Values are the same
+/// whichever way a slice is served, so the build's output does not depend on the budget.
+/// Freshly solved slices ([`DecodedTables::insert`]) are evicted only once their file exists.
 pub struct DecodedTables {
     dir: PathBuf,
     rules: u32,
-    slots: SlotTable<OnceLock<Decoded>>,
+    slots: SlotTable<Cell>,
     /// Serialises the (slow) loading of a slice so it is decoded once.
     loading: Mutex<()>,
+    /// Budget for decoded slices and the block cache (`None`: unbounded, nothing spilled).
+    budget: Option<u64>,
+    /// Resident slices and their decoded bytes (updated on the cold paths only).
+    resident: Mutex<BTreeMap<Slice, u64>>,
+    /// Slices whose `admitted` flag is set for the current unit.
+    admitted: Vec<Slice>,
+    /// Slices outside the unit's reads met by a lookup during the current unit (flag set to
+    /// admitted or spilled on the cold path).
+    met: Mutex<Vec<Slice>>,
+    /// Bytes of decoded slices allowed during the current unit (under a budget).
+    room: AtomicU64,
+    /// The spill source, opened on first use.
+    spill: OnceLock<Tablebase>,
+    counters: Counters,
+}
+
+#[derive(Default)]
+struct Counters {
+    loaded: AtomicU64,
+    released: AtomicU64,
+    evicted: AtomicU64,
+    spilled_lookups: AtomicU64,
+    peak_resident: AtomicU64,
+}
+
+/// Counters of a [`DecodedTables`] (for reports and tests).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StoreStats {
+    /// Slices decoded from their files.
+    pub slices_loaded: u64,
+    /// Slices released because no remaining unit reads them.
+    pub slices_released: u64,
+    /// Slices evicted to stay within the budget.
+    pub slices_evicted: u64,
+    /// Lookups served from the compressed files through the block cache.
+    pub spilled_lookups: u64,
+    /// Most decoded bytes held at once (2 bits per position).
+    pub peak_resident_bytes: u64,
+    /// Decoded bytes held now.
+    pub resident_bytes: u64,
+}
+
+const UNDECIDED: u8 = 0;
+const ADMITTED: u8 = 1;
+const SPILLED: u8 = 2;
+
+#[derive(Default)]
+struct Cell {
+    data: OnceLock<Decoded>,
+    /// Under a budget, for the current unit: [`UNDECIDED`], [`ADMITTED`] (may be decoded) or
+    /// [`SPILLED`] (served through the block cache).
+    admitted: AtomicU8,
 }
 
 struct Decoded {
@@ -46,12 +114,216 @@ impl DecodedTables {
             rules: R::ID,
             slots: SlotTable::new(),
             loading: Mutex::new(()),
+            budget: None,
+            resident: Mutex::new(BTreeMap::new()),
+            admitted: Vec::new(),
+            met: Mutex::new(Vec::new()),
+            room: AtomicU64::new(0),
+            spill: OnceLock::new(),
+            counters: Counters::default(),
+        }
+    }
+
+    /// An English store for the generator holding at most `budget` bytes (`None`: unbounded)
+    /// of decoded slices plus its block cache; see the type's docs. A budget needs
+    /// [`DecodedTables::begin_unit`] before each unit: until then nothing is admitted and every
+    /// lookup goes through the block cache.
+    pub fn with_budget(dir: &Path, budget: Option<u64>) -> DecodedTables {
+        DecodedTables {
+            budget,
+            ..Self::new(dir)
+        }
+    }
+
+    /// The budget given to [`DecodedTables::with_budget`].
+    pub fn budget(&self) -> Option<u64> {
+        self.budget
+    }
+
+    /// Counters since the store was made.
+    pub fn stats(&self) -> StoreStats {
+        let c = &self.counters;
+        StoreStats {
+            slices_loaded: c.loaded.load(Ordering::Relaxed),
+            slices_released: c.released.load(Ordering::Relaxed),
+            slices_evicted: c.evicted.load(Ordering::Relaxed),
+            spilled_lookups: c.spilled_lookups.load(Ordering::Relaxed),
+            peak_resident_bytes: c.peak_resident.load(Ordering::Relaxed),
+            resident_bytes: self.resident_bytes(),
+        }
+    }
+
+    fn resident_map(&self) -> std::sync::MutexGuard<'_, BTreeMap<Slice, u64>> {
+        self.resident.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn resident_bytes(&self) -> u64 {
+        self.resident_map().values().sum()
+    }
+
+    /// Record `slice` as resident (`bytes` decoded).
+    fn note_resident(&self, slice: &Slice, bytes: u64) {
+        let mut r = self.resident_map();
+        r.insert(*slice, bytes);
+        let total: u64 = r.values().sum();
+        self.counters
+            .peak_resident
+            .fetch_max(total, Ordering::Relaxed);
+    }
+
+    /// Drop the decoded values of `slice` (a later lookup decodes its file again, or spills).
+    /// Returns whether it was resident.
+    fn drop_slice(&mut self, slice: &Slice) -> bool {
+        let Some(cell) = self.slots.get_mut(slice) else {
+            return false;
+        };
+        let was = cell.data.take().is_some();
+        self.resident
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(slice);
+        was
+    }
+
+    /// Release every resident slice that no unit after position `done` of the build reads:
+    /// `last` maps a slice to the position of its last reader
+    /// ([`crate::memory::last_reads`]). Slices absent from it (reached only through chains of
+    /// captures, which any later unit may reach again) are kept; under a budget they are the
+    /// first evicted ([`DecodedTables::begin_unit`]). A slice whose file does not exist yet
+    /// (still in the writer's queue) is kept until a later call.
+    pub fn release_done(&mut self, done: usize, last: &std::collections::HashMap<Slice, usize>) {
+        let candidates: Vec<Slice> = self
+            .resident_map()
+            .keys()
+            .filter(|s| last.get(s).is_some_and(|&j| j <= done))
+            .copied()
+            .collect();
+        for s in candidates {
+            if table_path(&self.dir, &s).exists() {
+                self.release(&s);
+            }
+        }
+    }
+
+    /// Release `slice`: no remaining unit reads it. Its memory is freed at once (it is read
+    /// again from its file if a lookup still asks for it).
+    pub fn release(&mut self, slice: &Slice) {
+        if self.drop_slice(slice) {
+            self.counters.released.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Prepare the lookups of `unit` under the budget (nothing to do without one): the
+    /// unit's reads that fit in `budget - unit_bytes` (the caller's estimate of the unit's own
+    /// memory, e.g. [`crate::memory::UNIT_BYTES_PER_POSITION`] per position) are admitted,
+    /// already resident ones first ([`crate::memory::admit`]); other resident slices are
+    /// evicted while the total does not fit ([`crate::memory::evictions`]), except freshly
+    /// solved slices whose file does not exist yet.
+    pub fn begin_unit(&mut self, unit: &Unit, unit_bytes: u64) {
+        let Some(budget) = self.budget else {
+            return;
+        };
+        let met = std::mem::take(self.met.get_mut().unwrap_or_else(|p| p.into_inner()));
+        for s in std::mem::take(&mut self.admitted).into_iter().chain(met) {
+            if let Some(c) = self.slots.get(&s, false) {
+                c.admitted.store(UNDECIDED, Ordering::Relaxed);
+            }
+        }
+        let room = budget
+            .saturating_sub(unit_bytes)
+            .saturating_sub(spill_cache_bytes(budget));
+        let reads = unit_reads(unit);
+        let resident: BTreeMap<Slice, u64> = self.resident_map().clone();
+        let size_of = |s: &Slice| decoded_bytes(SliceIndex::new(*s).size());
+        let adm = admit(&reads, room, |s| resident.contains_key(s), size_of);
+        let keys: Vec<Slice> = resident.keys().copied().collect();
+        let total: u64 = resident.values().sum();
+        let evict = evictions(&keys, &reads, &adm.admitted, total, adm.bytes, room, |s| {
+            resident.get(s).copied().unwrap_or(0)
+        });
+        for s in evict {
+            // A slice solved in this run may still be in the writer's queue: keep it until its
+            // file exists.
+            if table_path(&self.dir, &s).exists() && self.drop_slice(&s) {
+                self.counters.evicted.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let mut admitted: Vec<Slice> = adm.admitted.into_iter().collect();
+        admitted.sort();
+        for s in &admitted {
+            if let Ok(c) = self.cell(s) {
+                c.admitted.store(ADMITTED, Ordering::Relaxed);
+            }
+        }
+        self.admitted = admitted;
+        self.room.store(room, Ordering::Relaxed);
+    }
+
+    /// A slice outside the current unit's reads (reached through a chain of captures): admit
+    /// it if it fits in the unit's room, else spill it; decided once per unit.
+    #[cold]
+    #[inline(never)]
+    fn admit_met(&self, slice: &Slice, cell: &Cell) -> bool {
+        let _g = self.loading.lock().unwrap_or_else(|p| p.into_inner());
+        match cell.admitted.load(Ordering::Relaxed) {
+            ADMITTED => return true,
+            SPILLED => return false,
+            _ => {}
+        }
+        let size = decoded_bytes(SliceIndex::new(*slice).size());
+        let fits = self.resident_bytes() + size <= self.room.load(Ordering::Relaxed);
+        cell.admitted
+            .store(if fits { ADMITTED } else { SPILLED }, Ordering::Relaxed);
+        self.met
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(*slice);
+        fits
+    }
+
+    /// The spill source (a [`Tablebase`] over the same directory), opened on first use.
+    fn spill(&self) -> Result<&Tablebase, ProbeError> {
+        if let Some(t) = self.spill.get() {
+            return Ok(t);
+        }
+        let _g = self.loading.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(t) = self.spill.get() {
+            return Ok(t);
+        }
+        let cache = spill_cache_bytes(self.budget.unwrap_or(0)) as usize;
+        let tb = Tablebase::builder(&self.dir)
+            .cache_bytes(cache)
+            .verify_on_open(true)
+            .allow_empty(true)
+            .open()?;
+        Ok(self.spill.get_or_init(|| tb))
+    }
+
+    /// A quiet Black-to-move position of `slice` looked up through the spill source (the
+    /// directory is listed again once if the file was written after the source was opened).
+    #[cold]
+    #[inline(never)]
+    fn spilled(&self, slice: &Slice, p: Option<&Position>, index: u64) -> Result<Wld, ProbeError> {
+        self.counters
+            .spilled_lookups
+            .fetch_add(1, Ordering::Relaxed);
+        let tb = self.spill()?;
+        let look = |tb: &Tablebase| match p {
+            Some(p) => tb.raw_position(p),
+            None => tb.raw(slice, index),
+        };
+        match look(tb) {
+            Err(ProbeError::MissingSlice { .. }) => {
+                tb.rescan()?;
+                look(tb)
+            }
+            r => r,
         }
     }
 
     /// The slot of `slice` (created empty on first use).
     #[inline]
-    fn cell(&self, slice: &Slice) -> Result<&OnceLock<Decoded>, ProbeError> {
+    fn cell(&self, slice: &Slice) -> Result<&Cell, ProbeError> {
         self.slots
             .get(slice, true)
             .ok_or(ProbeError::TooManyPieces {
@@ -60,13 +332,25 @@ impl DecodedTables {
             })
     }
 
+    /// The decoded slice, loading it if allowed; `None`: serve it through the spill source.
     #[inline]
-    fn get(&self, slice: &Slice) -> Result<&Decoded, ProbeError> {
+    fn get(&self, slice: &Slice) -> Result<Option<&Decoded>, ProbeError> {
         let cell = self.cell(slice)?;
-        if let Some(d) = cell.get() {
-            return Ok(d);
+        if let Some(d) = cell.data.get() {
+            return Ok(Some(d));
         }
-        self.load(slice, cell)
+        if self.budget.is_some() {
+            match cell.admitted.load(Ordering::Relaxed) {
+                ADMITTED => {}
+                SPILLED => return Ok(None),
+                _ => {
+                    if !self.admit_met(slice, cell) {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+        self.load(slice, &cell.data).map(Some)
     }
 
     /// Make the values of a slice just solved available without reading its file (which may
@@ -77,10 +361,17 @@ impl DecodedTables {
     /// # Errors
     /// [`ProbeError::TooManyPieces`] for a slice beyond the slot table.
     pub fn insert(&self, slice: &Slice, values: &[u8]) -> Result<(), ProbeError> {
-        self.cell(slice)?.get_or_init(|| Decoded {
-            index: SliceIndex::new(*slice),
-            packed: Wld2Bit::pack(values),
+        let mut fresh = false;
+        let d = self.cell(slice)?.data.get_or_init(|| {
+            fresh = true;
+            Decoded {
+                index: SliceIndex::new(*slice),
+                packed: Wld2Bit::pack(values),
+            }
         });
+        if fresh {
+            self.note_resident(slice, d.packed.len() as u64);
+        }
         Ok(())
     }
 
@@ -102,10 +393,14 @@ impl DecodedTables {
         let file = TableFile::open_rules(&path, crate::table::Access::Mmap, self.rules)?;
         file.verify_checksum()?;
         let values = file.decode_all()?;
-        Ok(cell.get_or_init(|| Decoded {
+        let d = cell.get_or_init(|| Decoded {
             index: SliceIndex::new(*slice),
             packed: Wld2Bit::pack(&values),
-        }))
+        });
+        drop(values);
+        self.counters.loaded.fetch_add(1, Ordering::Relaxed);
+        self.note_resident(slice, d.packed.len() as u64);
+        Ok(d)
     }
 }
 
@@ -123,7 +418,9 @@ impl Decoded {
 
 impl RawSource for DecodedTables {
     fn raw(&self, slice: &Slice, index: u64) -> Result<Wld, ProbeError> {
-        let d = self.get(slice)?;
+        let Some(d) = self.get(slice)? else {
+            return self.spilled(slice, None, index);
+        };
         if index >= d.index.size() {
             return Err(ProbeError::IndexOutOfRange {
                 slice: *slice,
@@ -136,7 +433,9 @@ impl RawSource for DecodedTables {
     #[inline]
     fn raw_position(&self, p: &Position) -> Result<Wld, ProbeError> {
         let s = Slice::of(p);
-        let d = self.get(&s)?;
+        let Some(d) = self.get(&s)? else {
+            return self.spilled(&s, Some(p), 0);
+        };
         d.value(&s, d.index.rank(p))
     }
 }

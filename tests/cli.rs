@@ -123,6 +123,11 @@ fn bad_command_line_is_one_line_exit_2() {
     assert_usage_error(&["frobnicate"], "frobnicate");
     assert_usage_error(&["frobnicate"], "egdb --help");
     assert_usage_error(&[], "no command given");
+    for bad in ["12Q", "", "-1G", "1.2.3M", "99999999999999999999T"] {
+        let arg = format!("--memory={bad}");
+        assert_usage_error(&["build", &arg], "invalid memory size");
+        assert_usage_error(&["plan", "--pieces", "3", &arg], "invalid memory size");
+    }
 }
 
 #[test]

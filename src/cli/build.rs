@@ -3,6 +3,7 @@ use super::CliResult;
 use checkers_egdb::generate::{
     build_with, peak_rss_bytes, BuildObserver, BuildOptions, Unit, UnitReport,
 };
+use checkers_egdb::memory::{default_budget, format_size};
 use checkers_egdb::slice::Slice;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -25,6 +26,12 @@ pub struct Args {
     /// its dependencies must already exist.
     #[arg(long)]
     pub slice: Option<Slice>,
+    /// Memory budget, e.g. 512M or 16G (binary units K, M, G, T): the unit being solved (2
+    /// bytes per position: state and values) plus the decoded dependencies (2 bits per position) and a block
+    /// cache; dependencies that do not fit are read from their compressed files instead. The
+    /// files do not depend on it. Default: half the physical memory.
+    #[arg(long, value_name = "SIZE", value_parser = checkers_egdb::memory::parse_size)]
+    pub memory: Option<u64>,
     /// No progress bars and no summary.
     #[arg(long)]
     pub quiet: bool,
@@ -129,6 +136,7 @@ pub fn run(args: Args) -> CliResult {
         dir: args.dir.clone(),
         pieces: args.pieces,
         slice: args.slice,
+        memory: Some(args.memory.unwrap_or_else(default_budget)),
     };
     let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal(), args.verbose);
     let s = if args.mpi {
@@ -195,6 +203,16 @@ pub fn run(args: Args) -> CliResult {
             s.write_seconds
         );
         println!("peak RSS      {rss}");
+        let st = &s.store;
+        println!(
+            "dependencies  budget {}: peak {} decoded, {} slices loaded, {} released, {} evicted, {} lookups through the block cache",
+            opts.memory.map_or("unbounded".into(), format_size),
+            format_size(st.peak_resident_bytes),
+            st.slices_loaded,
+            st.slices_released,
+            st.slices_evicted,
+            st.spilled_lookups
+        );
     }
     Ok(())
 }

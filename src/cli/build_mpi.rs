@@ -138,6 +138,7 @@ mod imp {
                     solve_seconds: f64::from_bits(w[11]),
                     initial_seconds: f64::from_bits(w[12]),
                     write_seconds: f64::from_bits(w[13]),
+                    ..BuildSummary::default()
                 },
             })
         }

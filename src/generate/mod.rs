@@ -89,6 +89,10 @@ pub struct BuildOptions {
     pub pieces: u32,
     /// Build only the unit containing this slice (its dependencies must exist).
     pub slice: Option<Slice>,
+    /// Memory budget in bytes for the dependency store and its block cache, next to the unit
+    /// being solved (see [`crate::memory`]); `None`: unbounded (nothing spilled). Slices no
+    /// remaining unit reads are released either way. The output does not depend on it.
+    pub memory: Option<u64>,
 }
 
 impl BuildOptions {
@@ -98,6 +102,7 @@ impl BuildOptions {
             dir: dir.into(),
             pieces,
             slice: None,
+            memory: None,
         }
     }
 }
@@ -174,6 +179,9 @@ pub struct BuildSummary {
     pub plies: u32,
     /// Of `seconds`: time spent encoding, compressing and writing files.
     pub write_seconds: f64,
+    /// The dependency store's counters at the end of the run (slices loaded, released,
+    /// evicted, lookups served through the block cache, peak decoded bytes).
+    pub store: crate::store::StoreStats,
 }
 
 /// Whether every file of `unit` exists and passes its checksum.
@@ -352,7 +360,8 @@ pub fn build_with(
     };
     let total: u64 = todo.iter().map(|u| u.sizes.iter().sum::<u64>()).sum();
     observer.start(todo.len(), total);
-    let deps = DecodedTables::new(&opts.dir);
+    let last_reads = crate::memory::last_reads(&todo);
+    let mut deps = DecodedTables::with_budget(&opts.dir, opts.memory);
     let mut present: HashSet<Slice> = crate::stats::scan_dir(&opts.dir)
         .map_err(|e| BuildError::Io {
             path: opts.dir.clone(),
@@ -375,7 +384,7 @@ pub fn build_with(
             Ok(w)
         });
         let solving = (|| -> Result<(), BuildError> {
-            for u in todo {
+            for (i, &u) in todo.iter().enumerate() {
                 if let Some(missing) = first_missing_dependency(u, &present) {
                     return Err(BuildError::MissingDependency {
                         building: u.slices.clone(),
@@ -384,6 +393,10 @@ pub fn build_with(
                     });
                 }
                 observer.unit_started(u);
+                deps.begin_unit(
+                    u,
+                    u.sizes.iter().sum::<u64>() * crate::memory::UNIT_BYTES_PER_POSITION,
+                );
                 let tick = |n: u64| observer.progress(n);
                 let t0 = Instant::now();
                 let (solved, r) = solve_unit_with(u, &deps, &tick)?;
@@ -410,6 +423,7 @@ pub fn build_with(
                     }
                 }
                 present.extend(u.slices.iter().copied());
+                deps.release_done(i, &last_reads);
             }
             Ok(())
         })();
@@ -421,6 +435,7 @@ pub fn build_with(
         written
     })?;
     sum.add(&written);
+    sum.store = deps.stats();
     observer.finish();
     sum.seconds = start.elapsed().as_secs_f64();
     Ok(sum)

@@ -84,6 +84,14 @@ impl<T: Default> SlotTable<T> {
         };
         Some(&row[rank_slot(s)])
     }
+
+    /// The slot of `s` for changing it, if its material's row exists.
+    #[inline]
+    pub fn get_mut(&mut self, s: &Slice) -> Option<&mut T> {
+        let id = material_id(&s.material)?;
+        let row = self.materials[id].get_mut()?;
+        Some(&mut row[rank_slot(s)])
+    }
 }
 
 impl<T: Default> Default for SlotTable<T> {

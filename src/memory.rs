@@ -1,0 +1,449 @@
+//! Memory sizes and the build's memory model: parsing `--memory` sizes, the default budget
+//! (a share of physical memory) and the prediction behind `egdb plan --memory`.
+//!
+//! # The model
+//! While a unit is solved the builder holds, per the retrograde solver
+//! ([`crate::generate::solve`]), one byte of state per position of the unit and, while the
+//! result is collected, one byte of values per position next to it
+//! ([`UNIT_BYTES_PER_POSITION`] = 2), plus the dependency store
+//! ([`crate::store::DecodedTables`]): slices of earlier units decoded at 2 bits per position.
+//! Under a budget `M` the store may hold at most `M - unit bytes` of decoded slices while that
+//! unit is solved; the rest of the unit's dependencies are read through a block cache of
+//! [`spill_cache_bytes`]`(M)`. A slice is released once no remaining unit of the plan reads it.
+//! [`predict`] replays this policy over a plan without building anything.
+
+use crate::index::SliceIndex;
+use crate::plan::Unit;
+use crate::slice::Slice;
+use std::collections::{HashMap, HashSet};
+
+/// Bytes per position of the unit being solved: the solver's `State` byte, and the value byte
+/// that `collect` produces while the state is still alive. Not counted: the writer's queue
+/// (up to three solved slices waiting to be compressed, 1 byte per position each).
+pub const UNIT_BYTES_PER_POSITION: u64 = 2;
+
+/// Bytes of a slice of `positions` positions decoded in the dependency store (2 bits per
+/// position, rounded up to whole bytes).
+pub fn decoded_bytes(positions: u64) -> u64 {
+    positions.div_ceil(4)
+}
+
+/// Parse a memory size: a number (decimal, optionally with a fraction) followed by an optional
+/// binary unit `K`, `M`, `G` or `T` (powers of 1024, case-insensitive, an optional trailing
+/// `B` or `iB`, e.g. `512M`, `16G`, `1.5GiB`, `64k`); a bare number is bytes.
+///
+/// # Errors
+/// A one-line message naming the input when it is empty, not a number, negative, has an unknown
+/// unit, or exceeds `u64::MAX` bytes.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let bad = |why: &str| {
+        format!(
+            "invalid memory size {s:?}: {why} (expected e.g. 512M, 16G, 1.5GiB or a byte count)"
+        )
+    };
+    if t.is_empty() {
+        return Err(bad("empty"));
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    if num.is_empty() {
+        return Err(bad("no number"));
+    }
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(bad("unknown unit")),
+    };
+    let value = if let Some((int, frac)) = num.split_once('.') {
+        if frac.contains('.') || (int.is_empty() && frac.is_empty()) {
+            return Err(bad("not a number"));
+        }
+        let int: u64 = if int.is_empty() {
+            0
+        } else {
+            int.parse().map_err(|_| bad("too large"))?
+        };
+        // The fraction is applied exactly in integers: frac digits / 10^len of the multiplier.
+        let digits = &frac[..frac.len().min(9)];
+        let den = 10u64.pow(digits.len() as u32);
+        let f: u64 = if digits.is_empty() {
+            0
+        } else {
+            digits.parse().map_err(|_| bad("not a number"))?
+        };
+        int.checked_mul(mult)
+            .and_then(|v| v.checked_add((f as u128 * mult as u128 / den as u128) as u64))
+            .ok_or_else(|| bad("too large"))?
+    } else {
+        let n: u64 = num.parse().map_err(|_| bad("too large"))?;
+        n.checked_mul(mult).ok_or_else(|| bad("too large"))?
+    };
+    Ok(value)
+}
+
+/// `bytes` in a short human form with binary units (`512.0 MiB`, `20.0 GiB`).
+pub fn format_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// Physical memory in bytes (Linux `MemTotal` of `/proc/meminfo`), if known.
+pub fn physical_memory() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// The default build budget: half the physical memory, or 4 GiB where that is unknown.
+pub fn default_budget() -> u64 {
+    physical_memory().map_or(4 << 30, |b| b / 2)
+}
+
+/// Block cache of the dependency store under a budget of `budget` bytes: an eighth of the
+/// budget, between 1 MiB and 256 MiB (counted inside the budget).
+pub fn spill_cache_bytes(budget: u64) -> u64 {
+    (budget / 8).clamp(1 << 20, 256 << 20)
+}
+
+/// Every slice a unit reads (stored, Black to move, non-empty): its same-piece-count
+/// dependencies ([`Unit::deps`], first) then every slice of its capture materials, in a fixed
+/// order. This is the order in which the store admits slices under a budget.
+pub fn unit_reads(u: &Unit) -> Vec<Slice> {
+    let mut v = u.deps.clone();
+    for m in &u.capture_materials {
+        for s in Slice::all_of(*m) {
+            if SliceIndex::new(s).size() > 0 {
+                v.push(s);
+            }
+        }
+    }
+    v
+}
+
+/// For each slice read by `units`, the position (in `units`) of the last unit reading it.
+pub fn last_reads(units: &[&Unit]) -> HashMap<Slice, usize> {
+    let mut last = HashMap::new();
+    for (i, u) in units.iter().enumerate() {
+        for s in unit_reads(u) {
+            last.insert(s, i);
+        }
+    }
+    last
+}
+
+/// The outcome of [`admit`].
+#[derive(Clone, Debug, Default)]
+pub struct Admission {
+    /// Slices held decoded while the unit is solved.
+    pub admitted: HashSet<Slice>,
+    /// Decoded bytes of `admitted`.
+    pub bytes: u64,
+    /// Decoded bytes of the reads left to the block cache.
+    pub spilled: u64,
+}
+
+/// Which of a unit's `reads` the store holds decoded within `room` bytes: those already
+/// resident first, then the others, each in `reads` order, while they fit (greedy).
+pub fn admit(
+    reads: &[Slice],
+    room: u64,
+    is_resident: impl Fn(&Slice) -> bool,
+    size_of: impl Fn(&Slice) -> u64,
+) -> Admission {
+    let mut a = Admission::default();
+    let (first, then): (Vec<&Slice>, Vec<&Slice>) = reads.iter().partition(|s| is_resident(s));
+    for s in first.into_iter().chain(then) {
+        if a.admitted.contains(s) {
+            continue;
+        }
+        let sz = size_of(s);
+        if a.bytes + sz <= room {
+            a.admitted.insert(*s);
+            a.bytes += sz;
+        } else {
+            a.spilled += sz;
+        }
+    }
+    a
+}
+
+/// Resident slices to evict before a unit so that the resident set fits in `room`: none when
+/// `resident_bytes` plus the admitted slices not yet resident fit; else slices that are not
+/// admitted, those the unit does not read first, each group in slice order, until it fits.
+pub fn evictions(
+    resident: &[Slice],
+    reads: &[Slice],
+    admitted: &HashSet<Slice>,
+    resident_bytes: u64,
+    admitted_bytes: u64,
+    room: u64,
+    size_of: impl Fn(&Slice) -> u64,
+) -> Vec<Slice> {
+    let admitted_resident: u64 = resident
+        .iter()
+        .filter(|s| admitted.contains(s))
+        .map(&size_of)
+        .sum();
+    let mut total = resident_bytes + (admitted_bytes - admitted_resident.min(admitted_bytes));
+    let read: HashSet<&Slice> = reads.iter().collect();
+    let mut cand: Vec<(bool, Slice)> = resident
+        .iter()
+        .filter(|s| !admitted.contains(s))
+        .map(|s| (read.contains(s), *s))
+        .collect();
+    cand.sort();
+    let mut out = Vec::new();
+    for (_, s) in cand {
+        if total <= room {
+            break;
+        }
+        total -= size_of(&s).min(total);
+        out.push(s);
+    }
+    out
+}
+
+/// Predicted memory and disk of one unit (step) of a build, see [`predict`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StepPrediction {
+    /// The unit's id in the plan.
+    pub unit: usize,
+    /// Positions of the unit (both slices).
+    pub positions: u64,
+    /// The unit's own memory: [`UNIT_BYTES_PER_POSITION`] per position.
+    pub unit_bytes: u64,
+    /// Decoded dependencies resident while the unit is solved (2 bits per position).
+    pub resident_bytes: u64,
+    /// Slices resident while the unit is solved.
+    pub resident_slices: usize,
+    /// Bytes of the unit's reads that do not fit and go through the block cache (decoded
+    /// size; they are read from the compressed files instead).
+    pub spilled_bytes: u64,
+    /// Bytes decoded from files for this step (reads not resident at its start: first reads,
+    /// and re-reads of slices evicted earlier under a budget).
+    pub loaded_bytes: u64,
+    /// Block cache counted when something is spilled ([`spill_cache_bytes`]), else 0.
+    pub cache_bytes: u64,
+    /// `unit_bytes + resident_bytes + cache_bytes`.
+    pub peak_bytes: u64,
+    /// Estimated bytes written for the unit's files (positions / `positions_per_byte`).
+    pub disk_bytes: u64,
+}
+
+/// Replay the store's policy over `units` (in build order) under `budget` bytes (`None`:
+/// unbounded) and predict each step's memory and disk. `positions_per_byte`: the compression
+/// ratio assumed for the disk estimate (e.g. 65, measured at 6 pieces).
+///
+/// Policy replayed (that of [`crate::store::DecodedTables`] driven by the generator):
+/// 1. Before unit `u`, every slice whose last reader is done has been released.
+/// 2. The unit's reads are admitted ([`admit`]) within `room = budget - unit bytes - cache`
+///    (all of them without a budget); the others are served through the block cache.
+/// 3. Resident slices not admitted are evicted while the total exceeds `room` ([`evictions`];
+///    they are reloaded when needed again).
+/// 4. The unit's own slices become resident after it is solved (freshly solved values are
+///    always kept; they are evicted by step 2 later).
+///
+/// The model counts whole capture materials (every slice of a material a capture can reach),
+/// as the store's release policy does, so it over-estimates the slices really touched.
+pub fn predict(
+    units: &[&Unit],
+    budget: Option<u64>,
+    positions_per_byte: f64,
+) -> Vec<StepPrediction> {
+    let last = last_reads(units);
+    let mut resident: HashMap<Slice, u64> = HashMap::new();
+    let mut resident_bytes = 0u64;
+    let mut out = Vec::with_capacity(units.len());
+    let size_of = |s: &Slice| decoded_bytes(SliceIndex::new(*s).size());
+    for (i, u) in units.iter().enumerate() {
+        let positions: u64 = u.sizes.iter().sum();
+        let unit_bytes = positions * UNIT_BYTES_PER_POSITION;
+        let reads = unit_reads(u);
+        let mut spilled = 0u64;
+        let mut cache = 0u64;
+        let mut loaded = 0u64;
+        if let Some(b) = budget {
+            let room = b
+                .saturating_sub(unit_bytes)
+                .saturating_sub(spill_cache_bytes(b));
+            let adm = admit(&reads, room, |s| resident.contains_key(s), size_of);
+            let keep: Vec<Slice> = resident.keys().copied().collect();
+            for s in evictions(
+                &keep,
+                &reads,
+                &adm.admitted,
+                resident_bytes,
+                adm.bytes,
+                room,
+                |s| resident.get(s).copied().unwrap_or(0),
+            ) {
+                resident_bytes -= resident.remove(&s).unwrap_or(0);
+            }
+            for s in &adm.admitted {
+                if !resident.contains_key(s) {
+                    let sz = size_of(s);
+                    resident.insert(*s, sz);
+                    resident_bytes += sz;
+                    loaded += sz;
+                }
+            }
+            spilled = adm.spilled;
+            if spilled > 0 {
+                cache = spill_cache_bytes(b);
+            }
+        } else {
+            for s in &reads {
+                if !resident.contains_key(s) {
+                    let sz = size_of(s);
+                    resident.insert(*s, sz);
+                    resident_bytes += sz;
+                    loaded += sz;
+                }
+            }
+        }
+        out.push(StepPrediction {
+            unit: u.id,
+            positions,
+            unit_bytes,
+            resident_bytes,
+            resident_slices: resident.len(),
+            spilled_bytes: spilled,
+            loaded_bytes: loaded,
+            cache_bytes: cache,
+            peak_bytes: unit_bytes + resident_bytes + cache,
+            disk_bytes: (positions as f64 / positions_per_byte.max(1e-9)).ceil() as u64,
+        });
+        // Release what no later unit reads; keep the unit's own slices if a later one does.
+        resident.retain(|s, _| last.get(s).is_some_and(|&j| j > i));
+        for (s, &n) in u.slices.iter().zip(&u.sizes) {
+            if last.get(s).is_some_and(|&j| j > i) {
+                resident.insert(*s, decoded_bytes(n));
+            }
+        }
+        resident_bytes = resident.values().sum();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("16G"), Ok(16 << 30));
+        assert_eq!(parse_size("16g"), Ok(16 << 30));
+        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(parse_size("64k"), Ok(64 << 10));
+        assert_eq!(parse_size("2T"), Ok(2 << 40));
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert_eq!(parse_size("1000B"), Ok(1000));
+        assert_eq!(parse_size(" 32 MB "), Ok(32 << 20));
+        assert_eq!(parse_size("0.5K"), Ok(512));
+        assert_eq!(parse_size(".5K"), Ok(512));
+    }
+
+    #[test]
+    fn bad_sizes_are_one_line_errors() {
+        for s in [
+            "",
+            " ",
+            "M",
+            "-1G",
+            "12Q",
+            "1.2.3G",
+            "abc",
+            "1e9",
+            "99999999999999999999",
+            "17179869184T",
+            ".",
+            "1..5M",
+            "G5",
+            "5 G G",
+        ] {
+            let e = parse_size(s).expect_err(s);
+            assert!(!e.contains('\n'), "{e}");
+            assert!(e.contains("invalid memory size"), "{e}");
+        }
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(format_size(100), "100 B");
+        assert_eq!(format_size(512 << 20), "512.0 MiB");
+        assert_eq!(format_size(20 << 30), "20.0 GiB");
+    }
+
+    #[test]
+    fn default_budget_is_a_share_of_ram() {
+        let d = default_budget();
+        assert!(d > 0);
+        if let Some(p) = physical_memory() {
+            assert!(d <= p);
+        }
+    }
+
+    /// Without a budget the predicted resident set of step `i` is, by brute force over the
+    /// plan, the slices read at step `i` plus those read or produced before `i` that some step
+    /// `>= i` still reads; under a budget it never exceeds the room left by the unit and cache.
+    #[test]
+    fn prediction_releases_and_respects_budget() {
+        let plan = crate::plan::build_order(4);
+        let units: Vec<&Unit> = plan.iter().collect();
+        let free = predict(&units, None, 65.0);
+        assert_eq!(free.len(), units.len());
+        let reads: Vec<HashSet<Slice>> = units
+            .iter()
+            .map(|u| unit_reads(u).into_iter().collect())
+            .collect();
+        for i in 0..units.len() {
+            let mut want: HashSet<Slice> = reads[i].clone();
+            for k in 0..i {
+                for s in reads[k].iter().chain(&units[k].slices) {
+                    if (i..units.len()).any(|j| reads[j].contains(s)) {
+                        want.insert(*s);
+                    }
+                }
+            }
+            let bytes: u64 = want
+                .iter()
+                .map(|s| decoded_bytes(SliceIndex::new(*s).size()))
+                .sum();
+            assert_eq!(free[i].resident_slices, want.len(), "step {i}");
+            assert_eq!(free[i].resident_bytes, bytes, "step {i}");
+            assert_eq!(free[i].peak_bytes, free[i].unit_bytes + bytes);
+        }
+        for budget in [0u64, 64 << 10, 2 << 20] {
+            let tight = predict(&units, Some(budget), 65.0);
+            let mut spilled = 0;
+            for (f, t) in free.iter().zip(&tight) {
+                let room = budget
+                    .saturating_sub(t.unit_bytes)
+                    .saturating_sub(spill_cache_bytes(budget));
+                assert!(t.resident_bytes <= room, "{t:?}");
+                assert_eq!(f.unit_bytes, t.unit_bytes);
+                spilled += t.spilled_bytes;
+            }
+            // Below the cache's own minimum (1 MiB) nothing fits: everything is spilled.
+            assert_eq!(spilled > 0, budget < 1 << 20, "{budget}");
+        }
+    }
+}
