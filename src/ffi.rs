@@ -116,7 +116,9 @@ pub unsafe extern "C" fn egdb_open(
             .map_err(|_| "directory is not UTF-8".to_string())?;
         let mb = usize::try_from(cache_mb)
             .map_err(|_| format!("cache size {cache_mb} MiB is negative"))?;
+        // Positioned reads: a table file rewritten under the engine is an error, not SIGBUS.
         Tablebase::builder(d)
+            .access(crate::table::Access::Pread)
             .cache_bytes(mb << 20)
             .open()
             .map_err(|e| e.to_string())

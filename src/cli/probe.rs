@@ -14,6 +14,7 @@
 //! non-zero when any input failed, after all inputs were answered.
 use super::CliResult;
 use checkers_egdb::probe::Tablebase;
+use checkers_egdb::table::Access;
 use checkers_egdb::Position;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -27,6 +28,11 @@ pub struct Args {
     /// One JSON object per line instead of tab-separated text.
     #[arg(long)]
     pub json: bool,
+    /// Memory-map the table files instead of reading blocks with positioned reads (the
+    /// default). Hazard: a table file shortened while this runs (e.g. `cp` of new tables over
+    /// old ones) kills the process with SIGBUS; with positioned reads it is an error line.
+    #[arg(long)]
+    pub mmap: bool,
     /// Print probe statistics (probes, cache hits, blocks decoded) to stderr at the end.
     #[arg(long)]
     pub stats: bool,
@@ -93,7 +99,12 @@ fn stdin_lines() -> impl Iterator<Item = std::io::Result<Input>> {
 
 /// Run `egdb probe`.
 pub fn run(args: Args) -> CliResult {
-    let tb = Tablebase::open(&args.dir)?;
+    let access = if args.mmap {
+        Access::Mmap
+    } else {
+        Access::Pread
+    };
+    let tb = Tablebase::builder(&args.dir).access(access).open()?;
     let inputs: Box<dyn Iterator<Item = std::io::Result<Input>>> = if args.fens.is_empty() {
         Box::new(stdin_lines())
     } else {

@@ -1,0 +1,161 @@
+//! Issue 14: hardening. A table file changed under a running prober, over-long and blank
+//! inputs, empty boards, C ABI handle misuse, concurrent builds, every error one line.
+//! Expected values come from the naive solver of `probe_common` (independent of the builder and
+//! the probe code) or from the issue's statement of what the user must see.
+
+mod probe_common;
+
+use checkers_egdb::probe::{ProbeError, Tablebase};
+use checkers_egdb::table::{
+    write_table_with, Access, Fault, TableError, TableFile, TableMeta, WriteOptions, DONT_CARE,
+};
+use checkers_egdb::{Material, Position, Slice, SliceIndex, Wld};
+use probe_common::*;
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn egdb() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_egdb"))
+}
+
+/// The largest `*.egdb` file of `dir`.
+fn largest_table(dir: &Path) -> PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "egdb"))
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .unwrap()
+}
+
+/// Truncate `path` in place to length 0 (what `cp` does first when it copies over it).
+fn shorten(path: &Path) {
+    let f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    f.set_len(0).unwrap();
+}
+
+/// Rewrite the largest slice file of the tables of at most `pieces` pieces in `dir` with
+/// 20-position blocks (many blocks, a file of several pages), so that one position's block can
+/// be cached while another's must still be read from the file. Returns its path and slice.
+fn rewrite_largest_with_small_blocks(
+    dir: &Path,
+    pieces: u32,
+    values: &HashMap<Position, Wld>,
+) -> (PathBuf, Slice) {
+    let victim = largest_table(dir);
+    let name = victim.file_stem().unwrap().to_str().unwrap().to_string();
+    let s = (1..=pieces)
+        .flat_map(Material::all_with_pieces)
+        .flat_map(Slice::all_of)
+        .find(|s| s.to_string() == name)
+        .unwrap();
+    let ix = SliceIndex::new(s);
+    let mut vals = Vec::new();
+    let mut n = [0u64; 3];
+    for i in 0..ix.size() {
+        let p = ix.unrank(i).unwrap();
+        let v = values[&p];
+        n[v as usize] += 1;
+        vals.push(if p.has_capture() { DONT_CARE } else { v as u8 });
+    }
+    let meta = TableMeta {
+        slice: s,
+        positions: ix.size(),
+        wins: n[2],
+        losses: n[0],
+        draws: n[1],
+        longest: 0,
+    };
+    let opts = WriteOptions {
+        block_positions: 20,
+        ..WriteOptions::default()
+    };
+    write_table_with(&victim, &meta, &vals, &opts).unwrap();
+    (victim, s)
+}
+
+/// Item 1: a file shortened while a `Tablebase` (default settings) has it open must not kill
+/// the process (SIGBUS with memory-mapped reads); the slice's probes report the change and no
+/// probe gives a wrong value.
+#[test]
+fn file_shortened_under_open_tablebase_is_an_error_not_sigbus() {
+    let d = tempfile::tempdir().unwrap();
+    let values = naive_values(2);
+    write_naive_tables(d.path(), 2, &values);
+    let (victim, _) = rewrite_largest_with_small_blocks(d.path(), 2, &values);
+    // No cache: every probe reads its block from the file.
+    let tb = Tablebase::builder(d.path()).cache_bytes(0).open().unwrap();
+    for (p, v) in &values {
+        assert_eq!(tb.probe_wld(p), Ok(*v), "{}", p.to_fen());
+    }
+    shorten(&victim);
+    let mut changed = 0;
+    for (p, v) in &values {
+        match tb.probe_wld(p) {
+            Ok(w) => assert_eq!(w, *v, "{}", p.to_fen()),
+            Err(ProbeError::Table(TableError::Corrupt {
+                path,
+                what: Fault::Changed { .. },
+            })) => {
+                assert_eq!(path, victim);
+                changed += 1;
+            }
+            Err(e) => panic!("{}: unexpected error {e}", p.to_fen()),
+        }
+    }
+    assert!(changed > 0, "no probe noticed the shortened file");
+}
+
+/// Item 1, end to end: `egdb probe` reading stdin keeps answering after a table file it has
+/// open was shortened: an error line for a position whose block is gone, exit status 1, no
+/// signal.
+#[test]
+fn egdb_probe_survives_a_file_shortened_under_it() {
+    let d = tempfile::tempdir().unwrap();
+    let values = naive_values(2);
+    write_naive_tables(d.path(), 2, &values);
+    let (victim, s) = rewrite_largest_with_small_blocks(d.path(), 2, &values);
+    let ix = SliceIndex::new(s);
+    let t = TableFile::open_with(&victim, Access::Pread).unwrap();
+    // A quiet position in a data block (not a constant one) at the start and one at the end.
+    let in_data_block = |i: &u64| {
+        !ix.unrank(*i).unwrap().has_capture() && t.block_constant(*i / 20).unwrap().is_none()
+    };
+    let first = (0..ix.size()).find(in_data_block).unwrap();
+    let last = (0..ix.size()).rev().find(in_data_block).unwrap();
+    assert!(last / 20 > first / 20 + 1);
+    let (p1, p2) = (ix.unrank(first).unwrap(), ix.unrank(last).unwrap());
+    let mut child = egdb()
+        .args(["probe", "--dir"])
+        .arg(d.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    writeln!(stdin, "{}", p1.to_fen()).unwrap();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line.trim_end(), format!("{}\t{}", p1.to_fen(), values[&p1]));
+    shorten(&victim);
+    line.clear();
+    writeln!(stdin, "{}", p2.to_fen()).unwrap();
+    stdout.read_line(&mut line).unwrap();
+    assert!(
+        line.starts_with(&format!("{}\terror: ", p2.to_fen()))
+            && line.contains("file changed since it was opened"),
+        "{line}"
+    );
+    // Still answering: the cached block of the first position.
+    line.clear();
+    writeln!(stdin, "{}", p1.to_fen()).unwrap();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line.trim_end(), format!("{}\t{}", p1.to_fen(), values[&p1]));
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+}
