@@ -159,3 +159,58 @@ fn egdb_probe_survives_a_file_shortened_under_it() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{out:?}");
 }
+
+/// Run `egdb probe` on the tables in `dir` with `args`, feeding `stdin`; (status, stdout,
+/// stderr).
+fn probe_with_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> (Option<i32>, String, String) {
+    let mut child = egdb()
+        .arg("probe")
+        .args(args)
+        .arg("--dir")
+        .arg(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut w = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = w.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// Tables of at most 2 pieces from the naive solver, in a fresh directory.
+fn tables2() -> (tempfile::TempDir, HashMap<Position, Wld>) {
+    let d = tempfile::tempdir().unwrap();
+    let values = naive_values(2);
+    write_naive_tables(d.path(), 2, &values);
+    (d, values)
+}
+
+/// Item 2: an over-long stdin line (here 8 MB) is answered with one short error line and the
+/// next line is still probed.
+#[test]
+fn probe_caps_stdin_line_length() {
+    let (d, values) = tables2();
+    let mut input = vec![b'x'; 8 << 20];
+    input.extend_from_slice(b"\nW:WK32:BK26\n");
+    let (code, out, _) = probe_with_stdin(d.path(), &[], &input);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", &out[..out.len().min(300)]);
+    assert!(
+        lines[0].len() < 200 && lines[0].contains("error: line 1 is longer than 4096 bytes"),
+        "{}",
+        &lines[0][..lines[0].len().min(300)]
+    );
+    let v = values[&Position::from_fen("W:WK32:BK26").unwrap()];
+    assert_eq!(lines[1], format!("W:WK32:BK26\t{v}"));
+    assert_eq!(code, Some(1));
+}

@@ -1,7 +1,8 @@
 //! `egdb probe [--dir DIR] [--json] [FEN...]`: win/loss/draw of positions from the tables.
 //!
 //! FENs come from the arguments or, without any, from stdin one per line (blank lines are
-//! skipped). Each input gives one line on stdout, in input order:
+//! skipped; a line longer than [`MAX_LINE`] bytes is answered with an error line and dropped
+//! without being kept in memory). Each input gives one line on stdout, in input order:
 //! - `FEN<TAB>win|loss|draw` (canonical FEN; value for the side to move, captures resolved);
 //! - `INPUT<TAB>error: MESSAGE` for a bad FEN, a stdin line that is not UTF-8 (shown with
 //!   U+FFFD replacement characters, the message names the line number) or a failed probe (e.g. a
@@ -71,18 +72,69 @@ fn escape_controls(s: &str) -> String {
         .collect()
 }
 
-/// Read stdin line by line as bytes, so that a line that is not UTF-8 is reported on its own.
+/// Longest stdin line `egdb probe` accepts, in bytes without the newline: far more than any
+/// FEN (at most about 100 bytes), small enough that a hostile input costs no memory.
+pub const MAX_LINE: usize = 4096;
+
+/// Bytes of an over-long line echoed in its error line.
+const ECHO_LONG: usize = 40;
+
+/// Read one line of at most `max` bytes (newline excluded) into `buf`; the rest of a longer
+/// line is read and dropped, so memory stays bounded. Returns the bytes consumed (0 at end of
+/// input) and whether the line was longer than `max`.
+fn read_line_capped(
+    r: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<(usize, bool)> {
+    let (mut total, mut over) = (0usize, false);
+    loop {
+        let avail = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            break;
+        }
+        let (n, done) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (avail.len(), false),
+        };
+        let content = if done { &avail[..n - 1] } else { &avail[..n] };
+        let room = max.saturating_sub(buf.len());
+        if content.len() > room {
+            over = true;
+        }
+        buf.extend_from_slice(&content[..content.len().min(room)]);
+        total += n;
+        r.consume(n);
+        if done {
+            break;
+        }
+    }
+    Ok((total, over))
+}
+
+/// Read stdin line by line as bytes, so that a line that is not UTF-8 is reported on its own;
+/// a line longer than [`MAX_LINE`] is reported (its start echoed) without being kept.
 fn stdin_lines() -> impl Iterator<Item = std::io::Result<Input>> {
     let mut stdin = std::io::stdin().lock();
     let mut lineno = 0u64;
     std::iter::from_fn(move || {
         let mut buf = Vec::new();
-        match stdin.read_until(b'\n', &mut buf) {
-            Ok(0) => None,
-            Ok(_) => {
+        match read_line_capped(&mut stdin, &mut buf, MAX_LINE) {
+            Ok((0, _)) => None,
+            Ok((_, over)) => {
                 lineno += 1;
-                if buf.last() == Some(&b'\n') {
-                    buf.pop();
+                if over {
+                    buf.truncate(ECHO_LONG);
+                    let mut echo = String::from_utf8_lossy(&buf).into_owned();
+                    echo.push_str("...");
+                    return Some(Ok(Err((
+                        echo,
+                        format!("line {lineno} is longer than {MAX_LINE} bytes"),
+                    ))));
                 }
                 Some(Ok(match String::from_utf8(buf) {
                     Ok(s) => Ok(s),
