@@ -165,9 +165,9 @@ fn egdb_probe_survives_a_file_shortened_under_it() {
 fn probe_with_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> (Option<i32>, String, String) {
     let mut child = egdb()
         .arg("probe")
-        .args(args)
         .arg("--dir")
         .arg(dir)
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -213,4 +213,23 @@ fn probe_caps_stdin_line_length() {
     let v = values[&Position::from_fen("W:WK32:BK26").unwrap()];
     assert_eq!(lines[1], format!("W:WK32:BK26\t{v}"));
     assert_eq!(code, Some(1));
+}
+
+/// Item 4: every FEN argument gets its line, a blank one an error line.
+#[test]
+fn probe_answers_blank_arguments() {
+    let (d, values) = tables2();
+    let (code, out, err) = probe_with_stdin(d.path(), &["", "W:WK32:BK26", "  "], b"");
+    let v = values[&Position::from_fen("W:WK32:BK26").unwrap()];
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "\terror: bad FEN: empty FEN".to_string(),
+            format!("W:WK32:BK26\t{v}"),
+            "\terror: bad FEN: empty FEN".to_string(),
+        ]
+    );
+    assert_eq!(code, Some(1));
+    assert_eq!(err, "egdb: error: 2 of 3 positions could not be probed\n");
 }

@@ -1,7 +1,7 @@
 //! `egdb probe [--dir DIR] [--json] [FEN...]`: win/loss/draw of positions from the tables.
 //!
-//! FENs come from the arguments or, without any, from stdin one per line (blank lines are
-//! skipped; a line longer than [`MAX_LINE`] bytes is answered with an error line and dropped
+//! FENs come from the arguments or, without any, from stdin one per line (blank stdin lines
+//! are skipped, a blank argument gets an error line; a line longer than [`MAX_LINE`] bytes is answered with an error line and dropped
 //! without being kept in memory). Each input gives one line on stdout, in input order:
 //! - `FEN<TAB>win|loss|draw` (canonical FEN; value for the side to move, captures resolved);
 //! - `INPUT<TAB>error: MESSAGE` for a bad FEN, a stdin line that is not UTF-8 (shown with
@@ -157,7 +157,8 @@ pub fn run(args: Args) -> CliResult {
         Access::Pread
     };
     let tb = Tablebase::builder(&args.dir).access(access).open()?;
-    let inputs: Box<dyn Iterator<Item = std::io::Result<Input>>> = if args.fens.is_empty() {
+    let from_stdin = args.fens.is_empty();
+    let inputs: Box<dyn Iterator<Item = std::io::Result<Input>>> = if from_stdin {
         Box::new(stdin_lines())
     } else {
         Box::new(args.fens.clone().into_iter().map(|f| Ok(Ok(f))))
@@ -171,7 +172,9 @@ pub fn run(args: Args) -> CliResult {
             Err((lossy, why)) => (lossy, Some(why)),
         };
         let input = line.trim();
-        if input.is_empty() && bad_utf8.is_none() {
+        // A blank stdin line is skipped; a blank argument is an input like any other (answered
+        // with an error line), so that every argument gets its line.
+        if input.is_empty() && bad_utf8.is_none() && from_stdin {
             continue;
         }
         total += 1;
