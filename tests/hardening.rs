@@ -233,3 +233,39 @@ fn probe_answers_blank_arguments() {
     assert_eq!(code, Some(1));
     assert_eq!(err, "egdb: error: 2 of 3 positions could not be probed\n");
 }
+
+/// Item 5: a board with no pieces at all is an invalid position (FEN, `Position::new`, probe),
+/// while a board where only one side has no pieces stays valid (that side, to move, has lost:
+/// the rules of the game).
+#[test]
+fn board_with_no_pieces_is_rejected() {
+    use checkers_egdb::{Color, PositionError};
+    for fen in ["W:W:B", "B:W:B", "[FEN \"B:B:W\"]"] {
+        let e = Position::from_fen(fen).unwrap_err().to_string();
+        assert!(e.contains("the board has no pieces"), "{fen}: {e}");
+    }
+    assert_eq!(
+        Position::new(0, 0, 0, Color::White),
+        Err(PositionError::NoPieces)
+    );
+    let one_side = Position::from_fen("B:W32:B").unwrap();
+    let (d, _) = tables2();
+    let tb = Tablebase::open(d.path()).unwrap();
+    assert_eq!(tb.probe_wld(&one_side), Ok(Wld::Loss));
+    let empty = Position {
+        black: 0,
+        white: 0,
+        kings: 0,
+        side: Color::Black,
+    };
+    assert_eq!(
+        tb.probe_wld(&empty),
+        Err(ProbeError::InvalidPosition(PositionError::NoPieces))
+    );
+    let (code, out, _) = probe_with_stdin(d.path(), &["W:W:B", "B:W32:B"], b"");
+    assert_eq!(
+        out,
+        "W:W:B\terror: bad FEN: the board has no pieces\nB:W32:B\tloss\n"
+    );
+    assert_eq!(code, Some(1));
+}
