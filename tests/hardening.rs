@@ -269,3 +269,33 @@ fn board_with_no_pieces_is_rejected() {
     );
     assert_eq!(code, Some(1));
 }
+
+/// Item 3: `egdb build --slice NAME --pieces N` with a slice of more than N pieces is refused
+/// (it used to build the larger slice anyway); without --pieces, --slice builds its slice.
+#[test]
+fn build_slice_above_pieces_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        egdb()
+            .args(["build", "--quiet", "--dir"])
+            .arg(d.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(run(&["--pieces", "2"]).status.success());
+    let out = run(&["--slice", "0201-nn", "--pieces", "2"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "egdb: error: slice 0201-nn has 3 pieces, more than --pieces 2\n"
+    );
+    assert!(!d.path().join("0201-nn.egdb").exists());
+    // Honoured when it fits, and --slice alone still builds a slice of any size.
+    assert!(run(&["--slice", "0201-nn", "--pieces", "3"])
+        .status
+        .success());
+    assert!(d.path().join("0201-nn.egdb").exists());
+    assert!(run(&["--slice", "0300-nn"]).status.success());
+    assert!(d.path().join("0003-nn.egdb").exists());
+}

@@ -12,9 +12,10 @@ use std::sync::Mutex;
 /// Arguments of `egdb build`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Build every slice with at most this many pieces (1-10).
-    #[arg(long, default_value_t = 5)]
-    pub pieces: u32,
+    /// Build every slice with at most this many pieces (1-10; default 5). With --slice, the
+    /// slice must have at most this many pieces.
+    #[arg(long)]
+    pub pieces: Option<u32>,
     /// Table directory (created if missing).
     #[arg(long, env = "EGDB_DIR", default_value = super::DEFAULT_DIR)]
     pub dir: PathBuf,
@@ -127,7 +128,11 @@ pub fn run(args: Args) -> CliResult {
     super::init_threads(args.threads)?;
     let opts = BuildOptions {
         dir: args.dir.clone(),
-        pieces: args.pieces,
+        // Without --pieces, --slice builds its slice whatever its piece count.
+        pieces: args
+            .pieces
+            .or(args.slice.map(|s| s.material.pieces()))
+            .unwrap_or(5),
         slice: args.slice,
     };
     let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal(), args.verbose);

@@ -87,7 +87,8 @@ pub struct BuildOptions {
     pub dir: PathBuf,
     /// Build every slice with at most this many pieces (1..=10).
     pub pieces: u32,
-    /// Build only the unit containing this slice (its dependencies must exist).
+    /// Build only the unit containing this slice (its dependencies must exist; it must have
+    /// at most `pieces` pieces).
     pub slice: Option<Slice>,
 }
 
@@ -324,6 +325,13 @@ pub fn build_with(
     let start = Instant::now();
     let units: Vec<Unit> = match opts.slice {
         Some(s) => {
+            if s.material.pieces() > opts.pieces {
+                return Err(BuildError::Options(format!(
+                    "slice {s} has {} pieces, more than --pieces {}",
+                    s.material.pieces(),
+                    opts.pieces
+                )));
+            }
             if s.material.pieces() > MAX_BUILD_PIECES {
                 return Err(BuildError::Options(format!(
                     "slice {s} has {} pieces; the builder handles at most {MAX_BUILD_PIECES}",
