@@ -299,3 +299,70 @@ fn build_slice_above_pieces_is_refused() {
     assert!(run(&["--slice", "0300-nn"]).status.success());
     assert!(d.path().join("0003-nn.egdb").exists());
 }
+
+/// Damage two of the files of a 2-piece table directory: one cut short, one with a flipped
+/// byte near its end. Returns their paths.
+fn damage_two(dir: &Path) -> (PathBuf, PathBuf) {
+    let a = dir.join("0101-nn.egdb");
+    let b = dir.join("0002-nn.egdb");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&a)
+        .unwrap()
+        .set_len(20)
+        .unwrap();
+    let mut bytes = std::fs::read(&b).unwrap();
+    let n = bytes.len();
+    bytes[n - 9] ^= 0x55;
+    std::fs::write(&b, bytes).unwrap();
+    (a, b)
+}
+
+/// Item 9: `egdb info` and `egdb verify` report every bad file in one run, then fail.
+#[test]
+fn info_and_verify_report_every_bad_file() {
+    let (d, _) = tables2();
+    let (a, b) = damage_two(d.path());
+    let info = egdb()
+        .args(["info", "--dir"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&info.stderr);
+    assert_eq!(info.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    assert!(
+        lines.iter().any(|l| l.contains(&a.display().to_string())),
+        "{err}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains(&b.display().to_string())),
+        "{err}"
+    );
+    assert_eq!(
+        lines[2],
+        "egdb: error: 2 table files could not be read (listed above)"
+    );
+    let verify = egdb()
+        .args(["verify", "--quiet", "--dir"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&verify.stderr);
+    assert_eq!(verify.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    assert!(
+        lines.iter().any(|l| l.contains(&a.display().to_string())),
+        "{err}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains(&b.display().to_string())),
+        "{err}"
+    );
+    assert_eq!(
+        lines[2],
+        "egdb: error: 2 table files failed verification (listed above)"
+    );
+}

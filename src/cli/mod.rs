@@ -14,6 +14,20 @@ pub mod verify;
 /// Result of a subcommand; the error is printed as one `egdb: error: ...` line, exit status 1.
 pub type CliResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
+/// `s` with control characters (a newline in a path, ...) escaped as in Rust's
+/// `escape_debug` (`\n`, `\t`, `\u{1b}`), so that a message is always one line.
+pub fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// Default table directory (overridden by `--dir` or the `EGDB_DIR` environment variable).
 pub const DEFAULT_DIR: &str = "egdb";
 
