@@ -8,6 +8,7 @@ mod probe_common;
 use checkers_egdb::probe::{ProbeError, Tablebase};
 use checkers_egdb::table::{
     write_table_with, Access, Fault, TableError, TableFile, TableMeta, WriteOptions, DONT_CARE,
+    FORMAT_VERSION, HEADER_LEN,
 };
 use checkers_egdb::{Material, Position, Slice, SliceIndex, Wld};
 use probe_common::*;
@@ -365,4 +366,100 @@ fn info_and_verify_report_every_bad_file() {
         lines[2],
         "egdb: error: 2 table files failed verification (listed above)"
     );
+}
+
+/// Item 6: every error is one true line: escaped newlines, the same wording for a missing
+/// directory everywhere, stdout and stdin named, a file cut in its block index "truncated", an
+/// old format "rebuild", an empty EGDB_DIR explained, ignored files mentioned, a UTF-8 BOM
+/// accepted.
+#[test]
+fn every_error_is_one_true_line() {
+    let (d, values) = tables2();
+    let run = |args: &[&str], env: Option<(&str, &str)>, dir: Option<&Path>| {
+        let mut c = egdb();
+        c.args(args).env_remove("EGDB_DIR");
+        if let Some(dir) = dir {
+            c.arg("--dir").arg(dir);
+        }
+        if let Some((k, v)) = env {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    // A path with a newline: one line, the newline escaped.
+    let nl = d.path().join("no\nsuch");
+    for cmd in ["info", "stats", "verify", "probe"] {
+        let (code, err) = run(&[cmd], None, Some(&nl));
+        assert_eq!(code, Some(1), "{cmd}: {err}");
+        assert_eq!(err.lines().count(), 1, "{cmd}: {err}");
+        assert!(
+            err.starts_with("egdb: error: cannot read the table directory ")
+                && err.contains("no\\nsuch")
+                && err.trim_end().ends_with("(set --dir or EGDB_DIR)"),
+            "{cmd}: {err}"
+        );
+    }
+    // An empty EGDB_DIR does not talk about a --dir flag nobody gave.
+    let (code, err) = run(&["probe", "W:WK32:BK26"], Some(("EGDB_DIR", "")), None);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.starts_with("egdb: error: EGDB_DIR is set but empty"),
+        "{err}"
+    );
+    // stdout that cannot be written is named.
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let o = egdb()
+        .args(["probe", "--dir"])
+        .arg(d.path())
+        .arg("W:WK32:BK26")
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "egdb: error: cannot write to stdout: No space left on device (os error 28)\n"
+    );
+    // A UTF-8 byte-order mark before the first line is accepted.
+    let v = values[&Position::from_fen("W:WK32:BK26").unwrap()];
+    let (code, out, _) = probe_with_stdin(d.path(), &[], b"\xEF\xBB\xBFW:WK32:BK26\n");
+    assert_eq!(out, format!("W:WK32:BK26\t{v}\n"));
+    assert_eq!(code, Some(0));
+    // info mentions a file it ignored.
+    std::fs::write(d.path().join("notes.txt"), "x").unwrap();
+    let (code, err) = run(&["info"], None, Some(d.path()));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        err,
+        "egdb: note: ignored notes.txt: not a table file name (like 2101-3n.egdb)\n"
+    );
+    // A file cut inside its block index says "truncated"; an old version says "rebuild".
+    let (victim, _) = rewrite_largest_with_small_blocks(d.path(), 2, &values);
+    let bytes = std::fs::read(&victim).unwrap();
+    let cut = d.path().join("cut");
+    std::fs::create_dir(&cut).unwrap();
+    let cut_file = cut.join(victim.file_name().unwrap());
+    std::fs::write(&cut_file, &bytes[..HEADER_LEN + 12]).unwrap();
+    let e = TableFile::open(&cut_file).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            TableError::Corrupt {
+                what: Fault::Truncated { .. },
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let mut old = bytes.clone();
+    old[8] = (FORMAT_VERSION - 1) as u8;
+    std::fs::write(&cut_file, &old).unwrap();
+    let e = TableFile::open(&cut_file).unwrap_err().to_string();
+    assert!(e.ends_with("rebuild the tables with egdb build"), "{e}");
 }

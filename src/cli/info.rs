@@ -2,6 +2,7 @@
 use super::CliResult;
 use checkers_egdb::plan::build_order;
 use checkers_egdb::stats::read_dir_info_all;
+use checkers_egdb::table::slice_of_file_name;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -19,6 +20,22 @@ pub struct Args {
 /// Run `egdb info`.
 pub fn run(args: Args) -> CliResult {
     let (infos, bad) = read_dir_info_all(&args.dir)?;
+    // Files that are not tables (other names, leftover temporaries) are not read: say so.
+    if let Ok(rd) = std::fs::read_dir(&args.dir) {
+        let mut ignored: Vec<String> = rd
+            .filter_map(Result::ok)
+            .filter(|e| e.path().is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| slice_of_file_name(n).is_none())
+            .collect();
+        ignored.sort();
+        for n in ignored {
+            eprintln!(
+                "egdb: note: ignored {}: not a table file name (like 2101-3n.egdb)",
+                super::one_line(&n)
+            );
+        }
+    }
     // Every bad file on its own line; the command fails at the end.
     for (_, e) in &bad {
         eprintln!("egdb: bad table: {}", super::one_line(&e.to_string()));

@@ -14,7 +14,7 @@
 //! `{"input":..,"error":..}` (JSON string escaping, no extra escaping). The exit status is
 //! non-zero when any input failed, after all inputs were answered.
 use super::CliResult;
-use checkers_egdb::probe::Tablebase;
+use checkers_egdb::probe::{ProbeError, Tablebase};
 use checkers_egdb::table::Access;
 use checkers_egdb::Position;
 use std::io::{BufRead, Write};
@@ -136,6 +136,11 @@ fn stdin_lines() -> impl Iterator<Item = std::io::Result<Input>> {
                         format!("line {lineno} is longer than {MAX_LINE} bytes"),
                     ))));
                 }
+                // A UTF-8 byte-order mark (as some Windows editors write) starts the input, it is
+                // not part of the first line.
+                if lineno == 1 && buf.starts_with(b"\xEF\xBB\xBF") {
+                    buf.drain(..3);
+                }
                 Some(Ok(match String::from_utf8(buf) {
                     Ok(s) => Ok(s),
                     Err(e) => Err((
@@ -149,6 +154,11 @@ fn stdin_lines() -> impl Iterator<Item = std::io::Result<Input>> {
     })
 }
 
+/// An error writing the answers.
+fn stdout_err(e: std::io::Error) -> String {
+    format!("cannot write to stdout: {e}")
+}
+
 /// Run `egdb probe`.
 pub fn run(args: Args) -> CliResult {
     let access = if args.mmap {
@@ -156,7 +166,14 @@ pub fn run(args: Args) -> CliResult {
     } else {
         Access::Pread
     };
-    let tb = Tablebase::builder(&args.dir).access(access).open()?;
+    // Same wording as the other commands for a directory that cannot be read.
+    let tb = Tablebase::builder(&args.dir)
+        .access(access)
+        .open()
+        .map_err(|e| match e {
+            ProbeError::Io { .. } => format!("{e} (set --dir or EGDB_DIR)"),
+            e => e.to_string(),
+        })?;
     let from_stdin = args.fens.is_empty();
     let inputs: Box<dyn Iterator<Item = std::io::Result<Input>>> = if from_stdin {
         Box::new(stdin_lines())
@@ -167,7 +184,8 @@ pub fn run(args: Args) -> CliResult {
     let mut out = std::io::BufWriter::new(stdout.lock());
     let (mut total, mut failed) = (0u64, 0u64);
     for line in inputs {
-        let (line, bad_utf8) = match line? {
+        let line = line.map_err(|e| format!("cannot read stdin: {e}"))?;
+        let (line, bad_utf8) = match line {
             Ok(l) => (l, None),
             Err((lossy, why)) => (lossy, Some(why)),
         };
@@ -188,28 +206,29 @@ pub fn run(args: Args) -> CliResult {
                 .map_err(|e| e.to_string())
         });
         match (&result, args.json) {
-            (Ok((fen, v)), false) => writeln!(out, "{fen}\t{v}")?,
+            (Ok((fen, v)), false) => writeln!(out, "{fen}\t{v}"),
             (Ok((fen, v)), true) => writeln!(
                 out,
                 "{}",
                 serde_json::json!({"fen": fen, "value": v.as_str()})
-            )?,
+            ),
             (Err(e), false) => writeln!(
                 out,
                 "{}\terror: {}",
                 escape_field(input),
                 escape_controls(e)
-            )?,
-            (Err(e), true) => writeln!(out, "{}", serde_json::json!({"input": input, "error": e}))?,
+            ),
+            (Err(e), true) => writeln!(out, "{}", serde_json::json!({"input": input, "error": e})),
         }
+        .map_err(stdout_err)?;
         if result.is_err() {
             failed += 1;
         }
         if args.fens.is_empty() {
-            out.flush()?; // interactive use: answer each line at once
+            out.flush().map_err(stdout_err)?; // interactive use: answer each line at once
         }
     }
-    out.flush()?;
+    out.flush().map_err(stdout_err)?;
     if args.stats {
         let s = tb.stats();
         eprintln!(

@@ -28,7 +28,9 @@ pub enum Fault {
     #[error("bad magic (not an egdb table file)")]
     BadMagic,
     /// A format version this code does not read.
-    #[error("unsupported format version {0} (this build reads {FORMAT_VERSION})")]
+    #[error(
+        "unsupported format version {0} (this build reads {FORMAT_VERSION}): rebuild the tables with egdb build"
+    )]
     Version(u32),
     /// The file was built for other rules than those it is opened with.
     #[error("rules id {found}, expected {expected} (the rules in use)")]

@@ -284,6 +284,15 @@ impl TableFile {
         let entry_len = width as u64 + 4;
         let table_len = n_blocks * entry_len;
         if table_len > len - min {
+            // A block count that fits the header's positions and block size means the file
+            // was cut inside its block index; any other count is a damaged header.
+            let bp = u64::from(header.block_positions.max(1));
+            if header.uniform.is_none() && n_blocks == header.positions.div_ceil(bp) {
+                return Err(self.fault(Fault::Truncated {
+                    len,
+                    expected: min + table_len,
+                }));
+            }
             return Err(self.fault(Fault::BadHeader(format!("block count {n_blocks}"))));
         }
         // Header checksum over header[0..56] + offset table.
