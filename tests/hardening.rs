@@ -463,3 +463,40 @@ fn every_error_is_one_true_line() {
     let e = TableFile::open(&cut_file).unwrap_err().to_string();
     assert!(e.ends_with("rebuild the tables with egdb build"), "{e}");
 }
+
+/// Item 8: a second build on a directory another build holds refuses with one clear line
+/// (here the other build is simulated by holding its `flock` on the lock file); once the lock
+/// is released the build runs.
+#[test]
+fn second_build_on_a_directory_refuses() {
+    use std::os::fd::AsRawFd;
+    let d = tempfile::tempdir().unwrap();
+    let lock = std::fs::File::create(d.path().join(".egdb-build.lock")).unwrap();
+    // SAFETY: flock on an open descriptor we own.
+    let r = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    assert_eq!(r, 0);
+    let build = || {
+        egdb()
+            .args(["build", "--quiet", "--pieces", "2", "--dir"])
+            .arg(d.path())
+            .output()
+            .unwrap()
+    };
+    let out = build();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "egdb: error: another egdb build is running on {} (it holds {}); wait for it to finish\n",
+            d.path().display(),
+            d.path().join(".egdb-build.lock").display()
+        )
+    );
+    assert!(!d.path().join("0101-nn.egdb").exists());
+    drop(lock);
+    let out = build();
+    assert!(out.status.success(), "{out:?}");
+    assert!(d.path().join("0101-nn.egdb").exists());
+    // The lock was released at exit: a second run (nothing to do) gets it again.
+    assert!(build().status.success());
+}

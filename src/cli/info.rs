@@ -1,5 +1,6 @@
 //! `egdb info`: slices present, sizes, bytes, positions per byte, missing slices. See docs/cli.md.
 use super::CliResult;
+use checkers_egdb::generate::LOCK_FILE;
 use checkers_egdb::plan::build_order;
 use checkers_egdb::stats::read_dir_info_all;
 use checkers_egdb::table::slice_of_file_name;
@@ -26,7 +27,7 @@ pub fn run(args: Args) -> CliResult {
             .filter_map(Result::ok)
             .filter(|e| e.path().is_file())
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| slice_of_file_name(n).is_none())
+            .filter(|n| slice_of_file_name(n).is_none() && n != LOCK_FILE)
             .collect();
         ignored.sort();
         for n in ignored {
