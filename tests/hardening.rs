@@ -500,3 +500,44 @@ fn second_build_on_a_directory_refuses() {
     // The lock was released at exit: a second run (nothing to do) gets it again.
     assert!(build().status.success());
 }
+
+/// Item 10: the build summary's "of which" parts add up to the wall time (writing, which runs
+/// alongside on its own thread, is reported apart).
+#[test]
+fn build_summary_parts_add_up() {
+    let d = tempfile::tempdir().unwrap();
+    let out = egdb()
+        .args(["build", "--pieces", "3", "--dir"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let num_after = |line: &str, key: &str| -> f64 {
+        let at = line.find(key).unwrap_or_else(|| panic!("{key} in {line}")) + key.len();
+        line[at..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let time = text.lines().find(|l| l.starts_with("time ")).unwrap();
+    let wall = num_after(time, "time");
+    let parts = text
+        .lines()
+        .find(|l| l.contains("of which"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let of_which = &parts[parts.find("of which").unwrap()..];
+    let solving = num_after(of_which, "solving");
+    let other = num_after(of_which, "other");
+    assert!(
+        (solving + other - wall).abs() < 0.015,
+        "{solving} + {other} != {wall}: {text}"
+    );
+    let initial = num_after(of_which, "initial pass");
+    let propagation = num_after(of_which, "propagation");
+    assert!((initial + propagation - solving).abs() < 0.015, "{text}");
+    // Nothing else is listed as a part of the wall time.
+    assert!(!of_which.contains("writing"), "{text}");
+}

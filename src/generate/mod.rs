@@ -234,7 +234,8 @@ pub struct BuildSummary {
     pub initial_seconds: f64,
     /// Most plies propagated in one unit.
     pub plies: u32,
-    /// Of `seconds`: time spent encoding, compressing and writing files.
+    /// Time spent encoding, compressing and writing files, on the writer thread: it runs
+    /// alongside solving, so it is not a part of `seconds` to add to `solve_seconds`.
     pub write_seconds: f64,
 }
 
