@@ -1,13 +1,15 @@
 //! Probe benchmarks (not a timed test; `scripts/bench_probe.sh` builds tables and runs it).
 //! Usage:
-//!   cargo run --release --example bench_probe -- DIR [N_POSITIONS]
+//!   cargo run --release --example bench_probe -- DIR [N_POSITIONS] [pread|mmap]
+//! (the last argument chooses how every handle reads its files; default pread, as
+//! `Tablebase::builder`).
 //! N random quiet positions of each side to move are drawn from the slices of DIR (weighted by
 //! slice size). Reports: cold first-probe latency; memory of an open handle and after warming;
 //! warm single-thread ns per `probe_wld` (median and p99 over batches of 64 probes, Black and
 //! White to move separately, and their ratio); warm `probe_wld_cached` the same way; 2 threads
 //! probing at once (median and p99 per thread); probes with no cache (a block decode each).
 use checkers_egdb::probe::Tablebase;
-use checkers_egdb::table::{slice_of_file_name, TableFile};
+use checkers_egdb::table::{slice_of_file_name, Access, TableFile};
 use checkers_egdb::{Color, Position, SliceIndex, Wld};
 use std::time::Instant;
 
@@ -64,6 +66,12 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dir = std::path::PathBuf::from(&args[1]);
     let n: usize = args.get(2).map_or(100_000, |s| s.parse().unwrap());
+    let access = match args.get(3).map(String::as_str) {
+        None | Some("pread") => Access::Pread,
+        Some("mmap") => Access::Mmap,
+        Some(x) => panic!("access {x}: expected pread or mmap"),
+    };
+    println!("file access: {access:?}");
     // Slices weighted by size.
     let mut slices = Vec::new();
     let mut total = 0u64;
@@ -92,7 +100,7 @@ fn main() {
     // Cold first probe: fresh handle, one probe of a position whose slice is not open.
     let mut cold = Vec::new();
     for p in black.iter().take(20) {
-        let tb = Tablebase::open(&dir).unwrap();
+        let tb = Tablebase::builder(&dir).access(access).open().unwrap();
         let t = Instant::now();
         tb.probe_wld(p).unwrap();
         cold.push(t.elapsed().as_nanos() as f64 / 1000.0);
@@ -104,6 +112,7 @@ fn main() {
 
     let rss0 = rss_kib();
     let tb = Tablebase::builder(&dir)
+        .access(access)
         .cache_bytes(1 << 30)
         .open()
         .unwrap();
@@ -156,7 +165,11 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     // A probe with a cold cache but mapped files (block decode cost).
-    let tb2 = Tablebase::builder(&dir).cache_bytes(0).open().unwrap();
+    let tb2 = Tablebase::builder(&dir)
+        .access(access)
+        .cache_bytes(0)
+        .open()
+        .unwrap();
     tb2.probe_wld(&black[0]).unwrap();
     let t = Instant::now();
     for p in black.iter().take(2000) {

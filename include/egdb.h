@@ -67,7 +67,15 @@ int egdb_get_stats(const EgdbHandle *h, EgdbStats *out);
  * that call succeeded or none was made. */
 size_t egdb_last_error(char *buf, size_t len);
 
-/* Close a handle (NULL is ignored). */
+/* List the table directory again so that files added since egdb_open are used. Returns the
+ * number of table files known (>= 0), EGDB_INVALID for a null or closed handle, EGDB_ERROR if
+ * the directory cannot be listed. A slice that failed to open (damaged, or changed under the
+ * handle) keeps its error: once repaired, close the handle and open a new one. */
+int egdb_rescan(const EgdbHandle *h);
+
+/* Close a handle (NULL is ignored). A second close, or any call on a closed handle, is
+ * answered EGDB_INVALID with the message "handle is closed" (never a crash: the handle's small
+ * shell stays allocated). Do not close a handle while another thread uses it. */
 void egdb_close(EgdbHandle *h);
 
 #ifdef __cplusplus

@@ -3,7 +3,8 @@
 # missing or unreadable by the current code (about 40 s on 2 cores), then runs
 # examples/bench_probe.rs (cold first probe, handle memory, warm single-thread median/p99 for
 # Black and White to move, probe_wld_cached, 2 threads, no-cache decode cost).
-# Usage: scripts/bench_probe.sh [N_POSITIONS]   (default 100000 of each side to move)
+# Usage: scripts/bench_probe.sh [N_POSITIONS [pread|mmap]]   (default 100000 of each side to
+# move, positioned reads; run both to compare file access)
 # Numbers on a shared machine are noisy: compare versions back to back in one session.
 set -e
 cd "$(dirname "$0")/.."

@@ -213,12 +213,16 @@ pub enum PositionError {
         /// How many it has.
         count: u32,
     },
+    /// The board holds no piece at all (a board where one side has none is valid: that side,
+    /// to move, has lost).
+    #[error("the board has no pieces")]
+    NoPieces,
 }
 
 /// A position: piece placement plus side to move.
 ///
 /// Invariants (checked by [`Position::new`]): `black & white == 0`, `kings ⊆ black | white`,
-/// no man on its own crowning row, at most 12 pieces per colour. Fields are public for speed;
+/// no man on its own crowning row, at most 12 pieces per colour, at least one piece. Fields are public for speed;
 /// code that builds a `Position` by hand from untrusted data should call [`Position::validate`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Position {
@@ -245,7 +249,7 @@ impl Position {
     ///
     /// # Errors
     /// [`PositionError`] naming the first fault: overlapping colours, a king flag on an empty
-    /// square, a man on its own crowning row, or more than 12 pieces a side.
+    /// square, a man on its own crowning row, more than 12 pieces a side, or no piece at all.
     pub fn new(
         black: Bitboard,
         white: Bitboard,
@@ -298,6 +302,9 @@ impl Position {
                     count: b.count_ones(),
                 });
             }
+        }
+        if self.black | self.white == 0 {
+            return Err(PositionError::NoPieces);
         }
         Ok(())
     }

@@ -12,9 +12,10 @@
 
 use crate::board::{Color, Position, Wld};
 use crate::probe::{ProbeError, Tablebase};
-use std::cell::RefCell;
+use std::cell::{RefCell, UnsafeCell};
 use std::ffi::{c_char, c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Unknown: the position has more pieces than the tables cover.
 pub const EGDB_UNKNOWN: c_int = 0;
@@ -34,8 +35,59 @@ pub const EGDB_ERROR: c_int = -3;
 pub const EGDB_INVALID: c_int = -4;
 
 /// Opaque handle returned by [`egdb_open`].
+///
+/// Closing drops the tables and cache but keeps this small shell allocated (a few dozen bytes
+/// per handle ever opened) with its state word set to closed, so that a second
+/// [`egdb_close`] or a use after close is answered [`EGDB_INVALID`] ("handle is closed")
+/// instead of touching freed memory.
 pub struct EgdbHandle {
-    tb: Tablebase,
+    /// [`HANDLE_OPEN`] while open, [`HANDLE_CLOSED`] after [`egdb_close`].
+    state: AtomicU64,
+    /// The tables; `None` once closed. Written only by [`egdb_close`] (which the caller must
+    /// not run concurrently with other calls on the handle).
+    tb: UnsafeCell<Option<Tablebase>>,
+}
+
+// SAFETY: `tb` is written only by `egdb_close`, whose contract excludes concurrent calls on the
+// handle; otherwise it is only read, and `Tablebase` is `Sync`.
+unsafe impl Sync for EgdbHandle {}
+
+/// State word of an open handle.
+const HANDLE_OPEN: u64 = 0x6567_6462_4f50_454e;
+/// State word of a closed handle.
+const HANDLE_CLOSED: u64 = 0x6567_6462_434c_4f53;
+
+/// The tables of handle `h`, or the error code (after setting the message) for a null, closed
+/// or unknown handle.
+///
+/// # Safety
+/// `h` null or a pointer returned by [`egdb_open`] (open or closed).
+unsafe fn tables<'a>(h: *const EgdbHandle) -> Result<&'a Tablebase, c_int> {
+    // SAFETY: `h` is null or a handle shell from `egdb_open`, never freed (caller's contract).
+    let Some(h) = (unsafe { h.as_ref() }) else {
+        set_error("null handle".into());
+        return Err(EGDB_INVALID);
+    };
+    match h.state.load(Ordering::Acquire) {
+        HANDLE_OPEN => {}
+        HANDLE_CLOSED => {
+            set_error("handle is closed".into());
+            return Err(EGDB_INVALID);
+        }
+        _ => {
+            set_error("not a handle from egdb_open".into());
+            return Err(EGDB_INVALID);
+        }
+    }
+    // SAFETY: the handle is open; `tb` is only written by `egdb_close`, which may not run
+    // concurrently with this call (caller's contract).
+    match unsafe { &*h.tb.get() } {
+        Some(tb) => Ok(tb),
+        None => {
+            set_error("handle is closed".into());
+            Err(EGDB_INVALID)
+        }
+    }
 }
 
 thread_local! {
@@ -116,7 +168,9 @@ pub unsafe extern "C" fn egdb_open(
             .map_err(|_| "directory is not UTF-8".to_string())?;
         let mb = usize::try_from(cache_mb)
             .map_err(|_| format!("cache size {cache_mb} MiB is negative"))?;
+        // Positioned reads: a table file rewritten under the engine is an error, not SIGBUS.
         Tablebase::builder(d)
+            .access(crate::table::Access::Pread)
             .cache_bytes(mb << 20)
             .open()
             .map_err(|e| e.to_string())
@@ -124,7 +178,10 @@ pub unsafe extern "C" fn egdb_open(
     match r {
         Ok(Ok(tb)) => {
             clear_error();
-            Box::into_raw(Box::new(EgdbHandle { tb }))
+            Box::into_raw(Box::new(EgdbHandle {
+                state: AtomicU64::new(HANDLE_OPEN),
+                tb: UnsafeCell::new(Some(tb)),
+            }))
         }
         Ok(Err(msg)) => {
             // SAFETY: `errbuf` is null or writable for `errlen` bytes (caller's contract).
@@ -158,10 +215,10 @@ pub unsafe extern "C" fn egdb_lookup(
     color: c_int,
     conditional: c_int,
 ) -> c_int {
-    // SAFETY: `h` is null or a live handle from `egdb_open` (caller's contract).
-    let Some(h) = (unsafe { h.as_ref() }) else {
-        set_error("null handle".into());
-        return EGDB_INVALID;
+    // SAFETY: `h` is null or a handle from `egdb_open` (caller's contract).
+    let tb = match unsafe { tables(h) } {
+        Ok(tb) => tb,
+        Err(c) => return c,
     };
     let side = match color {
         0 => Color::Black,
@@ -179,9 +236,9 @@ pub unsafe extern "C" fn egdb_lookup(
     };
     catch_unwind(AssertUnwindSafe(|| {
         code(if conditional != 0 {
-            h.tb.probe_wld_cached(&p)
+            tb.probe_wld_cached(&p)
         } else {
-            h.tb.probe_wld(&p)
+            tb.probe_wld(&p)
         })
     }))
     .unwrap_or_else(|_| {
@@ -235,8 +292,39 @@ pub unsafe extern "C" fn egdb_lookup_fen(
 /// `h` null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn egdb_max_pieces(h: *const EgdbHandle) -> c_int {
-    // SAFETY: `h` is null or a live handle (caller's contract).
-    unsafe { h.as_ref() }.map_or(0, |h| h.tb.max_pieces() as c_int)
+    // SAFETY: `h` is null or a handle from `egdb_open` (caller's contract).
+    unsafe { tables(h) }.map_or(0, |tb| tb.max_pieces() as c_int)
+}
+
+/// List the table directory again so that files added since [`egdb_open`] (e.g. by a build
+/// still running) are used. Returns the number of table files known (>= 0), [`EGDB_INVALID`]
+/// for a null or closed handle, [`EGDB_ERROR`] if the directory cannot be listed. A slice
+/// already opened keeps its state: a file that failed to open (damaged, or changed under the
+/// handle) needs a new handle ([`egdb_close`], [`egdb_open`]) once repaired.
+///
+/// # Safety
+/// `h` null or a handle from [`egdb_open`].
+#[no_mangle]
+pub unsafe extern "C" fn egdb_rescan(h: *const EgdbHandle) -> c_int {
+    // SAFETY: `h` is null or a handle from `egdb_open` (caller's contract).
+    let tb = match unsafe { tables(h) } {
+        Ok(tb) => tb,
+        Err(c) => return c,
+    };
+    match catch_unwind(AssertUnwindSafe(|| tb.rescan())) {
+        Ok(Ok(n)) => {
+            clear_error();
+            n.min(c_int::MAX as u64) as c_int
+        }
+        Ok(Err(e)) => {
+            set_error(e.to_string());
+            EGDB_ERROR
+        }
+        Err(_) => {
+            set_error("internal error (panic) during rescan".into());
+            EGDB_ERROR
+        }
+    }
 }
 
 /// Counters of a handle, filled by [`egdb_get_stats`].
@@ -259,13 +347,19 @@ pub struct EgdbStats {
 /// `h` null or a live handle; `out` null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn egdb_get_stats(h: *const EgdbHandle, out: *mut EgdbStats) -> c_int {
-    // SAFETY: `h` is null or a live handle, `out` null or writable (caller's contract).
-    let (Some(h), Some(out)) = (unsafe { h.as_ref() }, unsafe { out.as_mut() }) else {
-        set_error("null handle or stats pointer".into());
+    // SAFETY: `h` is null or a handle from `egdb_open`, `out` null or writable (caller's
+    // contract).
+    let tb = match unsafe { tables(h) } {
+        Ok(tb) => tb,
+        Err(c) => return c,
+    };
+    // SAFETY: `out` is null or writable (caller's contract).
+    let Some(out) = (unsafe { out.as_mut() }) else {
+        set_error("null stats pointer".into());
         return EGDB_INVALID;
     };
     clear_error();
-    let s = h.tb.stats();
+    let s = tb.stats();
     *out = EgdbStats {
         probes: s.probes,
         cache_hits: s.cache_hits,
@@ -287,15 +381,31 @@ pub unsafe extern "C" fn egdb_last_error(buf: *mut c_char, len: usize) -> usize 
     LAST_ERROR.with(|e| unsafe { copy_out(&e.borrow(), buf, len) })
 }
 
-/// Close a handle from [`egdb_open`] (null is ignored). The handle must not be used after.
+/// Close a handle from [`egdb_open`] (null is ignored): frees its tables and cache. A second
+/// close, or any call on the handle after, is answered [`EGDB_INVALID`] with the message
+/// "handle is closed" (the handle's small shell stays allocated for that).
 ///
 /// # Safety
-/// `h` null or a live handle not used by any other thread during or after the call.
+/// `h` null or a handle from [`egdb_open`], not used by any other thread during the call.
 #[no_mangle]
 pub unsafe extern "C" fn egdb_close(h: *mut EgdbHandle) {
-    if !h.is_null() {
-        // SAFETY: a non-null `h` came from `Box::into_raw` in `egdb_open` and is not used
-        // again (caller's contract).
-        drop(unsafe { Box::from_raw(h) });
+    // SAFETY: `h` is null or a handle shell from `egdb_open`, never freed (caller's contract).
+    let Some(h) = (unsafe { h.as_ref() }) else {
+        return;
+    };
+    match h.state.compare_exchange(
+        HANDLE_OPEN,
+        HANDLE_CLOSED,
+        Ordering::AcqRel,
+        Ordering::Acquire,
+    ) {
+        Ok(_) => {
+            // SAFETY: the state moved from open to closed here, once; no other call runs on
+            // the handle during close (caller's contract), and later calls see it closed.
+            let tb = unsafe { (*h.tb.get()).take() };
+            let _ = catch_unwind(AssertUnwindSafe(|| drop(tb)));
+        }
+        Err(HANDLE_CLOSED) => set_error("handle is closed".into()),
+        Err(_) => set_error("not a handle from egdb_open".into()),
     }
 }

@@ -78,7 +78,7 @@ fn main() {
             // --help and --version: clap prints them on stdout and exits 0.
             ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => e.exit(),
             _ => {
-                eprintln!("egdb: error: {}", usage_error_line(&e));
+                eprintln!("egdb: error: {}", cli::one_line(&usage_error_line(&e)));
                 std::process::exit(2);
             }
         },
@@ -100,7 +100,8 @@ fn main() {
         Command::Annotate(a) => cli::annotate::run(a),
     };
     if let Err(e) = result {
-        eprintln!("egdb: error: {e}");
+        // A path or an input echoed in the message may hold a newline: escape it, one line.
+        eprintln!("egdb: error: {}", cli::one_line(&e.to_string()));
         std::process::exit(1);
     }
 }
@@ -123,6 +124,17 @@ fn usage_error_line(e: &clap::Error) -> String {
         Some(s) => format!("see egdb {s} --help"),
         None => "see egdb --help".to_string(),
     };
+    // `EGDB_DIR=` (set but empty) reads to clap as `--dir` with no value; say what happened.
+    let dir_given = std::env::args_os().any(|a| a.to_string_lossy().starts_with("--dir"));
+    if e.kind() == ErrorKind::InvalidValue
+        && e.to_string().contains("'--dir")
+        && !dir_given
+        && std::env::var_os("EGDB_DIR").is_some_and(|v| v.is_empty())
+    {
+        return format!(
+            "EGDB_DIR is set but empty: set it to the table directory or unset it ({see})"
+        );
+    }
     if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         return match sub {
             Some(_) => format!("missing arguments ({see})"),

@@ -80,24 +80,56 @@ pub enum StatsError {
 /// Open every table file of `dir` and read its header.
 ///
 /// # Errors
-/// [`StatsError`] for an unreadable directory or file, or a renamed file.
+/// [`StatsError`] for an unreadable directory or the first unreadable or renamed file (see
+/// [`read_dir_info_all`] for every bad file at once).
 pub fn read_dir_info(dir: &Path) -> Result<Vec<FileInfo>, StatsError> {
+    let (good, bad) = read_dir_info_all(dir)?;
+    match bad.into_iter().next() {
+        Some((_, e)) => Err(e),
+        None => Ok(good),
+    }
+}
+
+/// Open every table file of `dir` and read its header, going on past bad files: the files
+/// read (sorted by slice) and, for each file that could not be read or is renamed, its slice
+/// (from the file name) and the error.
+///
+/// # Errors
+/// [`StatsError::Io`] if the directory cannot be listed.
+#[allow(clippy::type_complexity)]
+pub fn read_dir_info_all(
+    dir: &Path,
+) -> Result<(Vec<FileInfo>, Vec<(Slice, StatsError)>), StatsError> {
     let files = scan_dir(dir).map_err(|e| StatsError::Io {
         path: dir.to_path_buf(),
         source: e,
     })?;
     let mut out = Vec::with_capacity(files.len());
+    let mut bad = Vec::new();
     for (slice, path) in files {
-        let f = TableFile::open(&path).map_err(|e| StatsError::Table {
-            path: path.clone(),
-            source: e,
-        })?;
+        let f = match TableFile::open(&path) {
+            Ok(f) => f,
+            Err(e) => {
+                bad.push((
+                    slice,
+                    StatsError::Table {
+                        path: path.clone(),
+                        source: e,
+                    },
+                ));
+                continue;
+            }
+        };
         if f.meta().slice != slice {
-            return Err(StatsError::Renamed {
-                path,
-                named: slice,
-                header: f.meta().slice,
-            });
+            bad.push((
+                slice,
+                StatsError::Renamed {
+                    path,
+                    named: slice,
+                    header: f.meta().slice,
+                },
+            ));
+            continue;
         }
         out.push(FileInfo {
             slice,
@@ -106,7 +138,7 @@ pub fn read_dir_info(dir: &Path) -> Result<Vec<FileInfo>, StatsError> {
             path,
         });
     }
-    Ok(out)
+    Ok((out, bad))
 }
 
 /// Totals for one material and side to move.

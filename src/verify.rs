@@ -18,7 +18,7 @@ use crate::movegen::Oracle;
 use crate::probe::{resolve_with, ProbeError, RawSource};
 use crate::rules::Rules;
 use crate::slice::Slice;
-use crate::stats::{read_dir_info, StatsError};
+use crate::stats::{read_dir_info_all, StatsError};
 use crate::store::DecodedTables;
 use rayon::prelude::*;
 use std::path::Path;
@@ -77,6 +77,28 @@ pub enum VerifyError {
     /// The directory holds no table files.
     #[error("no table files in {}", .0.display())]
     Empty(std::path::PathBuf),
+    /// Several files failed (each error names its file or slice), in slice order.
+    #[error("{} table files failed verification, first: {}", .0.len(), .0[0])]
+    Several(Vec<VerifyError>),
+}
+
+impl VerifyError {
+    /// The individual failures: those of [`VerifyError::Several`], or this one.
+    pub fn failures(&self) -> Vec<&VerifyError> {
+        match self {
+            VerifyError::Several(v) => v.iter().collect(),
+            e => vec![e],
+        }
+    }
+}
+
+/// `Ok` for no errors, the error for one, [`VerifyError::Several`] for more.
+fn fail(mut errors: Vec<VerifyError>) -> Result<(), VerifyError> {
+    match errors.len() {
+        0 => Ok(()),
+        1 => Err(errors.remove(0)),
+        _ => Err(VerifyError::Several(errors)),
+    }
 }
 
 /// What a successful verification covered.
@@ -183,42 +205,68 @@ pub fn verify_slice<R: Rules, S: RawSource + ?Sized>(
     Ok(n)
 }
 
-/// Verify every table file in `dir` (checksums, values, header totals).
+/// Verify every table file in `dir` (checksums, values, header totals). Every bad file is
+/// reported, not just the first: first every file's header and whole-file checksum (values
+/// are not checked when any fails, since slices depend on each other), then every slice's
+/// values.
 ///
 /// # Errors
-/// The first failure, naming the slice (and position).
+/// The failure, naming the slice (and position), or [`VerifyError::Several`] listing all.
 pub fn verify_dir(
     dir: &Path,
     progress: &(dyn Fn(&Slice, u64, u64) + Sync),
 ) -> Result<VerifyReport, VerifyError> {
     let start = Instant::now();
-    let infos = read_dir_info(dir)?;
-    if infos.is_empty() {
+    let (infos, bad) = read_dir_info_all(dir)?;
+    if infos.is_empty() && bad.is_empty() {
         return Err(VerifyError::Empty(dir.to_path_buf()));
     }
-    let missing = crate::stats::missing_slices(&infos);
+    let mut present = infos.clone();
+    present.extend(bad.iter().map(|(s, _)| crate::stats::FileInfo {
+        slice: *s,
+        path: Default::default(),
+        meta: crate::table::TableMeta {
+            slice: *s,
+            positions: 0,
+            wins: 0,
+            losses: 0,
+            draws: 0,
+            longest: 0,
+        },
+        bytes: 0,
+    }));
+    let mut errors: Vec<VerifyError> = bad.into_iter().map(|(_, e)| e.into()).collect();
+    let missing = crate::stats::missing_slices(&present);
     if let Some(first) = missing.first() {
-        return Err(VerifyError::Incomplete {
+        errors.push(VerifyError::Incomplete {
             missing: missing.len(),
             first: *first,
         });
     }
     for f in &infos {
-        crate::table::TableFile::open(&f.path)
-            .and_then(|t| t.verify_checksum())
-            .map_err(|e| VerifyError::Probe {
+        if let Err(e) = crate::table::TableFile::open(&f.path).and_then(|t| t.verify_checksum()) {
+            errors.push(VerifyError::Probe {
                 slice: f.slice,
                 source: e.into(),
-            })?;
+            });
+        }
     }
+    fail(errors)?;
     let src = DecodedTables::new(dir);
     let mut rep = VerifyReport::default();
+    let mut errors = Vec::new();
     for f in &infos {
         let m = &f.meta;
         let tick = |k: u64| progress(&f.slice, k, m.positions);
-        rep.positions += verify_slice(Oracle, &src, &f.slice, (m.wins, m.losses, m.draws), &tick)?;
-        rep.slices += 1;
+        match verify_slice(Oracle, &src, &f.slice, (m.wins, m.losses, m.draws), &tick) {
+            Ok(n) => {
+                rep.positions += n;
+                rep.slices += 1;
+            }
+            Err(e) => errors.push(e),
+        }
     }
+    fail(errors)?;
     rep.seconds = start.elapsed().as_secs_f64();
     Ok(rep)
 }

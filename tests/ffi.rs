@@ -70,3 +70,62 @@ fn c_program_probes_through_the_abi() {
     );
     assert!(text.contains("0 failures"), "{text}");
 }
+
+/// Issue 14, item 7: a double close and a use after close are answered EGDB_INVALID with a
+/// message, never a crash; `egdb_rescan` makes files written after `egdb_open` visible.
+#[test]
+fn handle_double_close_use_after_close_and_rescan() {
+    use checkers_egdb::ffi::*;
+    use std::ffi::CString;
+    let d = tempfile::tempdir().unwrap();
+    let values = naive_values(2);
+    // Open with the 1-piece tables only, then add the 2-piece ones.
+    for s in Material::all_with_pieces(1)
+        .into_iter()
+        .flat_map(Slice::all_of)
+    {
+        write_slice(d.path(), &s, &values);
+    }
+    let dir = CString::new(d.path().to_str().unwrap()).unwrap();
+    let fen = CString::new("W:WK32:BK26").unwrap();
+    let last_error = || {
+        let mut buf = [0 as std::ffi::c_char; 200];
+        // SAFETY: `buf` is writable for its length.
+        unsafe { egdb_last_error(buf.as_mut_ptr(), buf.len()) };
+        // SAFETY: egdb_last_error NUL-terminates.
+        unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    // SAFETY: valid strings; the handle comes from egdb_open.
+    unsafe {
+        let h = egdb_open(dir.as_ptr(), 1, std::ptr::null_mut(), 0);
+        assert!(!h.is_null());
+        assert_eq!(egdb_max_pieces(h), 1);
+        assert_eq!(egdb_lookup_fen(h, fen.as_ptr(), 0), EGDB_UNKNOWN);
+        for m in Material::all_with_pieces(2) {
+            for s in Slice::all_of(m) {
+                write_slice(d.path(), &s, &values);
+            }
+        }
+        let n = egdb_rescan(h);
+        assert!(n > 2, "{n}");
+        assert_eq!(egdb_max_pieces(h), 2);
+        let want = match values[&checkers_egdb::Position::from_fen("W:WK32:BK26").unwrap()] {
+            checkers_egdb::Wld::Win => EGDB_WIN,
+            checkers_egdb::Wld::Loss => EGDB_LOSS,
+            checkers_egdb::Wld::Draw => EGDB_DRAW,
+        };
+        assert_eq!(egdb_lookup_fen(h, fen.as_ptr(), 0), want);
+        egdb_close(h);
+        assert_eq!(egdb_lookup_fen(h, fen.as_ptr(), 0), EGDB_INVALID);
+        assert_eq!(last_error(), "handle is closed");
+        assert_eq!(egdb_lookup(h, 1, 2, 3, 0, 0), EGDB_INVALID);
+        assert_eq!(egdb_rescan(h), EGDB_INVALID);
+        let mut st = EgdbStats::default();
+        assert_eq!(egdb_get_stats(h, &mut st), EGDB_INVALID);
+        assert_eq!(egdb_max_pieces(h), 0);
+        egdb_close(h); // double close: no crash
+        assert_eq!(last_error(), "handle is closed");
+    }
+}

@@ -342,7 +342,9 @@ fn open_state(
             dir.display()
         ));
     }
+    // Positioned reads: a table file rewritten under the engine is an error, not SIGBUS.
     let tb = Tablebase::builder(&dir)
+        .access(checkers_egdb::table::Access::Pread)
         .cache_bytes(mb.saturating_mul(1 << 20))
         .open()
         .map_err(|e| e.to_string())?;

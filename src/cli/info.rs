@@ -1,7 +1,9 @@
 //! `egdb info`: slices present, sizes, bytes, positions per byte, missing slices. See docs/cli.md.
 use super::CliResult;
+use checkers_egdb::generate::LOCK_FILE;
 use checkers_egdb::plan::build_order;
-use checkers_egdb::stats::read_dir_info;
+use checkers_egdb::stats::read_dir_info_all;
+use checkers_egdb::table::slice_of_file_name;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -18,7 +20,35 @@ pub struct Args {
 
 /// Run `egdb info`.
 pub fn run(args: Args) -> CliResult {
-    let infos = read_dir_info(&args.dir)?;
+    let (infos, bad) = read_dir_info_all(&args.dir)?;
+    // Files that are not tables (other names, leftover temporaries) are not read: say so.
+    if let Ok(rd) = std::fs::read_dir(&args.dir) {
+        let mut ignored: Vec<String> = rd
+            .filter_map(Result::ok)
+            .filter(|e| e.path().is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| slice_of_file_name(n).is_none() && n != LOCK_FILE)
+            .collect();
+        ignored.sort();
+        for n in ignored {
+            eprintln!(
+                "egdb: note: ignored {}: not a table file name (like 2101-3n.egdb)",
+                super::one_line(&n)
+            );
+        }
+    }
+    // Every bad file on its own line; the command fails at the end.
+    for (_, e) in &bad {
+        eprintln!("egdb: bad table: {}", super::one_line(&e.to_string()));
+    }
+    if infos.is_empty() && !bad.is_empty() {
+        return Err(format!(
+            "none of the {} table files in {} could be read (listed above)",
+            bad.len(),
+            super::one_line(&args.dir.display().to_string())
+        )
+        .into());
+    }
     if infos.is_empty() {
         return Err(format!("no table files in {} (run egdb build)", args.dir.display()).into());
     }
@@ -34,7 +64,12 @@ pub fn run(args: Args) -> CliResult {
             );
         }
     }
-    let present: BTreeSet<_> = infos.iter().map(|f| f.slice).collect();
+    // A bad file is there, not missing.
+    let present: BTreeSet<_> = infos
+        .iter()
+        .map(|f| f.slice)
+        .chain(bad.iter().map(|(s, _)| *s))
+        .collect();
     let max = infos
         .iter()
         .map(|f| f.slice.material.pieces())
@@ -71,6 +106,9 @@ pub fn run(args: Args) -> CliResult {
                 println!("missing\t{s}");
             }
         }
+    }
+    if !bad.is_empty() {
+        return Err(format!("{} table files could not be read (listed above)", bad.len()).into());
     }
     Ok(())
 }

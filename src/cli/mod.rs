@@ -51,6 +51,20 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> CliResult {
     Ok(())
 }
 
+/// `s` with control characters (a newline in a path, ...) escaped as in Rust's
+/// `escape_debug` (`\n`, `\t`, `\u{1b}`), so that a message is always one line.
+pub fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// Default table directory (overridden by `--dir` or the `EGDB_DIR` environment variable).
 pub const DEFAULT_DIR: &str = "egdb";
 

@@ -1,7 +1,8 @@
 //! `egdb probe [--dir DIR] [--json] [FEN...]`: win/loss/draw of positions from the tables.
 //!
-//! FENs come from the arguments or, without any, from stdin one per line (blank lines are
-//! skipped). Each input gives one line on stdout, in input order:
+//! FENs come from the arguments or, without any, from stdin one per line (blank stdin lines
+//! are skipped, a blank argument gets an error line; a line longer than [`MAX_LINE`] bytes is answered with an error line and dropped
+//! without being kept in memory). Each input gives one line on stdout, in input order:
 //! - `FEN<TAB>win|loss|draw` (canonical FEN; value for the side to move, captures resolved);
 //! - `INPUT<TAB>error: MESSAGE` for a bad FEN, a stdin line that is not UTF-8 (shown with
 //!   U+FFFD replacement characters, the message names the line number) or a failed probe (e.g. a
@@ -13,7 +14,8 @@
 //! `{"input":..,"error":..}` (JSON string escaping, no extra escaping). The exit status is
 //! non-zero when any input failed, after all inputs were answered.
 use super::CliResult;
-use checkers_egdb::probe::Tablebase;
+use checkers_egdb::probe::{ProbeError, Tablebase};
+use checkers_egdb::table::Access;
 use checkers_egdb::Position;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -27,6 +29,11 @@ pub struct Args {
     /// One JSON object per line instead of tab-separated text.
     #[arg(long)]
     pub json: bool,
+    /// Memory-map the table files instead of reading blocks with positioned reads (the
+    /// default). Hazard: a table file shortened while this runs (e.g. `cp` of new tables over
+    /// old ones) kills the process with SIGBUS; with positioned reads it is an error line.
+    #[arg(long)]
+    pub mmap: bool,
     /// Print probe statistics (probes, cache hits, blocks decoded) to stderr at the end.
     #[arg(long)]
     pub stats: bool,
@@ -65,18 +72,74 @@ fn escape_controls(s: &str) -> String {
         .collect()
 }
 
-/// Read stdin line by line as bytes, so that a line that is not UTF-8 is reported on its own.
+/// Longest stdin line `egdb probe` accepts, in bytes without the newline: far more than any
+/// FEN (at most about 100 bytes), small enough that a hostile input costs no memory.
+pub const MAX_LINE: usize = 4096;
+
+/// Bytes of an over-long line echoed in its error line.
+const ECHO_LONG: usize = 40;
+
+/// Read one line of at most `max` bytes (newline excluded) into `buf`; the rest of a longer
+/// line is read and dropped, so memory stays bounded. Returns the bytes consumed (0 at end of
+/// input) and whether the line was longer than `max`.
+fn read_line_capped(
+    r: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<(usize, bool)> {
+    let (mut total, mut over) = (0usize, false);
+    loop {
+        let avail = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            break;
+        }
+        let (n, done) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (avail.len(), false),
+        };
+        let content = if done { &avail[..n - 1] } else { &avail[..n] };
+        let room = max.saturating_sub(buf.len());
+        if content.len() > room {
+            over = true;
+        }
+        buf.extend_from_slice(&content[..content.len().min(room)]);
+        total += n;
+        r.consume(n);
+        if done {
+            break;
+        }
+    }
+    Ok((total, over))
+}
+
+/// Read stdin line by line as bytes, so that a line that is not UTF-8 is reported on its own;
+/// a line longer than [`MAX_LINE`] is reported (its start echoed) without being kept.
 fn stdin_lines() -> impl Iterator<Item = std::io::Result<Input>> {
     let mut stdin = std::io::stdin().lock();
     let mut lineno = 0u64;
     std::iter::from_fn(move || {
         let mut buf = Vec::new();
-        match stdin.read_until(b'\n', &mut buf) {
-            Ok(0) => None,
-            Ok(_) => {
+        match read_line_capped(&mut stdin, &mut buf, MAX_LINE) {
+            Ok((0, _)) => None,
+            Ok((_, over)) => {
                 lineno += 1;
-                if buf.last() == Some(&b'\n') {
-                    buf.pop();
+                if over {
+                    buf.truncate(ECHO_LONG);
+                    let mut echo = String::from_utf8_lossy(&buf).into_owned();
+                    echo.push_str("...");
+                    return Some(Ok(Err((
+                        echo,
+                        format!("line {lineno} is longer than {MAX_LINE} bytes"),
+                    ))));
+                }
+                // A UTF-8 byte-order mark (as some Windows editors write) starts the input, it is
+                // not part of the first line.
+                if lineno == 1 && buf.starts_with(b"\xEF\xBB\xBF") {
+                    buf.drain(..3);
                 }
                 Some(Ok(match String::from_utf8(buf) {
                     Ok(s) => Ok(s),
@@ -91,10 +154,28 @@ fn stdin_lines() -> impl Iterator<Item = std::io::Result<Input>> {
     })
 }
 
+/// An error writing the answers.
+fn stdout_err(e: std::io::Error) -> String {
+    format!("cannot write to stdout: {e}")
+}
+
 /// Run `egdb probe`.
 pub fn run(args: Args) -> CliResult {
-    let tb = Tablebase::open(&args.dir)?;
-    let inputs: Box<dyn Iterator<Item = std::io::Result<Input>>> = if args.fens.is_empty() {
+    let access = if args.mmap {
+        Access::Mmap
+    } else {
+        Access::Pread
+    };
+    // Same wording as the other commands for a directory that cannot be read.
+    let tb = Tablebase::builder(&args.dir)
+        .access(access)
+        .open()
+        .map_err(|e| match e {
+            ProbeError::Io { .. } => format!("{e} (set --dir or EGDB_DIR)"),
+            e => e.to_string(),
+        })?;
+    let from_stdin = args.fens.is_empty();
+    let inputs: Box<dyn Iterator<Item = std::io::Result<Input>>> = if from_stdin {
         Box::new(stdin_lines())
     } else {
         Box::new(args.fens.clone().into_iter().map(|f| Ok(Ok(f))))
@@ -103,12 +184,15 @@ pub fn run(args: Args) -> CliResult {
     let mut out = std::io::BufWriter::new(stdout.lock());
     let (mut total, mut failed) = (0u64, 0u64);
     for line in inputs {
-        let (line, bad_utf8) = match line? {
+        let line = line.map_err(|e| format!("cannot read stdin: {e}"))?;
+        let (line, bad_utf8) = match line {
             Ok(l) => (l, None),
             Err((lossy, why)) => (lossy, Some(why)),
         };
         let input = line.trim();
-        if input.is_empty() && bad_utf8.is_none() {
+        // A blank stdin line is skipped; a blank argument is an input like any other (answered
+        // with an error line), so that every argument gets its line.
+        if input.is_empty() && bad_utf8.is_none() && from_stdin {
             continue;
         }
         total += 1;
@@ -122,28 +206,29 @@ pub fn run(args: Args) -> CliResult {
                 .map_err(|e| e.to_string())
         });
         match (&result, args.json) {
-            (Ok((fen, v)), false) => writeln!(out, "{fen}\t{v}")?,
+            (Ok((fen, v)), false) => writeln!(out, "{fen}\t{v}"),
             (Ok((fen, v)), true) => writeln!(
                 out,
                 "{}",
                 serde_json::json!({"fen": fen, "value": v.as_str()})
-            )?,
+            ),
             (Err(e), false) => writeln!(
                 out,
                 "{}\terror: {}",
                 escape_field(input),
                 escape_controls(e)
-            )?,
-            (Err(e), true) => writeln!(out, "{}", serde_json::json!({"input": input, "error": e}))?,
+            ),
+            (Err(e), true) => writeln!(out, "{}", serde_json::json!({"input": input, "error": e})),
         }
+        .map_err(stdout_err)?;
         if result.is_err() {
             failed += 1;
         }
         if args.fens.is_empty() {
-            out.flush()?; // interactive use: answer each line at once
+            out.flush().map_err(stdout_err)?; // interactive use: answer each line at once
         }
     }
-    out.flush()?;
+    out.flush().map_err(stdout_err)?;
     if args.stats {
         let s = tb.stats();
         eprintln!(

@@ -1,6 +1,6 @@
 //! `egdb verify`: checksums, then every value re-derived from its successors. See docs/cli.md.
 use super::CliResult;
-use checkers_egdb::verify::verify_dir;
+use checkers_egdb::verify::{verify_dir, VerifyError};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -18,7 +18,7 @@ pub struct Args {
     pub quiet: bool,
 }
 
-/// Run `egdb verify`; exits non-zero naming the first bad slice and position.
+/// Run `egdb verify`; exits non-zero naming every bad file (slice and position).
 pub fn run(args: Args) -> CliResult {
     super::init_threads(args.threads)?;
     let bar = indicatif::ProgressBar::new(0);
@@ -37,8 +37,23 @@ pub fn run(args: Args) -> CliResult {
             bar.set_message(s.to_string());
         }
         bar.inc(k);
-    })?;
+    });
     bar.finish_and_clear();
+    let rep = match rep {
+        Ok(r) => r,
+        Err(e @ VerifyError::Several(_)) => {
+            // One line per bad file, then the one error line.
+            for f in e.failures() {
+                eprintln!("egdb: bad table: {}", super::one_line(&f.to_string()));
+            }
+            return Err(format!(
+                "{} table files failed verification (listed above)",
+                e.failures().len()
+            )
+            .into());
+        }
+        Err(e) => return Err(e.into()),
+    };
     println!(
         "ok: {} slices, {} positions verified in {:.2} s ({:.0} positions/s)",
         rep.slices,

@@ -67,6 +67,12 @@ pub enum BuildError {
     /// Bad options (e.g. a piece count out of range): the caller's misuse.
     #[error("{0}")]
     Options(String),
+    /// Another build holds the directory's advisory lock ([`DirLock`]).
+    #[error("another egdb build is running on {} (it holds {}); wait for it to finish", dir.display(), dir.join(LOCK_FILE).display())]
+    Busy {
+        /// The table directory.
+        dir: PathBuf,
+    },
     /// Filesystem error (e.g. creating the directory).
     #[error("{}: {source}", path.display())]
     Io {
@@ -75,6 +81,61 @@ pub enum BuildError {
         /// The I/O error.
         source: std::io::Error,
     },
+}
+
+/// Name of the advisory lock file a build keeps in its table directory ([`DirLock`]).
+pub const LOCK_FILE: &str = ".egdb-build.lock";
+
+/// An advisory lock (`flock`) on a table directory, held while a build runs so that two
+/// builds do not both redo the same work. A whole build takes it exclusively; `--slice`
+/// builds (one unit each, run side by side by a cluster scheduler) take it shared, so they
+/// exclude a whole build but not each other. Released when dropped and, by the kernel, when
+/// the process ends in any way (error, panic, kill -9). The lock file itself stays.
+#[derive(Debug)]
+pub struct DirLock {
+    _file: std::fs::File,
+}
+
+impl DirLock {
+    /// Take the lock on `dir` (which must exist) without waiting.
+    ///
+    /// # Errors
+    /// [`BuildError::Busy`] when another build holds it, [`BuildError::Io`] if the lock file
+    /// cannot be created. A filesystem without `flock` support (some network filesystems) is
+    /// built on unlocked.
+    pub fn acquire(dir: &Path, exclusive: bool) -> Result<DirLock, BuildError> {
+        use std::os::fd::AsRawFd;
+        let path = dir.join(LOCK_FILE);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| BuildError::Io {
+                path: path.clone(),
+                source: e,
+            })?;
+        let op = if exclusive {
+            libc::LOCK_EX
+        } else {
+            libc::LOCK_SH
+        } | libc::LOCK_NB;
+        // SAFETY: flock on a descriptor owned by `file`, open for the whole call.
+        if unsafe { libc::flock(file.as_raw_fd(), op) } != 0 {
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EWOULDBLOCK) => {
+                    return Err(BuildError::Busy {
+                        dir: dir.to_path_buf(),
+                    })
+                }
+                Some(libc::ENOLCK) | Some(libc::EOPNOTSUPP) => {}
+                _ => return Err(BuildError::Io { path, source: e }),
+            }
+        }
+        Ok(DirLock { _file: file })
+    }
 }
 
 /// Most pieces the builder accepts (positions grow ~10x per piece; 8 is already 4e11).
@@ -87,7 +148,8 @@ pub struct BuildOptions {
     pub dir: PathBuf,
     /// Build every slice with at most this many pieces (1..=10).
     pub pieces: u32,
-    /// Build only the unit containing this slice (its dependencies must exist).
+    /// Build only the unit containing this slice (its dependencies must exist; it must have
+    /// at most `pieces` pieces).
     pub slice: Option<Slice>,
     /// Memory budget in bytes for the dependency store and its block cache, next to the unit
     /// being solved (see [`crate::memory`]); `None`: unbounded (nothing spilled). Slices no
@@ -177,7 +239,8 @@ pub struct BuildSummary {
     pub initial_seconds: f64,
     /// Most plies propagated in one unit.
     pub plies: u32,
-    /// Of `seconds`: time spent encoding, compressing and writing files.
+    /// Time spent encoding, compressing and writing files, on the writer thread: it runs
+    /// alongside solving, so it is not a part of `seconds` to add to `solve_seconds`.
     pub write_seconds: f64,
     /// The dependency store's counters at the end of the run (slices loaded, released,
     /// evicted, lookups served through the block cache, peak decoded bytes).
@@ -328,10 +391,19 @@ pub fn build_with(
         path: opts.dir.clone(),
         source: e,
     })?;
+    // Before touching anything: another build on the directory makes this one refuse.
+    let _lock = DirLock::acquire(&opts.dir, opts.slice.is_none())?;
     remove_stale_temp_files(&opts.dir);
     let start = Instant::now();
     let units: Vec<Unit> = match opts.slice {
         Some(s) => {
+            if s.material.pieces() > opts.pieces {
+                return Err(BuildError::Options(format!(
+                    "slice {s} has {} pieces, more than --pieces {}",
+                    s.material.pieces(),
+                    opts.pieces
+                )));
+            }
             if s.material.pieces() > MAX_BUILD_PIECES {
                 return Err(BuildError::Options(format!(
                     "slice {s} has {} pieces; the builder handles at most {MAX_BUILD_PIECES}",

@@ -127,7 +127,11 @@ impl<R: Rules> TablebaseBuilder<R> {
         self.cache_bytes = bytes;
         self
     }
-    /// Memory-mapped files (default) or positioned reads.
+    /// Positioned reads (default: [`Access::Pread`]; a file changed or shortened while open
+    /// makes its slice's probes fail with [`crate::table::Fault::Changed`]) or memory-mapped
+    /// files ([`Access::Mmap`]: one system call less per block decoded, but a file shortened
+    /// while mapped kills the process with SIGBUS). The block cache keeps file reads off the
+    /// warm path either way.
     pub fn access(mut self, access: Access) -> Self {
         self.access = access;
         self
@@ -208,8 +212,8 @@ impl<R: Rules> std::fmt::Debug for Tablebase<R> {
 }
 
 impl Tablebase {
-    /// Open the English tables in `dir` with default settings (64 MiB cache, memory-mapped
-    /// files).
+    /// Open the English tables in `dir` with default settings (64 MiB cache, positioned
+    /// reads).
     ///
     /// # Errors
     /// See [`TablebaseBuilder::open`].
@@ -223,7 +227,7 @@ impl Tablebase {
             rules: English,
             dir: dir.as_ref().to_path_buf(),
             cache_bytes: 64 << 20,
-            access: Access::Mmap,
+            access: Access::Pread,
             verify_on_open: false,
             allow_empty: false,
         }

@@ -28,7 +28,9 @@ pub enum Fault {
     #[error("bad magic (not an egdb table file)")]
     BadMagic,
     /// A format version this code does not read.
-    #[error("unsupported format version {0} (this build reads {FORMAT_VERSION})")]
+    #[error(
+        "unsupported format version {0} (this build reads {FORMAT_VERSION}): rebuild the tables with egdb build"
+    )]
     Version(u32),
     /// The file was built for other rules than those it is opened with.
     #[error("rules id {found}, expected {expected} (the rules in use)")]
@@ -50,6 +52,16 @@ pub enum Fault {
     /// The whole-file checksum at the end of the file does not match.
     #[error("whole-file checksum mismatch")]
     FileChecksum,
+    /// The file was rewritten or shortened since it was opened (its length or modification
+    /// time differ): reopen the tables (a new `Tablebase`). Reported by positioned reads
+    /// ([`crate::table::Access::Pread`]) for every block of the slice not already cached.
+    #[error("file changed since it was opened ({was} bytes then, {now} now); reopen the tables")]
+    Changed {
+        /// Length at open.
+        was: u64,
+        /// Length now.
+        now: u64,
+    },
     /// A block's data does not match its checksum.
     #[error("block {0} checksum mismatch")]
     BlockChecksum(u64),

@@ -15,12 +15,22 @@ use std::path::{Path, PathBuf};
 use xxhash_rust::xxh64::{xxh64, Xxh64};
 
 /// How a [`TableFile`] reaches its bytes.
+///
+/// [`Access::Pread`] is what long-lived probers use (the default of
+/// [`crate::probe::TablebaseBuilder`], hence of `egdb probe`, the C ABI, the KingsRow driver and
+/// the Python module): a file changed or shortened while it is open (`cp` over it truncates it
+/// first) only makes the reads of its slice fail with [`Fault::Changed`]. [`Access::Mmap`] saves
+/// one system call per block decoded, but **a file shortened while it is mapped kills the
+/// process with SIGBUS** on the next read past its new end; use it only for files nobody
+/// rewrites in place while they are open.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Access {
-    /// Memory-map the file (memmap2): no system call per block.
+    /// Memory-map the file (memmap2): no system call per block. Hazard: SIGBUS if the file is
+    /// shortened while mapped (see [`Access`]).
     #[default]
     Mmap,
-    /// Read the header at open and each block with a positioned read (`pread`) when decoded.
+    /// Read the header at open and each block with a positioned read (`pread`) when decoded;
+    /// a file changed under us gives [`Fault::Changed`].
     Pread,
 }
 
@@ -54,6 +64,8 @@ pub struct TableFile {
     width: usize,
     data_start: u64,
     file_len: u64,
+    /// Modification time at open (to tell a file changed under us from a damaged one).
+    mtime: Option<std::time::SystemTime>,
 }
 
 impl fmt::Debug for TableFile {
@@ -116,10 +128,10 @@ impl TableFile {
             });
         }
         let file = File::open(path).map_err(|e| TableError::io(path, "open", e))?;
-        let len = file
+        let fmd = file
             .metadata()
-            .map_err(|e| TableError::io(path, "stat", e))?
-            .len();
+            .map_err(|e| TableError::io(path, "stat", e))?;
+        let (len, mtime) = (fmd.len(), fmd.modified().ok());
         let backing = match access {
             Access::Mmap => {
                 if len == 0 {
@@ -168,6 +180,7 @@ impl TableFile {
             width: 4,
             data_start: 0,
             file_len: len,
+            mtime,
         };
         t.load_header(len, rules)?;
         if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
@@ -200,7 +213,9 @@ impl TableFile {
                 use std::os::unix::fs::FileExt;
                 let mut buf = vec![0u8; len];
                 f.read_exact_at(&mut buf, off).map_err(|e| {
-                    if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                    if let Some(c) = self.changed() {
+                        self.fault(c)
+                    } else if e.kind() == std::io::ErrorKind::UnexpectedEof {
                         self.fault(Fault::Truncated {
                             len: self.file_len,
                             expected: off + len as u64,
@@ -216,6 +231,26 @@ impl TableFile {
 
     fn fault(&self, what: Fault) -> TableError {
         TableError::corrupt(&self.path, what)
+    }
+
+    /// [`Fault::Changed`] if the open file's length or modification time is no longer what it
+    /// was at open (positioned reads only: a mapped file is not checked). Called on the error
+    /// paths only, so that a file rewritten under us is told apart from a damaged one.
+    fn changed(&self) -> Option<Fault> {
+        let Backing::Pread(f, _) = &self.backing else {
+            return None;
+        };
+        let md = f.metadata().ok()?;
+        // `file_len` is the length checked at open (equal to the file's length then).
+        (md.len() != self.file_len || md.modified().ok() != self.mtime).then_some(Fault::Changed {
+            was: self.file_len,
+            now: md.len(),
+        })
+    }
+
+    /// `what`, or [`Fault::Changed`] when the file changed since it was opened.
+    fn fault_or_changed(&self, what: Fault) -> TableError {
+        self.fault(self.changed().unwrap_or(what))
     }
 
     fn load_header(&mut self, len: u64, rules: u32) -> Result<(), TableError> {
@@ -249,6 +284,15 @@ impl TableFile {
         let entry_len = width as u64 + 4;
         let table_len = n_blocks * entry_len;
         if table_len > len - min {
+            // A block count that fits the header's positions and block size means the file
+            // was cut inside its block index; any other count is a damaged header.
+            let bp = u64::from(header.block_positions.max(1));
+            if header.uniform.is_none() && n_blocks == header.positions.div_ceil(bp) {
+                return Err(self.fault(Fault::Truncated {
+                    len,
+                    expected: min + table_len,
+                }));
+            }
             return Err(self.fault(Fault::BadHeader(format!("block count {n_blocks}"))));
         }
         // Header checksum over header[0..56] + offset table.
@@ -411,7 +455,7 @@ impl TableFile {
         }
         let data = self.read_at(self.data_start + start, (end - start) as usize)?;
         if xxh64(&data, 0) as u32 != check {
-            return Err(self.fault(Fault::BlockChecksum(b)));
+            return Err(self.fault_or_changed(Fault::BlockChecksum(b)));
         }
         let n = self.positions_in_block(b) as usize;
         let want = Wld2Bit::stored_len(n);
@@ -431,13 +475,13 @@ impl TableFile {
         match got {
             Ok(k) if k == want => {}
             Ok(k) => {
-                return Err(self.fault(Fault::BlockDecode {
+                return Err(self.fault_or_changed(Fault::BlockDecode {
                     block: b,
                     why: format!("{k} bytes, expected {want}"),
                 }))
             }
             Err(e) => {
-                return Err(self.fault(Fault::BlockDecode {
+                return Err(self.fault_or_changed(Fault::BlockDecode {
                     block: b,
                     why: e.to_string(),
                 }))
@@ -532,7 +576,7 @@ impl TableFile {
             }
         };
         if digest != stored {
-            return Err(self.fault(Fault::FileChecksum));
+            return Err(self.fault_or_changed(Fault::FileChecksum));
         }
         Ok(())
     }
