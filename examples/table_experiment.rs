@@ -7,9 +7,10 @@
 //! Usage:
 //!   cargo run --release --example table_experiment -- DIR [MAX_PIECES] [quick]
 //! Don't-care positions (side to move has a capture) are recomputed from the index.
-use checkers_egdb::table::{
-    encode_table, fill_dont_care, Fill, TableFile, WriteOptions, DONT_CARE,
-};
+//!
+//! The don't-care fillings other than the block majority (which the library's writer uses) and
+//! the base-3 packing of format 1 live here, as experiments, not in the library's API.
+use checkers_egdb::table::{encode_table, TableFile, WriteOptions, DONT_CARE};
 use checkers_egdb::{Position, SliceIndex};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -33,7 +34,7 @@ struct Cfg {
 
 fn pack(v: &[u8], p: Pack) -> Vec<u8> {
     match p {
-        Pack::B3 => checkers_egdb::table::pack_base3(v),
+        Pack::B3 => pack_base3(v),
         Pack::B2 => v
             .chunks(4)
             .map(|q| q.iter().rev().fold(0u8, |a, &x| a * 4 + x))
@@ -262,5 +263,163 @@ fn main() {
             line.join(", "),
             packed as f64 / secs / 1e6 / threads as f64
         );
+    }
+}
+
+/// Pack values 0..=2, five per byte: byte = v0 + 3 v1 + 9 v2 + 27 v3 + 81 v4 (format 1).
+fn pack_base3(values: &[u8]) -> Vec<u8> {
+    values
+        .chunks(5)
+        .map(|c| c.iter().rev().fold(0u8, |b, &v| b * 3 + v))
+        .collect()
+}
+
+/// How the writer fills don't-care values before packing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fill {
+    /// Repeat the previous value (the first known value of the block at its start): extends runs.
+    Previous,
+    /// The most common known value of the block.
+    Majority,
+    /// Within each packed byte, copy the previous byte's digits where they fit, else the
+    /// previous value: makes whole bytes repeat.
+    PreviousByte,
+    /// Always this value (0..=2).
+    #[allow(dead_code)]
+    Constant(u8),
+    /// Copy the (filled) value `P` positions back, `P` in 1..=64 chosen per block as the lag at
+    /// which known values agree most often; the first `P` positions take the block majority.
+    Period,
+}
+
+/// Most common known value (0..=2) of `vals` (ties to the smaller value).
+fn majority(vals: &[u8]) -> u8 {
+    let mut n = [0u64; 4];
+    vals.iter().for_each(|&v| n[v as usize] += 1);
+    (0..3)
+        .max_by_key(|&i| (n[i], std::cmp::Reverse(i)))
+        .unwrap() as u8
+}
+
+/// Lag `p` in 1..=64 maximizing the number of known pairs `vals[i] == vals[i - p]` (ties to the
+/// smaller lag).
+fn best_lag(vals: &[u8]) -> usize {
+    let mut best = (0u64, 1usize);
+    for p in 1..=64.min(vals.len().saturating_sub(1)).max(1) {
+        let agree = vals
+            .iter()
+            .zip(&vals[p.min(vals.len())..])
+            .filter(|(&a, &b)| a == b && a != DONT_CARE)
+            .count() as u64;
+        if agree > best.0 {
+            best = (agree, p);
+        }
+    }
+    best.1
+}
+
+/// Replace don't-care values (3) of one block in place, per `fill`; values must be 0..=3.
+fn fill_dont_care(vals: &mut [u8], fill: Fill) {
+    let first_known = vals.iter().copied().find(|&v| v != DONT_CARE);
+    let Some(first) = first_known else {
+        vals.iter_mut().for_each(|v| *v = 1);
+        return;
+    };
+    match fill {
+        Fill::Constant(c) => vals
+            .iter_mut()
+            .filter(|v| **v == DONT_CARE)
+            .for_each(|v| *v = c.min(2)),
+        Fill::Majority => {
+            let m = majority(vals);
+            vals.iter_mut()
+                .filter(|v| **v == DONT_CARE)
+                .for_each(|v| *v = m);
+        }
+        Fill::Period => {
+            let m = majority(vals);
+            let p = best_lag(vals);
+            for i in 0..vals.len() {
+                if vals[i] == DONT_CARE {
+                    vals[i] = if i >= p { vals[i - p] } else { m };
+                }
+            }
+        }
+        Fill::Previous => {
+            let mut prev = first;
+            for v in vals.iter_mut() {
+                if *v == DONT_CARE {
+                    *v = prev;
+                } else {
+                    prev = *v;
+                }
+            }
+        }
+        Fill::PreviousByte => {
+            let mut prev = first;
+            let mut prev_group: [u8; 5] = [first; 5];
+            for group in vals.chunks_mut(5) {
+                // Does the group fit the previous group's digits (ignoring don't-cares)?
+                let fits = group
+                    .iter()
+                    .zip(prev_group.iter())
+                    .all(|(&v, &p)| v == DONT_CARE || v == p);
+                for (k, v) in group.iter_mut().enumerate() {
+                    if *v == DONT_CARE {
+                        *v = if fits { prev_group[k] } else { prev };
+                    }
+                    prev = *v;
+                }
+                prev_group[..group.len()].copy_from_slice(group);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pseudo_values(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if i % 97 < 40 {
+                    1
+                } else {
+                    (x % 4) as u8
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fill_keeps_known_values() {
+        for fill in [
+            Fill::Previous,
+            Fill::Majority,
+            Fill::PreviousByte,
+            Fill::Constant(2),
+            Fill::Period,
+        ] {
+            let v = pseudo_values(1003, 5);
+            let mut f = v.clone();
+            fill_dont_care(&mut f, fill);
+            for (a, b) in v.iter().zip(&f) {
+                assert!(*b <= 2);
+                if *a != DONT_CARE {
+                    assert_eq!(a, b);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn base3_packing() {
+        assert_eq!(pack_base3(&[2, 2, 2, 2, 2]), vec![242]);
+        assert_eq!(pack_base3(&[1, 0, 0, 0, 0, 2]), vec![1, 2]);
     }
 }

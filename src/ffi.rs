@@ -51,11 +51,18 @@ fn clear_error() {
 }
 
 /// Copy `s` into `buf` (capacity `len`) NUL-terminated, truncating; returns `s.len()`.
+///
+/// # Safety
+/// `buf` null or writable for `len` bytes.
 unsafe fn copy_out(s: &str, buf: *mut c_char, len: usize) -> usize {
     if !buf.is_null() && len > 0 {
         let n = s.len().min(len - 1);
-        std::ptr::copy_nonoverlapping(s.as_ptr() as *const c_char, buf, n);
-        *buf.add(n) = 0;
+        // SAFETY: the caller guarantees `buf` is writable for `len > n` bytes; `s` is a
+        // distinct Rust string of at least `n` bytes, so the ranges do not overlap.
+        unsafe {
+            std::ptr::copy_nonoverlapping(s.as_ptr() as *const c_char, buf, n);
+            *buf.add(n) = 0;
+        }
     }
     s.len()
 }
@@ -103,7 +110,8 @@ pub unsafe extern "C" fn egdb_open(
         if dir.is_null() {
             return Err("null directory".to_string());
         }
-        let d = CStr::from_ptr(dir)
+        // SAFETY: `dir` is non-null and, by the caller's contract, NUL-terminated.
+        let d = unsafe { CStr::from_ptr(dir) }
             .to_str()
             .map_err(|_| "directory is not UTF-8".to_string())?;
         let mb = usize::try_from(cache_mb)
@@ -119,13 +127,15 @@ pub unsafe extern "C" fn egdb_open(
             Box::into_raw(Box::new(EgdbHandle { tb }))
         }
         Ok(Err(msg)) => {
-            copy_out(&msg, errbuf, errlen);
+            // SAFETY: `errbuf` is null or writable for `errlen` bytes (caller's contract).
+            unsafe { copy_out(&msg, errbuf, errlen) };
             set_error(msg);
             std::ptr::null_mut()
         }
         Err(_) => {
             let msg = "internal error (panic) while opening".to_string();
-            copy_out(&msg, errbuf, errlen);
+            // SAFETY: as above.
+            unsafe { copy_out(&msg, errbuf, errlen) };
             set_error(msg);
             std::ptr::null_mut()
         }
@@ -148,7 +158,8 @@ pub unsafe extern "C" fn egdb_lookup(
     color: c_int,
     conditional: c_int,
 ) -> c_int {
-    let Some(h) = h.as_ref() else {
+    // SAFETY: `h` is null or a live handle from `egdb_open` (caller's contract).
+    let Some(h) = (unsafe { h.as_ref() }) else {
         set_error("null handle".into());
         return EGDB_INVALID;
     };
@@ -193,7 +204,8 @@ pub unsafe extern "C" fn egdb_lookup_fen(
         set_error("null FEN".into());
         return EGDB_INVALID;
     }
-    let p = match CStr::from_ptr(fen)
+    // SAFETY: `fen` is non-null and NUL-terminated (caller's contract).
+    let p = match unsafe { CStr::from_ptr(fen) }
         .to_str()
         .map_err(|e| e.to_string())
         .and_then(|s| Position::from_fen(s).map_err(|e| e.to_string()))
@@ -204,14 +216,17 @@ pub unsafe extern "C" fn egdb_lookup_fen(
             return EGDB_INVALID;
         }
     };
-    egdb_lookup(
-        h,
-        p.black,
-        p.white,
-        p.kings,
-        (p.side == Color::White) as c_int,
-        conditional,
-    )
+    // SAFETY: `h` is null or a live handle (caller's contract), all `egdb_lookup` needs.
+    unsafe {
+        egdb_lookup(
+            h,
+            p.black,
+            p.white,
+            p.kings,
+            (p.side == Color::White) as c_int,
+            conditional,
+        )
+    }
 }
 
 /// Largest piece count the open tables cover (0 for a null handle).
@@ -220,7 +235,8 @@ pub unsafe extern "C" fn egdb_lookup_fen(
 /// `h` null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn egdb_max_pieces(h: *const EgdbHandle) -> c_int {
-    h.as_ref().map_or(0, |h| h.tb.max_pieces() as c_int)
+    // SAFETY: `h` is null or a live handle (caller's contract).
+    unsafe { h.as_ref() }.map_or(0, |h| h.tb.max_pieces() as c_int)
 }
 
 /// Counters of a handle, filled by [`egdb_get_stats`].
@@ -243,7 +259,8 @@ pub struct EgdbStats {
 /// `h` null or a live handle; `out` null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn egdb_get_stats(h: *const EgdbHandle, out: *mut EgdbStats) -> c_int {
-    let (Some(h), Some(out)) = (h.as_ref(), out.as_mut()) else {
+    // SAFETY: `h` is null or a live handle, `out` null or writable (caller's contract).
+    let (Some(h), Some(out)) = (unsafe { h.as_ref() }, unsafe { out.as_mut() }) else {
         set_error("null handle or stats pointer".into());
         return EGDB_INVALID;
     };
@@ -266,7 +283,8 @@ pub unsafe extern "C" fn egdb_get_stats(h: *const EgdbHandle, out: *mut EgdbStat
 /// `buf` null or writable for `len` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn egdb_last_error(buf: *mut c_char, len: usize) -> usize {
-    LAST_ERROR.with(|e| copy_out(&e.borrow(), buf, len))
+    // SAFETY: `buf` is null or writable for `len` bytes (caller's contract).
+    LAST_ERROR.with(|e| unsafe { copy_out(&e.borrow(), buf, len) })
 }
 
 /// Close a handle from [`egdb_open`] (null is ignored). The handle must not be used after.
@@ -276,6 +294,8 @@ pub unsafe extern "C" fn egdb_last_error(buf: *mut c_char, len: usize) -> usize 
 #[no_mangle]
 pub unsafe extern "C" fn egdb_close(h: *mut EgdbHandle) {
     if !h.is_null() {
-        drop(Box::from_raw(h));
+        // SAFETY: a non-null `h` came from `Box::into_raw` in `egdb_open` and is not used
+        // again (caller's contract).
+        drop(unsafe { Box::from_raw(h) });
     }
 }

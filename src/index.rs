@@ -54,7 +54,7 @@ const fn build_binom() -> [[u64; 33]; 33] {
         t[0][n] = 1;
         let mut k = 1;
         while k <= n {
-            t[k][n] = t[k - 1][n - 1] + if k <= n - 1 { t[k][n - 1] } else { 0 };
+            t[k][n] = t[k - 1][n - 1] + if k < n { t[k][n - 1] } else { 0 };
             k += 1;
         }
         n += 1;

@@ -1,20 +1,19 @@
-//! Legal move generation for English checkers.
-//!
-//! Rules (WCDF / English draughts): men move and capture one square diagonally forward; kings
-//! move and capture one square in all four diagonal directions (no flying kings). Captures are
-//! compulsory, any capture may be chosen (no majority rule), a capture must be continued while the
-//! capturing piece can jump again, no piece is jumped twice, and a man that reaches its crowning
-//! row is crowned and its move ends there, even in the middle of a capture. A side with no legal
-//! move (or no pieces) loses.
+//! The slow path generator: every legal move of English checkers with its full path, written
+//! separately from the fast engine of [`crate::rules`] and kept simple, so that it can serve as
+//! the independent oracle ([`Oracle`]) that `egdb verify`, the perft cross-checks and the
+//! tests check the fast engine and the tables against. The game's definitions (move
+//! directions, crown rows) come from [`crate::rules::english`]; the algorithms here are its
+//! own.
 //!
 //! Two views are offered: [`Position::moves`] lists every capture *path* (what perft and
-//! notation need), [`Position::successors`] the de-duplicated moves (same from, to and captured
-//! set counted once), which is what the database needs.
+//! notation need), [`Position::unique_moves`] the de-duplicated moves (same from, to and
+//! captured set counted once), which is what the database needs. [`perft`] (the fast engine's
+//! perft) is re-exported here.
 
-use crate::board::{
-    down_a, down_b, up_a, up_b, Bitboard, Bits, Color, Position, BLACK_CROWN_ROW, NEIGHBOUR,
-    WHITE_CROWN_ROW,
-};
+use crate::board::{shift, Bitboard, Bits, Color, Position, NEIGHBOUR};
+pub use crate::rules::english::perft;
+use crate::rules::english::{crown_row, man_directions, KING_DIRECTIONS};
+use crate::rules::Rules;
 
 /// Most landing squares a capture path can have (a king capturing every enemy piece).
 pub const MAX_PATH: usize = 12;
@@ -62,35 +61,19 @@ impl Move {
     }
 }
 
+/// The two directions (indices of [`shift`]) a man of `side` moves in, and their inverses.
 #[inline(always)]
-fn forward_shifts(side: Color) -> [fn(Bitboard) -> Bitboard; 2] {
-    match side {
-        Color::Black => [up_a, up_b],
-        Color::White => [down_a, down_b],
-    }
-}
-#[inline(always)]
-fn backward_shifts(side: Color) -> [fn(Bitboard) -> Bitboard; 2] {
-    match side {
-        Color::Black => [down_a, down_b],
-        Color::White => [up_a, up_b],
-    }
+fn man_dir_pair(side: Color) -> ([usize; 2], [usize; 2]) {
+    let m = man_directions(side);
+    let lo = m.trailing_zeros() as usize;
+    let hi = 7 - m.leading_zeros() as usize;
+    ([lo, hi], [lo ^ 2, hi ^ 2])
 }
 
 /// Directions (indices into [`NEIGHBOUR`]) a man of `side` moves in.
 #[inline(always)]
 const fn man_dirs(side: Color) -> u8 {
-    match side {
-        Color::Black => 0b0011,
-        Color::White => 0b1100,
-    }
-}
-
-const fn crown_row(side: Color) -> Bitboard {
-    match side {
-        Color::Black => BLACK_CROWN_ROW,
-        Color::White => WHITE_CROWN_ROW,
-    }
+    man_directions(side)
 }
 
 impl Position {
@@ -102,15 +85,14 @@ impl Position {
         let empty = self.empty();
         let kings = me & self.kings;
         let mut out = 0;
-        let [f0, f1] = forward_shifts(self.side);
-        let [b0, b1] = backward_shifts(self.side);
+        let ([f0, f1], [b0, b1]) = man_dir_pair(self.side);
         // A piece at x captures forward along f if f(x) is an enemy and f(f(x)) is empty.
         // Work backwards from the empty landing squares.
-        out |= b0(b0(empty) & opp) & me;
-        out |= b1(b1(empty) & opp) & me;
+        out |= shift(shift(empty, b0) & opp, b0) & me;
+        out |= shift(shift(empty, b1) & opp, b1) & me;
         if kings != 0 {
-            out |= f0(f0(empty) & opp) & kings;
-            out |= f1(f1(empty) & opp) & kings;
+            out |= shift(shift(empty, f0) & opp, f0) & kings;
+            out |= shift(shift(empty, f1) & opp, f1) & kings;
         }
         out
     }
@@ -148,16 +130,6 @@ impl Position {
         v
     }
 
-    /// Successor positions of every de-duplicated legal move (the opponent is then to move),
-    /// through the fast engine of [`Position::for_each_successor`] (same set as applying each of
-    /// [`Position::unique_moves`]; order: captures by capturing square, else simple moves by
-    /// direction then target square).
-    pub fn successors(&self) -> Vec<Position> {
-        let mut v = Vec::with_capacity(16);
-        self.for_each_successor(|q| v.push(q));
-        v
-    }
-
     /// Number of legal moves counting capture paths separately (perft's leaf count).
     pub fn count_moves(&self) -> u64 {
         let capturers = self.capturers();
@@ -188,11 +160,10 @@ impl Position {
         let me = self.pieces(self.side);
         let empty = self.empty();
         let kings = me & self.kings;
-        let [f0, f1] = forward_shifts(self.side);
-        let [b0, b1] = backward_shifts(self.side);
-        let mut n = (f0(me) & empty).count_ones() + (f1(me) & empty).count_ones();
+        let ([f0, f1], [b0, b1]) = man_dir_pair(self.side);
+        let mut n = (shift(me, f0) & empty).count_ones() + (shift(me, f1) & empty).count_ones();
         if kings != 0 {
-            n += (b0(kings) & empty).count_ones() + (b1(kings) & empty).count_ones();
+            n += (shift(kings, b0) & empty).count_ones() + (shift(kings, b1) & empty).count_ones();
         }
         n as u64
     }
@@ -212,7 +183,7 @@ impl Position {
             if movers == 0 {
                 continue;
             }
-            let targets = crate::board::shift(movers, d) & empty;
+            let targets = shift(movers, d) & empty;
             for t in Bits(targets) {
                 let f = NEIGHBOUR[d ^ 2][t as usize];
                 let is_man = kings & (1 << f) == 0;
@@ -230,7 +201,11 @@ impl Position {
         let opp = self.pieces(self.side.opponent());
         for f in Bits(capturers) {
             let is_king = self.kings & (1 << f) != 0;
-            let dirs = if is_king { 0b1111 } else { man_dirs(self.side) };
+            let dirs = if is_king {
+                KING_DIRECTIONS
+            } else {
+                man_dirs(self.side)
+            };
             let empty = !(me | opp) | (1 << f);
             let mut st = JumpState {
                 from: f as u8,
@@ -283,6 +258,7 @@ struct JumpState {
 impl JumpState {
     fn jump(&mut self, at: usize, depth: usize, captured: Bitboard, emit: &mut impl FnMut(Move)) {
         let mut any = false;
+        #[allow(clippy::needless_range_loop)] // d is a direction, also tested against `dirs`
         for d in 0..4usize {
             if self.dirs & (1 << d) == 0 {
                 continue;
@@ -345,29 +321,6 @@ pub fn dedup_moves(v: &mut Vec<Move>) {
     }
 }
 
-/// Count leaf nodes of the game tree `depth` plies deep (perft), single-threaded, with the
-/// fast bitboard engine below (no [`Move`] values are built; the last ply is bulk-counted).
-///
-/// `unique = false` counts capture paths (the published convention of Fierz and Bik; start
-/// position depth 11 = 85,242,128); `unique = true` merges moves with the same from, to and
-/// captured set (they lead to the same position). `depth = 0` gives 1.
-pub fn perft(pos: &Position, depth: u32, unique: bool) -> u64 {
-    match (pos.side, unique) {
-        (Color::Black, false) => {
-            fast::perft::<fast::B, false>(pos.black, pos.white, pos.kings, depth)
-        }
-        (Color::White, false) => {
-            fast::perft::<fast::W, false>(pos.white, pos.black, pos.kings, depth)
-        }
-        (Color::Black, true) => {
-            fast::perft::<fast::B, true>(pos.black, pos.white, pos.kings, depth)
-        }
-        (Color::White, true) => {
-            fast::perft::<fast::W, true>(pos.white, pos.black, pos.kings, depth)
-        }
-    }
-}
-
 /// Reference perft through [`Position::generate_moves`], [`dedup_moves`] and
 /// [`Position::apply`]: slower than [`perft`] but built on the path generator, so the two
 /// cross-check each other. Same arguments and result as [`perft`].
@@ -426,417 +379,31 @@ pub fn perft_parallel(pos: &Position, depth: u32, unique: bool) -> u64 {
     frontier.par_iter().map(|p| perft(p, d, unique)).sum()
 }
 
-impl Position {
-    /// Call `f` with the position after each de-duplicated legal move (the opponent to move),
-    /// without building [`Move`] values or allocating except when a position has more than 32
-    /// distinct captures. Visits the same set as applying each of [`Position::unique_moves`],
-    /// possibly in another order.
-    pub fn for_each_successor(&self, mut f: impl FnMut(Position)) {
-        match self.side {
-            Color::Black => fast::successors::<fast::B>(
-                self.black,
-                self.white,
-                self.kings,
-                &mut |me, opp, k| {
-                    f(Position {
-                        black: me,
-                        white: opp,
-                        kings: k,
-                        side: Color::White,
-                    })
-                },
-            ),
-            Color::White => fast::successors::<fast::W>(
-                self.white,
-                self.black,
-                self.kings,
-                &mut |me, opp, k| {
-                    f(Position {
-                        black: opp,
-                        white: me,
-                        kings: k,
-                        side: Color::Black,
-                    })
-                },
-            ),
-        }
-    }
-}
+/// English checkers computed by the slow path generator of this module: the independent
+/// oracle. Implements [`Rules`] (not [`crate::rules::Retro`]) so that `egdb verify` and capture
+/// resolution can run on it without touching the fast engine. Successors are
+/// [`Position::unique_moves`] applied with [`Position::apply`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Oracle;
 
-/// Bitboard engine specialised by colour at compile time. Positions are `(me, opp, kings)`
-/// from the side to move's view; children are returned with `me` still the mover's pieces.
-mod fast {
-    use crate::board::{down_a, down_b, up_a, up_b, Bitboard, BLACK_CROWN_ROW, WHITE_CROWN_ROW};
+impl Rules for Oracle {
+    const ID: u32 = crate::rules::english::ID;
+    const NAME: &'static str = "english (path generator)";
 
-    /// Colour-specific directions.
-    pub(super) trait Side {
-        type Other: Side;
-        const CROWN: Bitboard;
-        fn fa(b: Bitboard) -> Bitboard;
-        fn fb(b: Bitboard) -> Bitboard;
-        fn ba(b: Bitboard) -> Bitboard;
-        fn bb(b: Bitboard) -> Bitboard;
+    fn crown_row(&self, side: Color) -> Bitboard {
+        crown_row(side)
     }
-    /// Black to move: forward is toward square 32.
-    pub(super) struct B;
-    /// White to move: forward is toward square 1.
-    pub(super) struct W;
-    impl Side for B {
-        type Other = W;
-        const CROWN: Bitboard = BLACK_CROWN_ROW;
-        #[inline(always)]
-        fn fa(b: Bitboard) -> Bitboard {
-            up_a(b)
-        }
-        #[inline(always)]
-        fn fb(b: Bitboard) -> Bitboard {
-            up_b(b)
-        }
-        #[inline(always)]
-        fn ba(b: Bitboard) -> Bitboard {
-            down_a(b)
-        }
-        #[inline(always)]
-        fn bb(b: Bitboard) -> Bitboard {
-            down_b(b)
-        }
+    fn has_capture(&self, p: &Position) -> bool {
+        p.capturers() != 0
     }
-    impl Side for W {
-        type Other = B;
-        const CROWN: Bitboard = WHITE_CROWN_ROW;
-        #[inline(always)]
-        fn fa(b: Bitboard) -> Bitboard {
-            down_a(b)
-        }
-        #[inline(always)]
-        fn fb(b: Bitboard) -> Bitboard {
-            down_b(b)
-        }
-        #[inline(always)]
-        fn ba(b: Bitboard) -> Bitboard {
-            up_a(b)
-        }
-        #[inline(always)]
-        fn bb(b: Bitboard) -> Bitboard {
-            up_b(b)
-        }
-    }
-
-    /// Pieces of the mover that can capture.
-    #[inline(always)]
-    fn capturers<S: Side>(me: Bitboard, opp: Bitboard, kings: Bitboard) -> Bitboard {
-        let empty = !(me | opp);
-        let mut out = (S::ba(S::ba(empty) & opp) | S::bb(S::bb(empty) & opp)) & me;
-        let k = me & kings;
-        if k != 0 {
-            out |= (S::fa(S::fa(empty) & opp) | S::fb(S::fb(empty) & opp)) & k;
-        }
-        out
-    }
-
-    /// Number of simple moves (valid when there is no capture).
-    #[inline(always)]
-    fn count_simple<S: Side>(me: Bitboard, opp: Bitboard, kings: Bitboard) -> u64 {
-        let empty = !(me | opp);
-        let mut n = (S::fa(me) & empty).count_ones() + (S::fb(me) & empty).count_ones();
-        let k = me & kings;
-        if k != 0 {
-            n += (S::ba(k) & empty).count_ones() + (S::bb(k) & empty).count_ones();
-        }
-        n as u64
-    }
-
-    /// Continue a capture from `at` (one bit). `left`: enemy pieces not yet jumped; `empty`:
-    /// empty squares with the start square counted empty. Calls `emit(to, captured, crowned)`
-    /// once per completed path. Must only be called where at least one jump exists when
-    /// `captured == 0`.
-    #[inline]
-    fn jumps<S: Side, F: FnMut(Bitboard, Bitboard, bool)>(
-        at: Bitboard,
-        left: Bitboard,
-        empty: Bitboard,
-        king: bool,
-        captured: Bitboard,
-        emit: &mut F,
-    ) {
+    fn has_quiet_move(&self, p: &Position) -> bool {
         let mut any = false;
-        macro_rules! dir {
-            ($sh:path) => {{
-                let m = $sh(at) & left;
-                if m != 0 {
-                    let t = $sh(m) & empty;
-                    if t != 0 {
-                        any = true;
-                        let cap = captured | m;
-                        if !king && t & S::CROWN != 0 {
-                            emit(t, cap, true);
-                        } else {
-                            jumps::<S, F>(t, left & !m, empty, king, cap, emit);
-                        }
-                    }
-                }
-            }};
-        }
-        dir!(S::fa);
-        dir!(S::fb);
-        if king {
-            dir!(S::ba);
-            dir!(S::bb);
-        }
-        if !any {
-            emit(at, captured, false);
-        }
+        p.gen_simple(|_| any = true);
+        any
     }
-
-    /// Number of capture paths continuing from `at` (one bit); as [`jumps`] without building
-    /// results. Returns 1 when no jump continues.
-    #[inline]
-    fn count_jumps<S: Side>(at: Bitboard, left: Bitboard, empty: Bitboard, king: bool) -> u64 {
-        let mut n = 0u64;
-        macro_rules! dir {
-            ($sh:path) => {{
-                let m = $sh(at) & left;
-                if m != 0 {
-                    let t = $sh(m) & empty;
-                    if t != 0 {
-                        n += if !king && t & S::CROWN != 0 {
-                            1
-                        } else {
-                            count_jumps::<S>(t, left & !m, empty, king)
-                        };
-                    }
-                }
-            }};
-        }
-        dir!(S::fa);
-        dir!(S::fb);
-        if king {
-            dir!(S::ba);
-            dir!(S::bb);
-        }
-        n.max(1)
-    }
-
-    /// Number of capture paths of the mover (`caps` = its capturers).
-    ///
-    /// Men are counted a whole direction at a time: a man only ever moves forward, so the
-    /// pieces it has jumped and its start square lie behind it and cannot matter again; a
-    /// first landing square that allows no further jump (or crowns) is one path, counted by
-    /// popcount, and only the others are followed. Kings are followed one by one.
-    #[inline]
-    fn count_captures<S: Side>(
-        me: Bitboard,
-        opp: Bitboard,
-        kings: Bitboard,
-        caps: Bitboard,
-    ) -> u64 {
-        let empty = !(me | opp);
-        let men = me & !kings;
-        // Squares from which a man could jump again (not on the crowning row, where it stops).
-        let cont = (S::ba(S::ba(empty) & opp) | S::bb(S::bb(empty) & opp)) & !S::CROWN;
-        let la = S::fa(S::fa(men) & opp) & empty;
-        let lb = S::fb(S::fb(men) & opp) & empty;
-        let mut n = ((la & !cont).count_ones() + (lb & !cont).count_ones()) as u64;
-        for l in [la & cont, lb & cont] {
-            let mut c = l;
-            while c != 0 {
-                let t = c & c.wrapping_neg();
-                c &= c - 1;
-                n += count_jumps::<S>(t, opp, empty, false);
-            }
-        }
-        let mut c = caps & kings;
-        while c != 0 {
-            let f = c & c.wrapping_neg();
-            c &= c - 1;
-            n += count_jumps::<S>(f, opp, empty | f, true);
-        }
-        n
-    }
-
-    /// Every capture path: `emit(from, to, captured, crowned)`.
-    #[inline(always)]
-    fn captures<S: Side>(
-        me: Bitboard,
-        opp: Bitboard,
-        kings: Bitboard,
-        caps: Bitboard,
-        emit: &mut impl FnMut(Bitboard, Bitboard, Bitboard, bool),
-    ) {
-        let empty = !(me | opp);
-        let mut c = caps;
-        while c != 0 {
-            let f = c & c.wrapping_neg();
-            c &= c - 1;
-            let king = kings & f != 0;
-            jumps::<S, _>(f, opp, empty | f, king, 0, &mut |t, cap, cr| {
-                emit(f, t, cap, cr)
-            });
-        }
-    }
-
-    /// Child after a move from `f` to `t` capturing `cap`: returns `(me, opp, kings)` with
-    /// `me` the mover's pieces.
-    #[inline(always)]
-    fn child(
-        me: Bitboard,
-        opp: Bitboard,
-        kings: Bitboard,
-        f: Bitboard,
-        t: Bitboard,
-        cap: Bitboard,
-        crowned: bool,
-    ) -> (Bitboard, Bitboard, Bitboard) {
-        let me2 = (me & !f) | t;
-        let mut k2 = kings & !cap;
-        if kings & f != 0 {
-            k2 = (k2 & !f) | t;
-        } else if crowned {
-            k2 |= t;
-        }
-        (me2, opp & !cap, k2)
-    }
-
-    /// Every simple move's child `(me, opp, kings)` (valid when there is no capture).
-    #[inline(always)]
-    fn simple_children<S: Side>(
-        me: Bitboard,
-        opp: Bitboard,
-        kings: Bitboard,
-        emit: &mut impl FnMut(Bitboard, Bitboard, Bitboard),
-    ) {
-        let empty = !(me | opp);
-        macro_rules! dir {
-            ($movers:expr, $fw:path, $bw:path, $men:expr) => {{
-                let mut ts = $fw($movers) & empty;
-                while ts != 0 {
-                    let t = ts & ts.wrapping_neg();
-                    ts &= ts - 1;
-                    let f = $bw(t);
-                    let k2 = if kings & f != 0 {
-                        kings ^ f ^ t
-                    } else if $men && t & S::CROWN != 0 {
-                        kings | t
-                    } else {
-                        kings
-                    };
-                    emit(me ^ f ^ t, opp, k2);
-                }
-            }};
-        }
-        dir!(me, S::fa, S::ba, true);
-        dir!(me, S::fb, S::bb, true);
-        let k = me & kings;
-        if k != 0 {
-            dir!(k, S::ba, S::fa, false);
-            dir!(k, S::bb, S::fb, false);
-        }
-    }
-
-    /// Leaf count of the subtree `depth` plies deep; `UNIQUE` merges equal capture results.
-    pub(super) fn perft<S: Side, const UNIQUE: bool>(
-        me: Bitboard,
-        opp: Bitboard,
-        kings: Bitboard,
-        depth: u32,
-    ) -> u64 {
-        if depth == 0 {
-            return 1;
-        }
-        let caps = capturers::<S>(me, opp, kings);
-        if caps != 0 {
-            if UNIQUE {
-                let mut n = 0u64;
-                unique_captures::<S>(me, opp, kings, caps, &mut |m, o, k| {
-                    n += if depth == 1 {
-                        1
-                    } else {
-                        perft::<S::Other, UNIQUE>(o, m, k, depth - 1)
-                    }
-                });
-                return n;
-            }
-            let mut n = 0u64;
-            if depth == 1 {
-                n = count_captures::<S>(me, opp, kings, caps);
-            } else {
-                captures::<S>(me, opp, kings, caps, &mut |f, t, cap, cr| {
-                    let (m, o, k) = child(me, opp, kings, f, t, cap, cr);
-                    n += perft::<S::Other, UNIQUE>(o, m, k, depth - 1);
-                });
-            }
-            return n;
-        }
-        if depth == 1 {
-            return count_simple::<S>(me, opp, kings);
-        }
-        let mut n = 0u64;
-        if depth == 2 {
-            simple_children::<S>(me, opp, kings, &mut |m, o, k| {
-                n += leaf::<S::Other, UNIQUE>(o, m, k)
-            });
-        } else {
-            simple_children::<S>(me, opp, kings, &mut |m, o, k| {
-                n += perft::<S::Other, UNIQUE>(o, m, k, depth - 1)
-            });
-        }
-        n
-    }
-
-    /// Number of legal moves (bulk count at the last ply).
-    #[inline(always)]
-    fn leaf<S: Side, const UNIQUE: bool>(me: Bitboard, opp: Bitboard, kings: Bitboard) -> u64 {
-        let caps = capturers::<S>(me, opp, kings);
-        if caps == 0 {
-            count_simple::<S>(me, opp, kings)
-        } else if UNIQUE {
-            perft::<S, UNIQUE>(me, opp, kings, 1)
-        } else {
-            count_captures::<S>(me, opp, kings, caps)
-        }
-    }
-
-    /// Every de-duplicated successor as `(me, opp, kings)` with `me` the mover's pieces.
-    pub(super) fn successors<S: Side>(
-        me: Bitboard,
-        opp: Bitboard,
-        kings: Bitboard,
-        emit: &mut impl FnMut(Bitboard, Bitboard, Bitboard),
-    ) {
-        let caps = capturers::<S>(me, opp, kings);
-        if caps == 0 {
-            simple_children::<S>(me, opp, kings, emit);
-            return;
-        }
-        unique_captures::<S>(me, opp, kings, caps, emit);
-    }
-
-    /// Distinct capture children `(me, opp, kings)` (`caps` = the capturers, non-zero).
-    #[inline]
-    fn unique_captures<S: Side>(
-        me: Bitboard,
-        opp: Bitboard,
-        kings: Bitboard,
-        caps: Bitboard,
-        emit: &mut impl FnMut(Bitboard, Bitboard, Bitboard),
-    ) {
-        let mut arr = [(0u32, 0u32, 0u32); 32];
-        let mut n = 0usize;
-        let mut spill: Vec<(Bitboard, Bitboard, Bitboard)> = Vec::new();
-        captures::<S>(me, opp, kings, caps, &mut |f, t, cap, cr| {
-            let c = child(me, opp, kings, f, t, cap, cr);
-            if arr[..n].contains(&c) || spill.contains(&c) {
-                return;
-            }
-            if n < arr.len() {
-                arr[n] = c;
-                n += 1;
-            } else {
-                spill.push(c);
-            }
-        });
-        for &(m, o, k) in arr[..n].iter().chain(spill.iter()) {
-            emit(m, o, k);
+    fn for_each_successor(&self, p: &Position, mut f: impl FnMut(Position)) {
+        for m in p.unique_moves() {
+            f(p.apply(&m));
         }
     }
 }
@@ -849,5 +416,30 @@ mod tests {
     fn start_position_has_seven_moves() {
         assert_eq!(Position::START.moves().len(), 7);
         assert_eq!(perft(&Position::START, 4, false), 1469);
+    }
+
+    #[test]
+    fn oracle_and_fast_engine_agree_on_successors() {
+        use crate::rules::English;
+        let mut frontier = vec![
+            Position::START,
+            Position::from_fen("W:WK6:B9,10,17,18").unwrap(),
+        ];
+        for _ in 0..4 {
+            let mut next = Vec::new();
+            for p in &frontier {
+                let mut a = Vec::new();
+                let mut b = Vec::new();
+                Oracle.for_each_successor(p, |q| a.push(q));
+                English.for_each_successor(p, |q| b.push(q));
+                a.sort_by_key(|q| (q.black, q.white, q.kings));
+                b.sort_by_key(|q| (q.black, q.white, q.kings));
+                assert_eq!(a, b, "{}", p.to_fen());
+                assert_eq!(Oracle.has_capture(p), English.has_capture(p));
+                assert_eq!(Oracle.has_quiet_move(p), English.has_quiet_move(p));
+                next.extend(a);
+            }
+            frontier = next;
+        }
     }
 }

@@ -168,7 +168,9 @@ pub fn build_order(max_pieces: u32) -> Vec<Unit> {
 
 impl Unit {
     /// Machine-readable form: `{"id", "slices": [names], "sizes", "pieces", "deps": [names],
-    /// "dep_units", "capture_materials": [names]}` (names as in docs/index.md).
+    /// "dep_units", "capture_materials": [names]}` (names as in docs/index.md). Needs the
+    /// `cli` feature (serde_json).
+    #[cfg(feature = "cli")]
     pub fn to_json(&self) -> serde_json::Value {
         let names = |v: &[Slice]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         serde_json::json!({

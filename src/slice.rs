@@ -53,7 +53,8 @@ impl Material {
     /// in total would not fit, or the board has more than 32 pieces.
     pub fn new(bm: u8, bk: u8, wm: u8, wk: u8) -> Option<Material> {
         let m = Material { bm, bk, wm, wk };
-        (bm + bk <= 12 && wm + wk <= 12).then_some(m)
+        // Sums in u32: counts read from a file may be anything up to 255.
+        (u32::from(bm) + u32::from(bk) <= 12 && u32::from(wm) + u32::from(wk) <= 12).then_some(m)
     }
     /// The material of a position (as it stands, whatever the side to move).
     pub fn of(p: &Position) -> Material {
@@ -66,11 +67,11 @@ impl Material {
     }
     /// Total number of pieces.
     pub const fn pieces(&self) -> u32 {
-        (self.bm + self.bk + self.wm + self.wk) as u32
+        self.bm as u32 + self.bk as u32 + self.wm as u32 + self.wk as u32
     }
     /// Total number of men (both colours).
     pub const fn men(&self) -> u32 {
-        (self.bm + self.wm) as u32
+        self.bm as u32 + self.wm as u32
     }
     /// The colour-flipped material `(wm, wk, bm, bk)`.
     pub const fn flip(&self) -> Material {
@@ -184,8 +185,7 @@ impl Slice {
             && (m.wm == 0) == self.white_rank.is_none()
             && self.black_rank.is_none_or(|r| r <= 6)
             && self.white_rank.is_none_or(|r| r <= 6)
-            && m.bm + m.bk <= 12
-            && m.wm + m.wk <= 12
+            && Material::new(m.bm, m.bk, m.wm, m.wk).is_some()
     }
     /// The colour-mirror slice: flipped material, ranks swapped. White-to-move positions of
     /// `self` are stored as Black-to-move positions of `self.partner()`.
@@ -205,7 +205,7 @@ impl Slice {
                 vec![None]
             } else {
                 // With k men the leading man is on row >= (k-1)/4 (rows hold 4 squares).
-                let lo = ((men as u32 + 3) / 4).saturating_sub(1) as u8;
+                let lo = (men as u32).div_ceil(4).saturating_sub(1) as u8;
                 (lo..=6).map(Some).collect()
             }
         };

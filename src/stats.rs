@@ -50,7 +50,7 @@ pub struct FileInfo {
 #[derive(Debug, thiserror::Error)]
 pub enum StatsError {
     /// Reading the directory failed.
-    #[error("cannot read the table directory {path}: {source} (set --dir or EGDB_DIR)")]
+    #[error("cannot read the table directory {}: {source} (set --dir or EGDB_DIR)", path.display())]
     Io {
         /// The directory.
         path: PathBuf,
@@ -66,14 +66,14 @@ pub enum StatsError {
         source: TableError,
     },
     /// A file's header names another slice than its file name.
-    #[error("{path}: file name says slice {named} but the header says {header}")]
+    #[error("{}: file name says slice {named} but the header says {header}", path.display())]
     Renamed {
         /// The file.
         path: PathBuf,
         /// Slice in the file name.
-        named: String,
+        named: Slice,
         /// Slice in the header.
-        header: String,
+        header: Slice,
     },
 }
 
@@ -95,8 +95,8 @@ pub fn read_dir_info(dir: &Path) -> Result<Vec<FileInfo>, StatsError> {
         if f.meta().slice != slice {
             return Err(StatsError::Renamed {
                 path,
-                named: slice.to_string(),
-                header: f.meta().slice.to_string(),
+                named: slice,
+                header: f.meta().slice,
             });
         }
         out.push(FileInfo {

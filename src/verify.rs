@@ -1,21 +1,25 @@
 //! `egdb verify`: check table files independently of the builder.
 //!
 //! For every file: the whole-file checksum, then every stored value of a quiet position is
-//! re-derived from its successors with the forward move generator (not the builder's un-move
-//! code): no move = loss, otherwise the best of the negated successor values, successors looked
-//! up in the tables with captures resolved by search ([`crate::probe::resolve`]). Capture
-//! positions (stored as "don't care") are resolved by search and, with all others, counted
-//! against the win/loss/draw totals in the header.
+//! re-derived from its successors with the slow path generator ([`crate::movegen::Oracle`]:
+//! neither the generator's fast engine nor its un-move code): no move = loss, otherwise the
+//! best of the negated successor values, successors looked up in the tables with captures
+//! resolved by search ([`crate::probe::resolve_with`] over the oracle). Capture positions
+//! (stored as "don't care") are resolved by search and, with all others, counted against the
+//! win/loss/draw totals in the header. The functions are generic over the [`Rules`] used as
+//! the oracle; [`verify_dir`] uses [`Oracle`].
 //!
 //! Limitation (inherent to win/loss/draw data): a cycle of positions wrongly marked as draws is
 //! locally consistent; catching that needs distance data (a later table kind).
 
 use crate::board::{Position, Wld};
-use crate::build::DecodedTables;
 use crate::index::SliceIndex;
-use crate::probe::{resolve, ProbeError, RawSource};
+use crate::movegen::Oracle;
+use crate::probe::{resolve_with, ProbeError, RawSource};
+use crate::rules::Rules;
 use crate::slice::Slice;
 use crate::stats::{read_dir_info, StatsError};
+use crate::store::DecodedTables;
 use rayon::prelude::*;
 use std::path::Path;
 use std::time::Instant;
@@ -30,15 +34,15 @@ pub enum VerifyError {
     #[error("slice {slice}: {source}")]
     Probe {
         /// Slice being verified.
-        slice: String,
+        slice: Slice,
         /// The error (names the missing or corrupt file).
         source: ProbeError,
     },
     /// A stored value differs from the value derived from the successors.
     #[error("slice {slice}, index {index} ({fen}): stored {stored}, successors give {derived}")]
     Mismatch {
-        /// Slice name.
-        slice: String,
+        /// The slice.
+        slice: Slice,
         /// Position index in the slice.
         index: u64,
         /// The position in FEN.
@@ -53,8 +57,8 @@ pub enum VerifyError {
         "slice {slice}: header says {header:?} (wins, losses, draws), recount gives {counted:?}"
     )]
     Counts {
-        /// Slice name.
-        slice: String,
+        /// The slice.
+        slice: Slice,
         /// Totals in the header.
         header: (u64, u64, u64),
         /// Totals recounted.
@@ -68,11 +72,11 @@ pub enum VerifyError {
         /// How many are missing.
         missing: usize,
         /// The first missing slice in build order.
-        first: String,
+        first: Slice,
     },
     /// The directory holds no table files.
-    #[error("no table files in {0}")]
-    Empty(String),
+    #[error("no table files in {}", .0.display())]
+    Empty(std::path::PathBuf),
 }
 
 /// What a successful verification covered.
@@ -86,22 +90,31 @@ pub struct VerifyReport {
     pub seconds: f64,
 }
 
-/// Value of `p` (any side to move) derived from its successors by forward move generation.
+/// Value of `p` (any side to move) derived from its successors by forward move generation
+/// under `rules` (the oracle, e.g. [`Oracle`]).
 ///
 /// # Errors
 /// A missing or corrupt table needed by a successor.
-pub fn derive_value<S: RawSource + ?Sized>(src: &S, p: &Position) -> Result<Wld, ProbeError> {
+pub fn derive_value<R: Rules, S: RawSource + ?Sized>(
+    rules: R,
+    src: &S,
+    p: &Position,
+) -> Result<Wld, ProbeError> {
     let mut best = Wld::Loss;
-    for s in p.successors() {
-        let v = resolve(src, &s)?.negate();
-        if v > best {
-            best = v;
-            if best == Wld::Win {
-                break;
-            }
+    let mut err = None;
+    rules.for_each_successor(p, |s| {
+        if best == Wld::Win || err.is_some() {
+            return;
         }
+        match resolve_with(rules, src, &s) {
+            Ok(v) => best = best.max(v.negate()),
+            Err(e) => err = Some(e),
+        }
+    });
+    match err {
+        Some(e) => Err(e),
+        None => Ok(best),
     }
-    Ok(best)
 }
 
 /// Verify one slice against `src` (which must hold the slice itself and its dependencies).
@@ -109,7 +122,8 @@ pub fn derive_value<S: RawSource + ?Sized>(src: &S, p: &Position) -> Result<Wld,
 ///
 /// # Errors
 /// [`VerifyError`] naming the slice and the first bad position (lowest index).
-pub fn verify_slice<S: RawSource + ?Sized>(
+pub fn verify_slice<R: Rules, S: RawSource + ?Sized>(
+    rules: R,
     src: &S,
     slice: &Slice,
     header: (u64, u64, u64),
@@ -126,15 +140,15 @@ pub fn verify_slice<S: RawSource + ?Sized>(
             for i in c * CHUNK..((c + 1) * CHUNK).min(n) {
                 let p = index.unrank(i).expect("index below size");
                 let perr = |e| VerifyError::Probe {
-                    slice: slice.to_string(),
+                    slice: *slice,
                     source: e,
                 };
-                let derived = derive_value(src, &p).map_err(perr)?;
-                if !p.has_capture() {
+                let derived = derive_value(rules, src, &p).map_err(perr)?;
+                if !rules.has_capture(&p) {
                     let stored = src.raw(slice, i).map_err(perr)?;
                     if stored != derived {
                         return Err(VerifyError::Mismatch {
-                            slice: slice.to_string(),
+                            slice: *slice,
                             index: i,
                             fen: p.to_fen(),
                             stored,
@@ -161,7 +175,7 @@ pub fn verify_slice<S: RawSource + ?Sized>(
     }
     if counted != header {
         return Err(VerifyError::Counts {
-            slice: slice.to_string(),
+            slice: *slice,
             header,
             counted,
         });
@@ -180,21 +194,21 @@ pub fn verify_dir(
     let start = Instant::now();
     let infos = read_dir_info(dir)?;
     if infos.is_empty() {
-        return Err(VerifyError::Empty(dir.display().to_string()));
+        return Err(VerifyError::Empty(dir.to_path_buf()));
     }
     let missing = crate::stats::missing_slices(&infos);
     if let Some(first) = missing.first() {
         return Err(VerifyError::Incomplete {
             missing: missing.len(),
-            first: first.to_string(),
+            first: *first,
         });
     }
     for f in &infos {
         crate::table::TableFile::open(&f.path)
             .and_then(|t| t.verify_checksum())
             .map_err(|e| VerifyError::Probe {
-                slice: f.slice.to_string(),
-                source: ProbeError::from_table(&f.path, e),
+                slice: f.slice,
+                source: e.into(),
             })?;
     }
     let src = DecodedTables::new(dir);
@@ -202,7 +216,7 @@ pub fn verify_dir(
     for f in &infos {
         let m = &f.meta;
         let tick = |k: u64| progress(&f.slice, k, m.positions);
-        rep.positions += verify_slice(&src, &f.slice, (m.wins, m.losses, m.draws), &tick)?;
+        rep.positions += verify_slice(Oracle, &src, &f.slice, (m.wins, m.losses, m.draws), &tick)?;
         rep.slices += 1;
     }
     rep.seconds = start.elapsed().as_secs_f64();

@@ -2,7 +2,10 @@
 //! files must give errors or values, never a panic; a mutated file that still passes the
 //! whole-file checksum must decode to the original values.
 
-use checkers_egdb::table::{encode_table, Access, TableFile, TableMeta, WriteOptions};
+use checkers_egdb::table::{
+    encode_table, Access, Fault, TableError, TableFile, TableMeta, WriteOptions, HEADER_LEN,
+    HEADER_SUMMED,
+};
 use checkers_egdb::Slice;
 use proptest::prelude::*;
 use std::sync::OnceLock;
@@ -53,6 +56,123 @@ fn exercise(bytes: &[u8], original: Option<&[u8]>) {
     }
 }
 
+/// `bytes` with the header checksum (over header bytes 0..56 and the offset table) and the
+/// whole-file checksum recomputed, as a crafted file would have them. `table_len`: bytes of the
+/// offset table as laid out in the original file.
+fn resum(mut bytes: Vec<u8>, table_len: usize) -> Vec<u8> {
+    use xxhash_rust::xxh64::{xxh64, Xxh64};
+    let table_end = (HEADER_LEN + table_len).min(bytes.len().saturating_sub(8));
+    let mut h = Xxh64::new(0);
+    h.update(&bytes[..HEADER_SUMMED]);
+    h.update(&bytes[HEADER_LEN..table_end]);
+    let hc = h.digest();
+    bytes[HEADER_SUMMED..HEADER_LEN].copy_from_slice(&hc.to_le_bytes());
+    let body = bytes.len() - 8;
+    let fc = xxh64(&bytes[..body], 0);
+    bytes[body..].copy_from_slice(&fc.to_le_bytes());
+    bytes
+}
+
+/// Offset table length of the sample file (block count at 52, width at 19).
+fn sample_table_len() -> usize {
+    let b = &sample().0;
+    let blocks = u32::from_le_bytes(b[52..56].try_into().unwrap()) as usize;
+    blocks * (b[19] as usize + 4)
+}
+
+fn open_bytes(bytes: &[u8]) -> Vec<Result<TableFile, TableError>> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("crafted.egdb");
+    std::fs::write(&path, bytes).unwrap();
+    [Access::Mmap, Access::Pread]
+        .into_iter()
+        .map(|a| TableFile::open_with(&path, a))
+        .collect()
+}
+
+#[test]
+fn crafted_headers_with_valid_checksums_are_refused() {
+    let (good, _) = sample();
+    let tl = sample_table_len();
+    // The recomputation itself leaves a good file good.
+    assert!(open_bytes(&resum(good.clone(), tl))
+        .iter()
+        .all(|r| r.is_ok()));
+    // (byte offset, new value, what the reader must say)
+    let cases: &[(usize, u8, &str)] = &[
+        (12, 250, "material"), // 250 black men: u8 sums would wrap to a small count
+        (13, 250, "material"),
+        (14, 13, "material"),
+        (15, 255, "material"),
+        (16, 9, "slice ranks"),
+        (19, 7, "offset width"),
+        (9, 2, "rules"),
+        (10, 1, "codec"),
+        (18, 9, "uniform"),
+    ];
+    for &(at, v, what) in cases {
+        let mut b = good.clone();
+        b[at] = v;
+        for r in open_bytes(&resum(b, tl)) {
+            match r {
+                Err(TableError::Corrupt { what: f, .. }) => {
+                    let ok = match what {
+                        "rules" => matches!(
+                            f,
+                            Fault::Rules {
+                                found: 2,
+                                expected: 1
+                            }
+                        ),
+                        "codec" => matches!(f, Fault::Codec(1)),
+                        _ => matches!(&f, Fault::BadHeader(s) if s.contains(what)),
+                    };
+                    assert!(ok, "byte {at} = {v}: {f}");
+                }
+                other => panic!("byte {at} = {v}: expected a corrupt-header error, got {other:?}"),
+            }
+        }
+    }
+    // 255 black men and 2 black kings: 257 pieces, 1 in wrapping u8 arithmetic.
+    let mut b = good.clone();
+    b[12] = 255;
+    b[13] = 2;
+    for r in open_bytes(&resum(b, tl)) {
+        assert!(
+            matches!(&r, Err(TableError::Corrupt { what: Fault::BadHeader(s), .. }) if s.contains("material")),
+            "{r:?}"
+        );
+    }
+    // Counts that overflow when added, or exceed the positions: an error, never a wrapped count.
+    for (at, x) in [
+        (32usize, u64::MAX),
+        (40, u64::MAX),
+        (32, 993),
+        (24, u64::MAX),
+    ] {
+        let mut b = good.clone();
+        b[at..at + 8].copy_from_slice(&x.to_le_bytes());
+        for r in open_bytes(&resum(b, tl)) {
+            assert!(
+                matches!(
+                    r,
+                    Err(TableError::Corrupt {
+                        what: Fault::BadHeader(_),
+                        ..
+                    })
+                ),
+                "field {at} = {x}: {r:?}"
+            );
+        }
+    }
+    // A block count so large that the offset table would overflow the file length.
+    let mut b = good.clone();
+    b[52..56].copy_from_slice(&u32::MAX.to_le_bytes());
+    for r in open_bytes(&resum(b, tl)) {
+        assert!(r.is_err(), "{r:?}");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
@@ -66,6 +186,29 @@ proptest! {
         let mut b = sample().0[..8].to_vec();
         b.extend_from_slice(&tail);
         exercise(&b, None);
+    }
+
+    /// Arbitrary header fields with both checksums recomputed: errors or values, never a
+    /// panic, and nothing accepted that contradicts the original values.
+    #[test]
+    fn crafted_headers_never_panic(
+        fields in proptest::collection::vec((8usize..56, any::<u8>()), 1..6),
+    ) {
+        let (good, vals) = sample();
+        let mut b = good.clone();
+        for (at, v) in fields {
+            b[at] = v;
+        }
+        let b = resum(b, sample_table_len());
+        exercise(&b, None);
+        for t in open_bytes(&b).into_iter().flatten() {
+            // Whatever header was accepted, values come out of the original blocks or errors.
+            if t.meta().slice == "0101-nn".parse().unwrap() {
+                if let Ok(all) = t.decode_all() {
+                    prop_assert_eq!(all.len(), vals.len());
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,9 +1,13 @@
 //! `egdb build`: build tables by retrograde analysis. See docs/cli.md.
 use super::CliResult;
-use checkers_egdb::build::{build, peak_rss_bytes, BuildOptions};
+use checkers_egdb::generate::{
+    build_with, peak_rss_bytes, BuildObserver, BuildOptions, Unit, UnitReport,
+};
 use checkers_egdb::slice::Slice;
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 /// Arguments of `egdb build`.
 #[derive(clap::Args)]
@@ -27,6 +31,95 @@ pub struct Args {
     /// One line per unit built on stderr (slices, positions, seconds, positions/s).
     #[arg(long, short)]
     pub verbose: bool,
+    /// Spread the build over the ranks of an MPI job: `mpirun -n N egdb build --mpi ...`, with
+    /// --dir on a filesystem all ranks share (needs the `mpi` cargo feature; see docs/mpi.md).
+    #[arg(long, conflicts_with = "slice")]
+    pub mpi: bool,
+}
+
+/// Progress bars (an overall bar and one per unit) and, with `-v`, one line per unit solved.
+struct Bars {
+    multi: MultiProgress,
+    overall: ProgressBar,
+    unit: Mutex<Option<ProgressBar>>,
+    verbose: bool,
+}
+
+impl Bars {
+    fn new(visible: bool, verbose: bool) -> Bars {
+        let multi = MultiProgress::with_draw_target(if visible {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        });
+        let overall = multi.add(ProgressBar::new(0));
+        overall.set_style(
+            ProgressStyle::with_template(
+                "{prefix:>8} [{bar:30}] {percent:>3}% {human_pos}/{human_len} pos  {per_sec}  ETA {eta}",
+            )
+            .expect("static template")
+            .progress_chars("=> "),
+        );
+        overall.set_prefix("all");
+        Bars {
+            multi,
+            overall,
+            unit: Mutex::new(None),
+            verbose,
+        }
+    }
+
+    fn current(&self) -> std::sync::MutexGuard<'_, Option<ProgressBar>> {
+        self.unit.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl BuildObserver for Bars {
+    fn start(&self, _units: usize, positions: u64) {
+        self.overall.set_length(positions);
+    }
+    fn unit_started(&self, unit: &Unit) {
+        let bar = self.multi.add(ProgressBar::new(unit.sizes.iter().sum()));
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{prefix:>8} [{bar:30}] {percent:>3}% {human_pos}/{human_len} pos  {per_sec}",
+            )
+            .expect("static template")
+            .progress_chars("=> "),
+        );
+        bar.set_prefix(unit.slices[0].to_string());
+        *self.current() = Some(bar);
+    }
+    fn progress(&self, n: u64) {
+        if let Some(b) = self.current().as_ref() {
+            b.inc(n);
+        }
+        self.overall.inc(n);
+    }
+    fn unit_solved(&self, unit: &Unit, r: &UnitReport) {
+        if self.verbose {
+            let names: Vec<String> = unit.slices.iter().map(|s| s.to_string()).collect();
+            self.multi.suspend(|| {
+                eprintln!(
+                    "built {}\t{} positions\t{:.3} s (initial pass {:.3}, propagation {:.3} over {} plies)\t{:.0} positions/s",
+                    names.join(","),
+                    r.positions,
+                    r.seconds,
+                    r.initial_seconds,
+                    r.propagate_seconds,
+                    r.plies,
+                    r.positions as f64 / r.seconds.max(1e-9)
+                )
+            });
+        }
+        if let Some(b) = self.current().take() {
+            b.finish_and_clear();
+            self.multi.remove(&b);
+        }
+    }
+    fn finish(&self) {
+        self.overall.finish_and_clear();
+    }
 }
 
 /// Run `egdb build`.
@@ -36,10 +129,20 @@ pub fn run(args: Args) -> CliResult {
         dir: args.dir.clone(),
         pieces: args.pieces,
         slice: args.slice,
-        verbose: args.verbose,
-        progress: !args.quiet && std::io::stderr().is_terminal(),
     };
-    let s = build(&opts)?;
+    let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal(), args.verbose);
+    let s = if args.mpi {
+        bars.overall.finish_and_clear();
+        match super::build_mpi::run(&opts, args.quiet, args.verbose)? {
+            Some(s) => s,
+            // Ranks other than 0 print nothing.
+            None => return Ok(()),
+        }
+    } else {
+        let s = build_with(&opts, &bars);
+        bars.overall.finish_and_clear();
+        s?
+    };
     if !args.quiet {
         let rss =
             peak_rss_bytes().map_or("?".into(), |b| format!("{:.1} MiB", b as f64 / 1048576.0));

@@ -1,6 +1,6 @@
 //! `egdb info`: slices present, sizes, bytes, positions per byte, missing slices. See docs/cli.md.
 use super::CliResult;
-use checkers_egdb::build::build_order;
+use checkers_egdb::plan::build_order;
 use checkers_egdb::stats::read_dir_info;
 use std::collections::BTreeSet;
 use std::path::PathBuf;

@@ -1,5 +1,6 @@
 //! One module per `egdb` subcommand. Each has `Args` (clap derive) and `run(Args) -> CliResult`.
 pub mod build;
+pub mod build_mpi;
 pub mod count;
 pub mod info;
 pub mod moves;

@@ -1,5 +1,7 @@
-//! `egdb build`: build win/loss/draw tables for every slice up to a piece count, in dependency
-//! order, by retrograde analysis ([`solve`]), into checksummed files ([`crate::table`]).
+//! The generator behind `egdb build`: win/loss/draw tables for every slice up to a piece
+//! count, in dependency order, by retrograde analysis ([`solve`]), into checksummed files
+//! ([`crate::table`]). Progress is reported to a [`BuildObserver`] (the command-line front end
+//! turns it into bars).
 //!
 //! - Units (a slice and its colour-mirror partner) are built in the order of
 //!   [`build_order`] (see [`crate::plan`]): by piece count, then fewer men first (crowning removes a man), then material
@@ -8,21 +10,30 @@
 //!   are written to a temporary name, fsynced and renamed ([`crate::table::write_table`]).
 //! - Deterministic: the values, counts and file bytes do not depend on the thread count.
 //! - Dependencies (captures, crowning, leading-man advances) are read from the files already in
-//!   the directory, fully decoded into memory on first use and checksum-verified; a missing or
-//!   corrupt dependency stops the build with an error naming the slice.
+//!   the directory into the dependency store ([`crate::store::DecodedTables`]), fully decoded
+//!   on first use and checksum-verified; a missing or corrupt dependency stops the build with
+//!   an error naming the slice.
 
 pub mod solve;
 
-use crate::board::{Position, Wld};
+use crate::board::Position;
 use crate::index::SliceIndex;
 pub use crate::plan::{build_order, Unit};
-use crate::probe::{resolve, ProbeError, RawSource};
-use crate::slice::{Material, Slice};
-use crate::table::{table_path, write_table, TableError, TableFile, TableMeta};
+use crate::probe::{resolve, ProbeError};
+use crate::slice::Slice;
+pub use crate::store::DecodedTables;
+use crate::table::{
+    table_path, write_table_masked, TableError, TableFile, TableMeta, WriteOptions,
+};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
+
+/// Slice names joined with " and " (error messages).
+fn names(slices: &[Slice]) -> String {
+    let v: Vec<String> = slices.iter().map(|s| s.to_string()).collect();
+    v.join(" and ")
+}
 
 /// Why a build stopped.
 #[derive(Debug, thiserror::Error)]
@@ -31,17 +42,17 @@ pub enum BuildError {
     #[error("cannot build {building}: dependency problem: {source}")]
     Dependency {
         /// The slice being built.
-        building: String,
+        building: Slice,
         /// What went wrong with the dependency (names the missing or corrupt slice).
         source: ProbeError,
     },
     /// A slice the unit depends on has no file (checked before solving).
-    #[error("cannot build {building}: the slice {missing} it depends on is missing (build the smaller tables first, e.g. egdb build --pieces {pieces})")]
+    #[error("cannot build {}: the slice {missing} it depends on is missing (build the smaller tables first, e.g. egdb build --pieces {pieces})", names(.building))]
     MissingDependency {
-        /// The slice being built.
-        building: String,
+        /// The slices of the unit being built.
+        building: Vec<Slice>,
         /// The first missing dependency.
-        missing: String,
+        missing: Slice,
         /// Piece count of the unit being built.
         pieces: u32,
     },
@@ -49,15 +60,15 @@ pub enum BuildError {
     #[error("cannot write {slice}: {source}")]
     Write {
         /// The slice being written.
-        slice: String,
+        slice: Slice,
         /// The table error.
         source: TableError,
     },
-    /// Bad options (e.g. a piece count out of range).
+    /// Bad options (e.g. a piece count out of range): the caller's misuse.
     #[error("{0}")]
     Options(String),
     /// Filesystem error (e.g. creating the directory).
-    #[error("{path}: {source}")]
+    #[error("{}: {source}", path.display())]
     Io {
         /// The path involved.
         path: PathBuf,
@@ -78,11 +89,62 @@ pub struct BuildOptions {
     pub pieces: u32,
     /// Build only the unit containing this slice (its dependencies must exist).
     pub slice: Option<Slice>,
-    /// Show progress bars on stderr.
-    pub progress: bool,
-    /// Print one line per unit built on stderr: slices, positions, seconds, positions/s.
-    pub verbose: bool,
 }
+
+impl BuildOptions {
+    /// Build every slice with at most `pieces` pieces into `dir`.
+    pub fn new(dir: impl Into<PathBuf>, pieces: u32) -> BuildOptions {
+        BuildOptions {
+            dir: dir.into(),
+            pieces,
+            slice: None,
+        }
+    }
+}
+
+/// What a unit's solution took, reported to [`BuildObserver::unit_solved`].
+#[derive(Clone, Debug, Default)]
+pub struct UnitReport {
+    /// Positions of the unit (both slices).
+    pub positions: u64,
+    /// Wall seconds of the solution.
+    pub seconds: f64,
+    /// Of `seconds`: the initial pass.
+    pub initial_seconds: f64,
+    /// Of `seconds`: the propagation.
+    pub propagate_seconds: f64,
+    /// Plies propagated.
+    pub plies: u32,
+}
+
+/// Receives the progress of a build; every method has an empty default. Called from the
+/// solving thread (`progress` from worker threads, hence `Sync`).
+pub trait BuildObserver: Sync {
+    /// The build starts with `units` units and `positions` positions to solve.
+    fn start(&self, units: usize, positions: u64) {
+        let _ = (units, positions);
+    }
+    /// A unit starts.
+    fn unit_started(&self, unit: &Unit) {
+        let _ = unit;
+    }
+    /// `n` more positions of the current unit passed the initial pass.
+    fn progress(&self, n: u64) {
+        let _ = n;
+    }
+    /// A unit was solved (its files are then written in the background).
+    fn unit_solved(&self, unit: &Unit, report: &UnitReport) {
+        let _ = (unit, report);
+    }
+    /// Every unit is solved and written (not called when the build fails).
+    fn finish(&self) {}
+}
+
+/// A [`BuildObserver`] that ignores everything.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoProgress;
+
+impl BuildObserver for NoProgress {}
 
 /// Totals of a build run.
 #[derive(Clone, Debug, Default)]
@@ -114,160 +176,6 @@ pub struct BuildSummary {
     pub write_seconds: f64,
 }
 
-/// Dependency values for the builder: whole slices decoded into memory from their files on
-/// first use (checksum verified), packed 2 bits per position, shared by all threads.
-///
-/// Lookups go through a direct slot table keyed by (material, leading ranks), so the hot path
-/// is two array loads and no hashing or locking.
-pub struct DecodedTables {
-    dir: PathBuf,
-    /// One entry per material (counts 0..=MAX_BUILD_PIECES each), then 8 x 8 leading ranks.
-    slots: Vec<OnceLock<Box<[OnceLock<Decoded>]>>>,
-    /// Serialises the (slow) loading of a slice so it is decoded once.
-    loading: Mutex<()>,
-}
-
-struct Decoded {
-    index: SliceIndex,
-    /// 2 bits per position (0 loss, 1 draw, 2 win, 3 side to move must capture).
-    packed: Vec<u8>,
-}
-
-const SIDE: usize = MAX_BUILD_PIECES as usize + 1;
-
-fn material_slot(m: &Material) -> Option<usize> {
-    let c = [m.bm, m.bk, m.wm, m.wk];
-    if c.iter().any(|&x| x as usize >= SIDE) {
-        return None;
-    }
-    Some(c.iter().fold(0, |a, &x| a * SIDE + x as usize))
-}
-
-fn rank_slot(s: &Slice) -> usize {
-    s.black_rank.map_or(7, |r| r as usize) * 8 + s.white_rank.map_or(7, |r| r as usize)
-}
-
-impl DecodedTables {
-    /// A store reading from `dir`.
-    pub fn new(dir: &Path) -> DecodedTables {
-        let mut slots = Vec::new();
-        slots.resize_with(SIDE.pow(4), OnceLock::new);
-        DecodedTables {
-            dir: dir.to_path_buf(),
-            slots,
-            loading: Mutex::new(()),
-        }
-    }
-
-    /// The slot of `slice` (created empty on first use).
-    #[inline]
-    fn cell(&self, slice: &Slice) -> Result<&OnceLock<Decoded>, ProbeError> {
-        let ms = material_slot(&slice.material).ok_or_else(|| ProbeError::TooManyPieces {
-            pieces: slice.material.pieces(),
-            max: MAX_BUILD_PIECES,
-        })?;
-        let row = self.slots[ms].get_or_init(|| {
-            let mut v = Vec::with_capacity(64);
-            v.resize_with(64, OnceLock::new);
-            v.into_boxed_slice()
-        });
-        Ok(&row[rank_slot(slice)])
-    }
-
-    #[inline]
-    fn get(&self, slice: &Slice) -> Result<&Decoded, ProbeError> {
-        let cell = self.cell(slice)?;
-        if let Some(d) = cell.get() {
-            return Ok(d);
-        }
-        self.load(slice, cell)
-    }
-
-    /// Make the values of a slice just solved available without reading its file (which may
-    /// still be being written). `values`: one byte per position as in
-    /// [`solve::SolvedSlice::values`]. A slice already present is left as it is.
-    pub fn insert(&self, slice: &Slice, values: &[u8]) -> Result<(), ProbeError> {
-        self.cell(slice)?.get_or_init(|| Decoded {
-            index: SliceIndex::new(*slice),
-            packed: pack2(values),
-        });
-        Ok(())
-    }
-
-    #[cold]
-    fn load<'a>(
-        &self,
-        slice: &Slice,
-        cell: &'a OnceLock<Decoded>,
-    ) -> Result<&'a Decoded, ProbeError> {
-        let _g = self.loading.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(d) = cell.get() {
-            return Ok(d);
-        }
-        let path = table_path(&self.dir, slice);
-        if !path.exists() {
-            return Err(ProbeError::MissingSlice {
-                slice: slice.to_string(),
-            });
-        }
-        let file = TableFile::open(&path).map_err(|e| ProbeError::from_table(&path, e))?;
-        if file.meta().slice != *slice {
-            return Err(ProbeError::Corrupt {
-                file: path.display().to_string(),
-                what: format!("holds slice {}, expected {slice}", file.meta().slice),
-            });
-        }
-        file.verify_checksum()
-            .map_err(|e| ProbeError::from_table(&path, e))?;
-        let values = file
-            .decode_all()
-            .map_err(|e| ProbeError::from_table(&path, e))?;
-        Ok(cell.get_or_init(|| Decoded {
-            index: SliceIndex::new(*slice),
-            packed: pack2(&values),
-        }))
-    }
-}
-
-/// Pack values 0..=3 four to a byte (position i in bits 2(i mod 4)..).
-fn pack2(values: &[u8]) -> Vec<u8> {
-    let mut packed = vec![0u8; values.len().div_ceil(4)];
-    for (i, &v) in values.iter().enumerate() {
-        packed[i >> 2] |= (v & 3) << ((i & 3) * 2);
-    }
-    packed
-}
-
-impl Decoded {
-    #[inline(always)]
-    fn value(&self, index: u64) -> u8 {
-        let i = index as usize;
-        self.packed
-            .get(i >> 2)
-            .map_or(3, |b| (b >> ((i & 3) * 2)) & 3)
-    }
-}
-
-fn stored(slice: &Slice, v: u8) -> Result<Wld, ProbeError> {
-    Wld::from_u8(v).ok_or_else(|| ProbeError::Corrupt {
-        file: slice.to_string(),
-        what: "no stored value for this position".into(),
-    })
-}
-
-impl RawSource for DecodedTables {
-    fn raw(&self, slice: &Slice, index: u64) -> Result<Wld, ProbeError> {
-        stored(slice, self.get(slice)?.value(index))
-    }
-
-    #[inline]
-    fn raw_position(&self, p: &Position) -> Result<Wld, ProbeError> {
-        let s = Slice::of(p);
-        let d = self.get(&s)?;
-        stored(&s, d.value(d.index.rank(p)))
-    }
-}
-
 /// Whether every file of `unit` exists and passes its checksum.
 pub fn unit_complete(dir: &Path, unit: &Unit) -> bool {
     unit.slices.iter().all(|s| {
@@ -290,9 +198,11 @@ pub fn solve_unit_with(
     let s = unit.slices[0];
     let lookup = |p: &Position| resolve(deps, p);
     let t0 = Instant::now();
-    let solved = solve::solve_unit(s, &lookup, progress).map_err(|e| BuildError::Dependency {
-        building: s.to_string(),
-        source: e,
+    let solved = solve::solve_unit(crate::rules::English, s, &lookup, progress).map_err(|e| {
+        BuildError::Dependency {
+            building: s,
+            source: e,
+        }
     })?;
     let mut sum = BuildSummary {
         solve_seconds: t0.elapsed().as_secs_f64(),
@@ -305,7 +215,7 @@ pub fn solve_unit_with(
     Ok((solved, sum))
 }
 
-/// Write one solved slice to `dir` (atomically, see [`write_table`]); returns the counts and
+/// Write one solved slice to `dir` (atomically, see [`crate::table::write_table`]); returns the counts and
 /// bytes as a summary.
 ///
 /// # Errors
@@ -321,8 +231,15 @@ pub fn write_solved(dir: &Path, sv: &solve::SolvedSlice) -> Result<BuildSummary,
         longest: sv.longest,
     };
     let path = table_path(dir, &sv.slice);
-    let bytes = write_table(&path, &meta, &sv.values).map_err(|e| BuildError::Write {
-        slice: sv.slice.to_string(),
+    let bytes = write_table_masked(
+        &path,
+        &meta,
+        &sv.values,
+        &sv.captures,
+        &WriteOptions::default(),
+    )
+    .map_err(|e| BuildError::Write {
+        slice: sv.slice,
         source: e,
     })?;
     Ok(BuildSummary {
@@ -371,12 +288,22 @@ impl BuildSummary {
     }
 }
 
-/// Run a build as described by `opts`.
+/// Run a build as described by `opts`, silently.
 ///
 /// # Errors
 /// [`BuildError`]: bad options, a missing or corrupt dependency (named), a write failure.
 pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
-    use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+    build_with(opts, &NoProgress)
+}
+
+/// Run a build as described by `opts`, reporting progress to `observer`.
+///
+/// # Errors
+/// As [`build`].
+pub fn build_with(
+    opts: &BuildOptions,
+    observer: &dyn BuildObserver,
+) -> Result<BuildSummary, BuildError> {
     if opts.pieces == 0 || opts.pieces > MAX_BUILD_PIECES {
         return Err(BuildError::Options(format!(
             "--pieces must be between 1 and {MAX_BUILD_PIECES}, got {}",
@@ -423,21 +350,8 @@ pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
             .sum(),
         ..Default::default()
     };
-    let multi = MultiProgress::with_draw_target(if opts.progress {
-        ProgressDrawTarget::stderr()
-    } else {
-        ProgressDrawTarget::hidden()
-    });
     let total: u64 = todo.iter().map(|u| u.sizes.iter().sum::<u64>()).sum();
-    let overall = multi.add(ProgressBar::new(total));
-    overall.set_style(
-        ProgressStyle::with_template(
-            "{prefix:>8} [{bar:30}] {percent:>3}% {human_pos}/{human_len} pos  {per_sec}  ETA {eta}",
-        )
-        .expect("static template")
-        .progress_chars("=> "),
-    );
-    overall.set_prefix("all");
+    observer.start(todo.len(), total);
     let deps = DecodedTables::new(&opts.dir);
     let mut present: HashSet<Slice> = crate::stats::scan_dir(&opts.dir)
         .map_err(|e| BuildError::Io {
@@ -463,52 +377,31 @@ pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
         let solving = (|| -> Result<(), BuildError> {
             for u in todo {
                 if let Some(missing) = first_missing_dependency(u, &present) {
-                    let names: Vec<String> = u.slices.iter().map(|s| s.to_string()).collect();
                     return Err(BuildError::MissingDependency {
-                        building: names.join(" and "),
-                        missing: missing.to_string(),
+                        building: u.slices.clone(),
+                        missing,
                         pieces: u.pieces,
                     });
                 }
-                let bar = multi.add(ProgressBar::new(u.sizes.iter().sum()));
-                bar.set_style(
-                    ProgressStyle::with_template(
-                        "{prefix:>8} [{bar:30}] {percent:>3}% {human_pos}/{human_len} pos  {per_sec}",
-                    )
-                    .expect("static template")
-                    .progress_chars("=> "),
-                );
-                bar.set_prefix(u.slices[0].to_string());
-                let tick = |n: u64| {
-                    bar.inc(n);
-                    overall.inc(n);
-                };
+                observer.unit_started(u);
+                let tick = |n: u64| observer.progress(n);
                 let t0 = Instant::now();
                 let (solved, r) = solve_unit_with(u, &deps, &tick)?;
-                let positions: u64 = solved.iter().map(|sv| sv.values.len() as u64).sum();
-                if opts.verbose {
-                    let dt = t0.elapsed().as_secs_f64();
-                    let names: Vec<String> = u.slices.iter().map(|s| s.to_string()).collect();
-                    multi.suspend(|| {
-                        eprintln!(
-                            "built {}\t{} positions\t{:.3} s (initial pass {:.3}, propagation {:.3} over {} plies)\t{:.0} positions/s",
-                            names.join(","),
-                            positions,
-                            dt,
-                            r.initial_seconds,
-                            r.solve_seconds - r.initial_seconds,
-                            r.plies,
-                            positions as f64 / dt.max(1e-9)
-                        )
-                    });
-                }
-                bar.finish_and_clear();
-                multi.remove(&bar);
+                observer.unit_solved(
+                    u,
+                    &UnitReport {
+                        positions: solved.iter().map(|sv| sv.values.len() as u64).sum(),
+                        seconds: t0.elapsed().as_secs_f64(),
+                        initial_seconds: r.initial_seconds,
+                        propagate_seconds: r.solve_seconds - r.initial_seconds,
+                        plies: r.plies,
+                    },
+                );
                 sum.add(&r);
                 for sv in solved {
                     deps.insert(&sv.slice, &sv.values)
                         .map_err(|e| BuildError::Dependency {
-                            building: sv.slice.to_string(),
+                            building: sv.slice,
                             source: e,
                         })?;
                     if tx.send(sv).is_err() {
@@ -528,7 +421,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
         written
     })?;
     sum.add(&written);
-    overall.finish_and_clear();
+    observer.finish();
     sum.seconds = start.elapsed().as_secs_f64();
     Ok(sum)
 }

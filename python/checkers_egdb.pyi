@@ -1,0 +1,71 @@
+"""Endgame tables of English checkers (8x8, short kings): win/loss/draw values for the side to
+move, from directories built by `egdb build`.
+
+Values are ``"win"``, ``"loss"`` or ``"draw"`` for the side to move (``probe_bitboards``: 1, -1,
+0). Positions are PDN FEN (``"W:WK19,K23:BK28,12"``) or bitboards (bit i = square i+1, squares
+1-32 in standard numbering; side 0 = Black to move, 1 = White). Captures are resolved by search,
+so capture positions get their true value.
+
+Errors keep the messages of the Rust library: ``ValueError`` for bad input (bad FEN, illegal
+position, more pieces than the tables cover), ``ProbeError`` (an ``OSError``) for table problems.
+"""
+
+import os
+import pathlib
+from typing import Literal, Optional, Sequence, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+Value = Literal["win", "loss", "draw"]
+
+class ProbeError(OSError):
+    """No tables in the directory, a missing table (named), a corrupt file or an I/O error."""
+
+class Tablebase:
+    """Tables opened from ``directory`` (files opened lazily) with a block cache of
+    ``cache_mb`` MiB (0 = none). Thread-safe; batch calls release the GIL.
+
+    Raises ``ProbeError`` if the directory cannot be read or holds no ``*.egdb`` file,
+    ``ValueError`` for a negative ``cache_mb``."""
+
+    def __init__(self, directory: Union[str, os.PathLike[str]], cache_mb: int = 64) -> None: ...
+    @property
+    def directory(self) -> pathlib.Path:
+        """The table directory."""
+    @property
+    def max_pieces(self) -> int:
+        """Largest piece count of any table file found."""
+    def probe(self, fen: str) -> Value:
+        """Value of ``fen`` for the side to move."""
+    def probe_cached(self, fen: str) -> Optional[Value]:
+        """As ``probe`` without reading files or decoding blocks: ``None`` when not cached."""
+    def probe_many(self, fens: Sequence[str]) -> list[Value]:
+        """Values of many FENs in input order (parallel, GIL released). The first failing item
+        raises, its message prefixed ``item <i>: ``."""
+    def probe_bitboards(
+        self,
+        black: npt.ArrayLike,
+        white: npt.ArrayLike,
+        kings: npt.ArrayLike,
+        side: npt.ArrayLike,
+        unknown: Optional[int] = None,
+    ) -> npt.NDArray[np.int8]:
+        """Values of positions given as equal-length 1-D integer arrays (bitboards below 2**32,
+        side 0 or 1): a new int8 array, 1 win, 0 draw, -1 loss (parallel, GIL released). With
+        ``unknown`` set, positions with more pieces than the tables get that value instead of
+        raising; other failures raise for the first failing item (``item <i>: ...``)."""
+    def moves(self, fen: str) -> list[tuple[str, Value]]:
+        """Legal moves (``"9-14"``, ``"9x18x27"``; every capture path, generator order) with
+        their values for the side to move. Empty when the side to move has lost."""
+    def stats(self) -> dict[str, int]:
+        """Counters since opening: probes, cache_hits, cache_misses, blocks_decoded,
+        cached_blocks, cached_bytes, slices_opened."""
+
+def parse_fen(fen: str) -> tuple[int, int, int, int]:
+    """``(black, white, kings, side)`` bitboards of a FEN; raises ``ValueError``."""
+
+def to_fen(black: int, white: int, kings: int, side: int) -> str:
+    """Canonical FEN of bitboards; raises ``ValueError`` for an illegal position."""

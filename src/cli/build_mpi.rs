@@ -1,0 +1,788 @@
+//! `egdb build --mpi`: the build spread over the ranks of an MPI job (cargo feature `mpi`).
+//! See docs/mpi.md.
+//!
+//! Started as `mpirun -n N egdb build --mpi --pieces P --dir SHARED_DIR` (every rank gets the
+//! same arguments). The work is the units of [`build_order`] (a slice and its colour-mirror
+//! partner), the same jobs a single-process build runs:
+//!
+//! - **Rank 0** schedules: it keeps the dependency graph (a unit waits until every unit it reads
+//!   is finished: leading-man advances, crowning and all captured materials), hands ready units
+//!   to idle ranks, one unit per rank at a time, so up to N units are in flight, and chooses among
+//!   ready units the one with the most positions on its longest chain of dependents (list
+//!   scheduling by critical path). Rank 0 **also works**: a thread of rank 0 solves units like
+//!   any other rank, so `-n 1` is a plain build and one rank per node keeps every node busy; the
+//!   scheduler itself only waits on messages (1 ms polls).
+//! - **Every rank** (rank 0's worker thread included) receives a unit id, skips it if its files
+//!   are all present and pass their checksums ([`unit_complete`]), else loads the dependencies
+//!   from the shared directory's files ([`DecodedTables`], checksum-verified), solves with rayon
+//!   on its cores ([`solve_unit_with`]), writes with the usual atomic, checksummed writes
+//!   ([`write_solved`]) and reports the counts to rank 0. The solved values stay in the rank's
+//!   dependency store for later units.
+//! - **Same bytes**: a unit's values depend only on its dependencies' values and the solver is
+//!   deterministic, so the files are byte-identical to a single-process build whatever N is.
+//! - **Faults**: a killed rank ends the job (mpirun stops the others); rerunning the command
+//!   skips the finished units. A rank whose unit fails (an unreadable dependency, a write error,
+//!   a panic) reports it; rank 0 prints `egdb: error: rank R failed on unit I (slices): reason`
+//!   and aborts the job (`MPI_Abort`, exit status 1).
+//! - **Progress** (rank 0, stderr, unless `--quiet`): units done/total, positions/s and the unit
+//!   each rank holds; redrawn every second on a terminal, one line every 30 s otherwise. `-v`
+//!   adds one line per unit finished.
+//!
+//! Messages (tags below) are small byte vectors: rank 0 sends ASSIGN `[unit id, unit count]`
+//! (two little-endian u64; the count guards against ranks started with different arguments)
+//! or STOP; workers answer DONE (a [`Report`]) or FAIL (`[unit id]` then the reason in UTF-8).
+//!
+//! Test hook: `EGDB_MPI_TEST_KILL=R:K` makes rank R kill itself (SIGKILL) when it receives its
+//! (K+1)-th unit, to test that a rerun resumes after a rank dies mid-build.
+
+#[cfg(not(feature = "mpi"))]
+/// Without the `mpi` feature: a clear error.
+///
+/// # Errors
+/// Always: this `egdb` has no MPI support.
+pub fn run(
+    _opts: &checkers_egdb::generate::BuildOptions,
+    _quiet: bool,
+    _verbose: bool,
+) -> Result<Option<checkers_egdb::generate::BuildSummary>, Box<dyn std::error::Error + Send + Sync>>
+{
+    Err("this egdb was built without MPI support: rebuild it with `cargo build --release --features mpi` (needs Open MPI and libclang, see docs/mpi.md)".into())
+}
+
+#[cfg(feature = "mpi")]
+pub use imp::run;
+
+#[cfg(feature = "mpi")]
+mod imp {
+    use checkers_egdb::generate::{
+        build_order, remove_stale_temp_files, solve_unit_with, unit_complete, write_solved,
+        BuildOptions, BuildSummary, DecodedTables, Unit, MAX_BUILD_PIECES,
+    };
+    use checkers_egdb::slice::Slice;
+    use checkers_egdb::table::table_path;
+    use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
+    use mpi::topology::{Communicator, SimpleCommunicator};
+    use mpi::traits::CommunicatorCollectives;
+    use mpi::Threading;
+    use std::cmp::Reverse;
+    use std::collections::{BinaryHeap, HashMap};
+    use std::path::Path;
+    use std::sync::mpsc;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    const TAG_ASSIGN: i32 = 1;
+    const TAG_STOP: i32 = 2;
+    const TAG_DONE: i32 = 3;
+    const TAG_FAIL: i32 = 4;
+
+    /// How long to wait between polls for a message (receives never spin a core).
+    const POLL: Duration = Duration::from_millis(1);
+
+    /// What a rank reports for a unit it finished.
+    #[derive(Clone, Debug, Default)]
+    pub(super) struct Report {
+        /// Unit id (index in the build order).
+        pub unit: usize,
+        /// The unit's files were already complete: nothing was solved.
+        pub skipped: bool,
+        /// Counts, bytes and times of the unit (`seconds`: the rank's wall time on it).
+        pub sum: BuildSummary,
+    }
+
+    impl Report {
+        pub(super) fn encode(&self) -> Vec<u8> {
+            let s = &self.sum;
+            let words: [u64; 14] = [
+                self.unit as u64,
+                self.skipped as u64,
+                s.slices_built,
+                s.slices_skipped,
+                s.positions,
+                s.wins,
+                s.losses,
+                s.draws,
+                s.bytes,
+                s.plies as u64,
+                s.seconds.to_bits(),
+                s.solve_seconds.to_bits(),
+                s.initial_seconds.to_bits(),
+                s.write_seconds.to_bits(),
+            ];
+            words.iter().flat_map(|w| w.to_le_bytes()).collect()
+        }
+
+        pub(super) fn decode(b: &[u8]) -> Option<Report> {
+            if b.len() != 14 * 8 {
+                return None;
+            }
+            let w: Vec<u64> = b
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect();
+            Some(Report {
+                unit: usize::try_from(w[0]).ok()?,
+                skipped: w[1] != 0,
+                sum: BuildSummary {
+                    slices_built: w[2],
+                    slices_skipped: w[3],
+                    positions: w[4],
+                    wins: w[5],
+                    losses: w[6],
+                    draws: w[7],
+                    bytes: w[8],
+                    plies: u32::try_from(w[9]).ok()?,
+                    seconds: f64::from_bits(w[10]),
+                    solve_seconds: f64::from_bits(w[11]),
+                    initial_seconds: f64::from_bits(w[12]),
+                    write_seconds: f64::from_bits(w[13]),
+                },
+            })
+        }
+    }
+
+    /// Every unit each unit reads (ids, sorted): the same-piece-count units of
+    /// [`Unit::dep_units`] and the units holding every non-empty slice of its capture
+    /// materials.
+    pub(super) fn unit_dependencies(units: &[Unit]) -> Vec<Vec<usize>> {
+        let unit_of: HashMap<Slice, usize> = units
+            .iter()
+            .flat_map(|u| u.slices.iter().map(move |s| (*s, u.id)))
+            .collect();
+        units
+            .iter()
+            .map(|u| {
+                let mut d = u.dep_units.clone();
+                for m in &u.capture_materials {
+                    // Slices without positions have no unit and are no dependency.
+                    d.extend(Slice::all_of(*m).iter().filter_map(|s| unit_of.get(s)));
+                }
+                d.sort_unstable();
+                d.dedup();
+                d
+            })
+            .collect()
+    }
+
+    /// Which units may start: a unit becomes ready when all the units it reads are finished.
+    /// Among ready units the one with the largest `priority` goes first (ties: lower id).
+    pub(super) struct Scheduler {
+        dependents: Vec<Vec<usize>>,
+        /// Unfinished dependencies of each unit.
+        waiting: Vec<usize>,
+        /// Positions on the heaviest chain from the unit to the end of the graph (the unit
+        /// included): units on long chains start first.
+        priority: Vec<u64>,
+        ready: BinaryHeap<(u64, Reverse<usize>)>,
+        finished: Vec<bool>,
+        done: usize,
+    }
+
+    impl Scheduler {
+        /// `deps[i]`: the units unit `i` reads (each `< i`); `sizes[i]`: its positions.
+        pub(super) fn new(deps: &[Vec<usize>], sizes: &[u64]) -> Scheduler {
+            let n = deps.len();
+            let mut dependents = vec![Vec::new(); n];
+            for (i, d) in deps.iter().enumerate() {
+                for &j in d {
+                    assert!(j < i, "unit {i} depends on later unit {j}");
+                    dependents[j].push(i);
+                }
+            }
+            let mut priority = vec![0u64; n];
+            for i in (0..n).rev() {
+                let tail = dependents[i].iter().map(|&k| priority[k]).max();
+                priority[i] = sizes[i] + tail.unwrap_or(0);
+            }
+            let waiting: Vec<usize> = deps.iter().map(Vec::len).collect();
+            let ready = (0..n)
+                .filter(|&i| waiting[i] == 0)
+                .map(|i| (priority[i], Reverse(i)))
+                .collect();
+            Scheduler {
+                dependents,
+                waiting,
+                priority,
+                ready,
+                finished: vec![false; n],
+                done: 0,
+            }
+        }
+
+        /// The next unit to hand out, if one is ready.
+        pub(super) fn next(&mut self) -> Option<usize> {
+            self.ready.pop().map(|(_, Reverse(i))| i)
+        }
+
+        /// Record unit `i` as finished; its dependents whose dependencies are now all finished
+        /// become ready. A unit reported twice is ignored.
+        pub(super) fn finish(&mut self, i: usize) {
+            if std::mem::replace(&mut self.finished[i], true) {
+                return;
+            }
+            self.done += 1;
+            for &k in &self.dependents[i] {
+                self.waiting[k] -= 1;
+                if self.waiting[k] == 0 {
+                    self.ready.push((self.priority[k], Reverse(k)));
+                }
+            }
+        }
+
+        /// Units finished.
+        pub(super) fn done(&self) -> usize {
+            self.done
+        }
+
+        /// Whether every unit is finished.
+        pub(super) fn all_done(&self) -> bool {
+            self.done == self.finished.len()
+        }
+    }
+
+    fn names(u: &Unit) -> String {
+        u.slices
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Print a fatal error naming what failed and stop every rank of the job.
+    fn die(world: &SimpleCommunicator, msg: &str) -> ! {
+        eprintln!("egdb: error: {msg}");
+        world.abort(1)
+    }
+
+    /// `EGDB_MPI_TEST_KILL=R:K`: (rank, units to finish before dying).
+    fn kill_hook(rank: i32) -> Option<usize> {
+        let v = std::env::var("EGDB_MPI_TEST_KILL").ok()?;
+        let (r, k) = v.split_once(':')?;
+        (r.trim().parse::<i32>().ok()? == rank)
+            .then(|| k.trim().parse().ok())
+            .flatten()
+    }
+
+    /// Wait (up to 2 minutes) until the files of the unit's dependencies are visible: on a
+    /// network filesystem a file renamed into place on another node may show up a little
+    /// later (attribute caching). A file still missing after that is reported by the solver.
+    fn wait_for_dependencies(dir: &Path, u: &Unit) {
+        let mut needed: Vec<Slice> = u.deps.clone();
+        for m in &u.capture_materials {
+            needed.extend(
+                Slice::all_of(*m)
+                    .into_iter()
+                    .filter(|s| checkers_egdb::index::SliceIndex::new(*s).size() > 0),
+            );
+        }
+        let t0 = Instant::now();
+        for s in needed {
+            let p = table_path(dir, &s);
+            while !p.exists() && t0.elapsed() < Duration::from_secs(120) {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+
+    /// Solve and write one unit (or skip it when complete). The error is the reason as text.
+    fn work(dir: &Path, u: &Unit, deps: &DecodedTables) -> Result<Report, String> {
+        let t0 = Instant::now();
+        if unit_complete(dir, u) {
+            return Ok(Report {
+                unit: u.id,
+                skipped: true,
+                sum: BuildSummary {
+                    slices_skipped: u.slices.len() as u64,
+                    seconds: t0.elapsed().as_secs_f64(),
+                    ..Default::default()
+                },
+            });
+        }
+        wait_for_dependencies(dir, u);
+        let run = || -> Result<BuildSummary, String> {
+            let (solved, mut sum) = solve_unit_with(u, deps, &|_| {}).map_err(|e| e.to_string())?;
+            for sv in &solved {
+                sum.add(&write_solved(dir, sv).map_err(|e| e.to_string())?);
+                deps.insert(&sv.slice, &sv.values)
+                    .map_err(|e| e.to_string())?;
+            }
+            Ok(sum)
+        };
+        let mut sum = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+            Ok(r) => r?,
+            Err(p) => {
+                let msg = p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                return Err(format!("panicked: {msg}"));
+            }
+        };
+        sum.seconds = t0.elapsed().as_secs_f64();
+        Ok(Report {
+            unit: u.id,
+            skipped: false,
+            sum,
+        })
+    }
+
+    fn encode_assign(unit: usize, count: usize) -> Vec<u8> {
+        let mut b = (unit as u64).to_le_bytes().to_vec();
+        b.extend((count as u64).to_le_bytes());
+        b
+    }
+
+    /// Wait for the next message from rank `from`, polling (an idle rank sleeps instead of
+    /// spinning a core as a blocking MPI receive does).
+    fn receive_from(world: &SimpleCommunicator, from: i32) -> (Vec<u8>, i32) {
+        loop {
+            if let Some(m) = world.process_at_rank(from).immediate_matched_probe() {
+                let (buf, status) = m.matched_receive_vec::<u8>();
+                return (buf, status.tag());
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// A rank other than 0: solve the units rank 0 sends until STOP.
+    fn worker(world: &SimpleCommunicator, dir: &Path, units: &[Unit]) {
+        let rank = world.rank();
+        let deps = DecodedTables::new(dir);
+        let root = world.process_at_rank(0);
+        let kill_after = kill_hook(rank);
+        let mut received = 0usize;
+        loop {
+            let (buf, tag) = receive_from(world, 0);
+            if tag == TAG_STOP {
+                return;
+            }
+            let words: Vec<u64> = buf
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect();
+            let (id, count) = match (tag, words.as_slice()) {
+                (TAG_ASSIGN, &[id, count]) => (id as usize, count as usize),
+                _ => die(
+                    world,
+                    &format!("rank {rank}: unexpected message (tag {tag})"),
+                ),
+            };
+            if kill_after == Some(received) {
+                // SAFETY: sending a signal to this process.
+                unsafe {
+                    libc::kill(libc::getpid(), libc::SIGKILL);
+                }
+            }
+            received += 1;
+            let result = if count != units.len() || id >= units.len() {
+                Err(format!(
+                    "rank 0 plans {count} units, this rank {}: were all ranks started with the same --pieces?",
+                    units.len()
+                ))
+            } else {
+                work(dir, &units[id], &deps)
+            };
+            match result {
+                Ok(r) => root.send_with_tag(&r.encode()[..], TAG_DONE),
+                Err(e) => {
+                    let mut b = (id as u64).to_le_bytes().to_vec();
+                    b.extend(e.as_bytes());
+                    root.send_with_tag(&b[..], TAG_FAIL);
+                }
+            }
+        }
+    }
+
+    /// Rank 0's progress display.
+    struct Display {
+        /// Redraw one line in place (a terminal) or print a line now and then.
+        tty: bool,
+        every: Duration,
+        last: Option<Instant>,
+        quiet: bool,
+    }
+
+    impl Display {
+        fn show(&mut self, line: impl FnOnce() -> String, force: bool) {
+            if self.quiet {
+                return;
+            }
+            if !force && self.last.is_some_and(|t| t.elapsed() < self.every) {
+                return;
+            }
+            self.last = Some(Instant::now());
+            if self.tty {
+                eprint!("\r\x1b[K{}", line());
+            } else {
+                eprintln!("{}", line());
+            }
+        }
+
+        fn clear(&self) {
+            if !self.quiet && self.tty && self.last.is_some() {
+                eprint!("\r\x1b[K");
+            }
+        }
+
+        /// Print a line above the status line.
+        fn note(&self, s: &str) {
+            self.clear();
+            eprintln!("{s}");
+        }
+    }
+
+    fn human_rate(x: f64) -> String {
+        if x >= 1e6 {
+            format!("{:.2} M ", x / 1e6)
+        } else if x >= 1e3 {
+            format!("{:.1} k ", x / 1e3)
+        } else {
+            format!("{x:.0} ")
+        }
+    }
+
+    enum Event {
+        Done(i32, Report),
+        Fail(i32, usize, String),
+    }
+
+    /// Rank 0: schedule every unit, run rank 0's own worker thread, gather the totals.
+    fn scheduler(
+        world: &SimpleCommunicator,
+        opts: &BuildOptions,
+        quiet: bool,
+        verbose: bool,
+        units: Arc<Vec<Unit>>,
+    ) -> BuildSummary {
+        let progress = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let start = Instant::now();
+        let size = world.size();
+        let deps = unit_dependencies(&units);
+        let sizes: Vec<u64> = units.iter().map(|u| u.sizes.iter().sum()).collect();
+        let mut sched = Scheduler::new(&deps, &sizes);
+        // Rank 0's own worker: a thread fed through channels (only this thread calls MPI).
+        let (to_local, local_rx) = mpsc::channel::<Option<usize>>();
+        let (local_tx, from_local) = mpsc::channel::<Result<Report, (usize, String)>>();
+        let local = {
+            let units = Arc::clone(&units);
+            let dir = opts.dir.clone();
+            let kill_after = kill_hook(0);
+            std::thread::spawn(move || {
+                let store = DecodedTables::new(&dir);
+                for (n, id) in local_rx.iter().map_while(|x| x).enumerate() {
+                    if kill_after == Some(n) {
+                        // SAFETY: sending a signal to this process.
+                        unsafe {
+                            libc::kill(libc::getpid(), libc::SIGKILL);
+                        }
+                    }
+                    let r = work(&dir, &units[id], &store).map_err(|e| (id, e));
+                    if local_tx.send(r).is_err() {
+                        return;
+                    }
+                }
+            })
+        };
+        let mut holding: Vec<Option<(usize, Instant)>> = vec![None; size as usize];
+        let mut total = BuildSummary::default();
+        let mut display = Display {
+            tty: progress,
+            every: if progress {
+                Duration::from_secs(1)
+            } else {
+                Duration::from_secs(30)
+            },
+            last: None,
+            quiet,
+        };
+        let n = units.len();
+        loop {
+            for (r, h) in holding.iter_mut().enumerate() {
+                if h.is_some() {
+                    continue;
+                }
+                let Some(id) = sched.next() else { break };
+                *h = Some((id, Instant::now()));
+                if r == 0 {
+                    to_local.send(Some(id)).expect("rank 0 worker thread alive");
+                } else {
+                    world
+                        .process_at_rank(r as i32)
+                        .send_with_tag(&encode_assign(id, n)[..], TAG_ASSIGN);
+                }
+            }
+            if sched.all_done() {
+                break;
+            }
+            if holding.iter().all(Option::is_none) {
+                die(
+                    world,
+                    "internal error: no unit ready and none in flight (dependency cycle?)",
+                );
+            }
+            let mut event = None;
+            match from_local.try_recv() {
+                Ok(Ok(r)) => event = Some(Event::Done(0, r)),
+                Ok(Err((id, e))) => event = Some(Event::Fail(0, id, e)),
+                Err(mpsc::TryRecvError::Empty) => {}
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    die(world, "rank 0's worker thread stopped")
+                }
+            }
+            if event.is_none() && size > 1 {
+                if let Some(m) = world.any_process().immediate_matched_probe() {
+                    let (buf, status) = m.matched_receive_vec::<u8>();
+                    let from = status.source_rank();
+                    event = Some(match status.tag() {
+                        TAG_DONE => match Report::decode(&buf) {
+                            Some(r) => Event::Done(from, r),
+                            None => die(world, &format!("rank {from}: malformed report")),
+                        },
+                        TAG_FAIL if buf.len() >= 8 => Event::Fail(
+                            from,
+                            u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")) as usize,
+                            String::from_utf8_lossy(&buf[8..]).into_owned(),
+                        ),
+                        t => die(world, &format!("rank {from}: unexpected message (tag {t})")),
+                    });
+                }
+            }
+            match event {
+                None => std::thread::sleep(POLL),
+                Some(Event::Fail(r, id, e)) => {
+                    display.clear();
+                    let what = units.get(id).map_or_else(String::new, |u| names(u));
+                    die(
+                        world,
+                        &format!("rank {r} failed on unit {id} ({what}): {e}"),
+                    );
+                }
+                Some(Event::Done(r, rep)) => {
+                    if holding[r as usize].map(|h| h.0) != Some(rep.unit) {
+                        die(
+                            world,
+                            &format!("rank {r} reported unit {} it was not given", rep.unit),
+                        );
+                    }
+                    holding[r as usize] = None;
+                    sched.finish(rep.unit);
+                    let wall = rep.sum.seconds;
+                    total.add(&rep.sum);
+                    if verbose && !rep.skipped {
+                        display.note(&format!(
+                            "built {}\t{} positions\t{:.3} s on rank {r} (initial pass {:.3}, propagation {:.3} over {} plies, writing {:.3})\t{:.0} positions/s",
+                            names(&units[rep.unit]),
+                            rep.sum.positions,
+                            wall,
+                            rep.sum.initial_seconds,
+                            rep.sum.solve_seconds - rep.sum.initial_seconds,
+                            rep.sum.plies,
+                            rep.sum.write_seconds,
+                            rep.sum.positions as f64 / wall.max(1e-9)
+                        ));
+                    }
+                }
+            }
+            display.show(
+                || status_line(&sched, &total, &holding, &units, start),
+                false,
+            );
+        }
+        display.show(
+            || status_line(&sched, &total, &holding, &units, start),
+            true,
+        );
+        if display.tty {
+            display.clear();
+        }
+        for r in 1..size {
+            world.process_at_rank(r).send_with_tag(&[0u8][..], TAG_STOP);
+        }
+        let _ = to_local.send(None);
+        let _ = local.join();
+        total.seconds = start.elapsed().as_secs_f64();
+        total
+    }
+
+    /// The status line: elapsed time, units done/total, positions/s, what each rank holds.
+    fn status_line(
+        sched: &Scheduler,
+        total: &BuildSummary,
+        holding: &[Option<(usize, Instant)>],
+        units: &[Unit],
+        start: Instant,
+    ) -> String {
+        let elapsed = start.elapsed().as_secs_f64();
+        let ranks: Vec<String> = holding
+            .iter()
+            .enumerate()
+            .map(|(r, h)| match h {
+                Some((id, t)) => format!(
+                    "r{r} {} ({:.0} s)",
+                    names(&units[*id]),
+                    t.elapsed().as_secs_f64()
+                ),
+                None => format!("r{r} idle"),
+            })
+            .collect();
+        format!(
+            "[{elapsed:.0} s] units {}/{} done ({} slices skipped)  {} positions  {}positions/s  |  {}",
+            sched.done(),
+            units.len(),
+            total.slices_skipped,
+            total.positions,
+            human_rate(total.positions as f64 / elapsed.max(1e-9)),
+            ranks.join("  ")
+        )
+    }
+
+    /// Run `egdb build --mpi` on this rank (MPI is initialised here and finalised on return).
+    /// Returns the totals on rank 0 and `None` on the other ranks.
+    ///
+    /// A rank's failure is not returned: it is printed on rank 0 with the unit and the rank,
+    /// and the whole job is aborted (exit status 1).
+    ///
+    /// # Errors
+    /// MPI cannot be initialised (already initialised, or no MPI runtime).
+    pub fn run(
+        opts: &BuildOptions,
+        quiet: bool,
+        verbose: bool,
+    ) -> Result<Option<BuildSummary>, Error> {
+        let (universe, _threading) = mpi::initialize_with_threading(Threading::Funneled)
+            .ok_or("cannot initialise MPI (already initialised)")?;
+        let world = universe.world();
+        let rank = world.rank();
+        if opts.slice.is_some() {
+            die(&world, "--slice cannot be combined with --mpi");
+        }
+        if opts.pieces == 0 || opts.pieces > MAX_BUILD_PIECES {
+            die(
+                &world,
+                &format!(
+                    "--pieces must be between 1 and {MAX_BUILD_PIECES}, got {}",
+                    opts.pieces
+                ),
+            );
+        }
+        if rank == 0 {
+            if opts.dir.exists() && !opts.dir.is_dir() {
+                die(
+                    &world,
+                    &format!("{} exists and is not a directory", opts.dir.display()),
+                );
+            }
+            if let Err(e) = std::fs::create_dir_all(&opts.dir) {
+                die(&world, &format!("{}: {e}", opts.dir.display()));
+            }
+            remove_stale_temp_files(&opts.dir);
+        }
+        world.barrier();
+        let units = Arc::new(build_order(opts.pieces));
+        if rank == 0 {
+            Ok(Some(scheduler(&world, opts, quiet, verbose, units)))
+        } else {
+            worker(&world, &opts.dir, &units);
+            Ok(None)
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn report_round_trip() {
+            let r = Report {
+                unit: 17,
+                skipped: false,
+                sum: BuildSummary {
+                    slices_built: 2,
+                    positions: 123456,
+                    wins: 1,
+                    losses: 2,
+                    draws: 3,
+                    bytes: 99,
+                    plies: 41,
+                    seconds: 1.5,
+                    solve_seconds: 1.25,
+                    initial_seconds: 0.5,
+                    write_seconds: 0.125,
+                    ..Default::default()
+                },
+            };
+            let d = Report::decode(&r.encode()).unwrap();
+            assert_eq!(format!("{r:?}"), format!("{d:?}"));
+            assert!(Report::decode(&[0u8; 13]).is_none());
+        }
+
+        /// The dependencies gathered for the scheduler, checked against the plan's own
+        /// definition: every slice of a capture material with positions, and every
+        /// same-piece-count dependency slice, lies in a listed unit; nothing else is listed.
+        #[test]
+        fn unit_dependencies_cover_the_plan() {
+            let units = build_order(4);
+            let deps = unit_dependencies(&units);
+            let unit_of: HashMap<Slice, usize> = units
+                .iter()
+                .flat_map(|u| u.slices.iter().map(move |s| (*s, u.id)))
+                .collect();
+            for (u, d) in units.iter().zip(&deps) {
+                let mut want: Vec<usize> = u.deps.iter().map(|s| unit_of[s]).collect();
+                for m in &u.capture_materials {
+                    for s in Slice::all_of(*m) {
+                        if checkers_egdb::index::SliceIndex::new(s).size() > 0 {
+                            want.push(unit_of[&s]);
+                        }
+                    }
+                }
+                want.sort_unstable();
+                want.dedup();
+                assert_eq!(d, &want, "unit {}", u.id);
+                assert!(d.iter().all(|&j| j < u.id));
+            }
+        }
+
+        /// Simulated runs with several ranks finishing in a scrambled order: every unit is
+        /// handed out exactly once, only after all its dependencies finished.
+        #[test]
+        fn scheduler_respects_dependencies() {
+            let units = build_order(4);
+            let deps = unit_dependencies(&units);
+            let sizes: Vec<u64> = units.iter().map(|u| u.sizes.iter().sum()).collect();
+            for ranks in [1usize, 3, 8] {
+                let mut s = Scheduler::new(&deps, &sizes);
+                let mut finished = vec![false; units.len()];
+                let mut handed = vec![false; units.len()];
+                let mut in_flight: Vec<usize> = Vec::new();
+                let mut step = 0usize;
+                while !s.all_done() {
+                    while in_flight.len() < ranks {
+                        let Some(i) = s.next() else { break };
+                        assert!(!handed[i], "unit {i} handed out twice");
+                        assert!(
+                            deps[i].iter().all(|&j| finished[j]),
+                            "unit {i} started before its dependencies"
+                        );
+                        handed[i] = true;
+                        in_flight.push(i);
+                    }
+                    assert!(!in_flight.is_empty(), "stalled with {} done", s.done());
+                    // Finish a pseudo-randomly chosen unit in flight.
+                    step = step
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let k = (step >> 33) as usize % in_flight.len();
+                    let i = in_flight.swap_remove(k);
+                    finished[i] = true;
+                    s.finish(i);
+                }
+                assert!(handed.iter().all(|&h| h));
+                assert_eq!(s.done(), units.len());
+            }
+        }
+    }
+}

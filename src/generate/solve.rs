@@ -1,0 +1,779 @@
+//! Retrograde analysis of one unit: a slice together with its colour-mirror partner.
+//!
+//! A *unit* is a slice `S` (Black-to-move positions) and `S.partner()` (the White-to-move
+//! positions of the same boards, stored colour-flipped as Black to move). Quiet moves that stay
+//! in the unit ([`UnitPolicy`]) connect the two; every other move (capture, crowning,
+//! leading-man advance) leads to a slice built earlier, whose value is looked up.
+//!
+//! Algorithm (level-synchronous retrograde analysis, in the style of Thompson 1986 and
+//! Schaeffer et al. 2003), in three named steps:
+//! 1. [`initial_pass`], in parallel over each array: a position whose side to move must
+//!    capture gets its value from the capture successors (looked up, captures resolved by
+//!    search) and is resolved at ply 1; a position with no move is lost at ply 0; a quiet
+//!    position wins at ply 1 if a move leaving the unit reaches a position lost for the
+//!    opponent; otherwise it keeps a counter of its in-unit moves, and a flag if a move leaving
+//!    the unit reaches a draw (then it can no longer lose).
+//! 2. [`propagate_ply`], once per ply k: every position resolved at ply k generates its
+//!    predecessors by un-moving ([`Retro::for_each_quiet_unmove`], filtered by the same
+//!    [`UnitPolicy`]); a loss makes each unresolved predecessor a win at ply k+1; a win
+//!    decrements each unresolved predecessor's counter, and a counter reaching zero (without
+//!    the draw flag) makes a loss at ply k+1. Updates are lock-free atomics, so the result does
+//!    not depend on the thread count.
+//! 3. [`collect`]: positions still unresolved are draws; values, capture mask, counts and
+//!    (optionally) the resolution ply of every position are handed to the caller.
+//!
+//! Memory: one byte of state per position of the unit (plus two bytes per position when the
+//! resolution plies are recorded, [`SolveOptions::record_plies`]).
+
+use crate::board::{Color, Position, Wld};
+use crate::index::SliceIndex;
+use crate::rules::Retro;
+use crate::slice::{black_leading_rank, Slice};
+use bitvec::prelude::{BitVec, Lsb0};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU8, Ordering};
+
+/// Solver state of one position, one byte (stored as an [`AtomicU8`]).
+///
+/// - `0..=127`: unresolved; the number of in-unit moves not yet known to lose for the mover.
+/// - `128..=239`: unresolved and cannot lose (a move leaving the unit reaches a draw):
+///   `128 +` that counter.
+/// - [`State::WIN`], [`State::LOSS`], [`State::DRAW`] and their capture twins
+///   ([`State::CAP_WIN`] ...): final values (capture = the side to move must capture).
+/// - tagged: resolved at a ply of parity p and not yet propagated (`WIN_T + p`, `LOSS_T + p`,
+///   `CAP_WIN_T + p`, `CAP_LOSS_T + p`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct State(u8);
+
+impl State {
+    const NO_LOSS: u8 = 128;
+    /// Won, propagated.
+    pub const WIN: State = State(240);
+    /// Lost, propagated.
+    pub const LOSS: State = State(241);
+    /// Drawn (a position with a draw flag whose counter ran out).
+    pub const DRAW: State = State(242);
+    /// Capture position, won.
+    pub const CAP_WIN: State = State(243);
+    /// Capture position, lost.
+    pub const CAP_LOSS: State = State(244);
+    /// Capture position, drawn.
+    pub const CAP_DRAW: State = State(245);
+    const WIN_T: u8 = 246;
+    const LOSS_T: u8 = 248;
+    const CAP_WIN_T: u8 = 250;
+    const CAP_LOSS_T: u8 = 252;
+
+    /// The raw byte.
+    #[inline(always)]
+    pub const fn byte(self) -> u8 {
+        self.0
+    }
+
+    /// Unresolved with `count` in-unit moves (at most 111) and the "cannot lose" flag.
+    #[inline(always)]
+    const fn unresolved(count: u8, no_loss: bool) -> State {
+        State(if no_loss {
+            Self::NO_LOSS + count
+        } else {
+            count
+        })
+    }
+
+    /// Resolved at a ply of parity `parity` (0 or 1), not yet propagated.
+    #[inline(always)]
+    const fn tagged(value: Wld, capture: bool, parity: u8) -> State {
+        let base = match (value, capture) {
+            (Wld::Win, false) => Self::WIN_T,
+            (Wld::Loss, false) => Self::LOSS_T,
+            (Wld::Win, true) => Self::CAP_WIN_T,
+            (Wld::Loss, true) => Self::CAP_LOSS_T,
+            (Wld::Draw, false) => return Self::DRAW,
+            (Wld::Draw, true) => return Self::CAP_DRAW,
+        };
+        State(base + parity)
+    }
+
+    /// Whether the position is still unresolved.
+    #[inline(always)]
+    const fn is_unresolved(self) -> bool {
+        self.0 < Self::WIN.0
+    }
+
+    /// Ply parity of a tagged state, `None` for other states.
+    #[inline(always)]
+    fn tag_parity(self) -> Option<usize> {
+        (self.0 >= Self::WIN_T).then_some(((self.0 - Self::WIN_T) & 1) as usize)
+    }
+
+    /// For a state tagged with parity `parity`: (is a win, the propagated state).
+    #[inline(always)]
+    fn take_tag(self, parity: u8) -> Option<(bool, State)> {
+        match self.0 {
+            v if v == Self::WIN_T + parity => Some((true, Self::WIN)),
+            v if v == Self::CAP_WIN_T + parity => Some((true, Self::CAP_WIN)),
+            v if v == Self::LOSS_T + parity => Some((false, Self::LOSS)),
+            v if v == Self::CAP_LOSS_T + parity => Some((false, Self::CAP_LOSS)),
+            _ => None,
+        }
+    }
+
+    /// Final value and whether the side to move must capture; unresolved states are draws.
+    #[inline(always)]
+    pub const fn outcome(self) -> (Wld, bool) {
+        match self {
+            Self::WIN => (Wld::Win, false),
+            Self::LOSS => (Wld::Loss, false),
+            Self::CAP_WIN => (Wld::Win, true),
+            Self::CAP_LOSS => (Wld::Loss, true),
+            Self::CAP_DRAW => (Wld::Draw, true),
+            _ => (Wld::Draw, false),
+        }
+    }
+
+    /// Make an unresolved position a win at the ply of parity `tag`; true if it changed.
+    #[inline]
+    fn mark_win(cell: &AtomicU8, tag: u8) -> bool {
+        cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+            State(v).is_unresolved().then_some(Self::WIN_T + tag)
+        })
+        .is_ok()
+    }
+
+    /// One more move of an unresolved position is refuted; true if that made it a loss
+    /// (tagged with `tag`).
+    #[inline]
+    fn count_down(cell: &AtomicU8, tag: u8) -> bool {
+        cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+            if v < Self::NO_LOSS {
+                Some(if v <= 1 { Self::LOSS_T + tag } else { v - 1 })
+            } else if v < Self::WIN.0 {
+                Some(if v <= Self::NO_LOSS + 1 {
+                    Self::DRAW.0
+                } else {
+                    v - 1
+                })
+            } else {
+                None
+            }
+        })
+        .is_ok_and(|old| old <= 1)
+    }
+}
+
+/// The one rule of what stays in a unit: a quiet move of Black (in the unit's Black-to-move
+/// frame) stays in the unit when it does not crown and keeps Black's leading rank; every other
+/// move (a capture, a crowning, a leading-man advance) leaves it for a slice built earlier.
+/// Used by the initial pass (successors) and the predecessor generator (un-moves).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnitPolicy {
+    /// Black's leading rank in the unit.
+    pub rank: Option<u8>,
+}
+
+impl UnitPolicy {
+    /// Whether a quiet move whose mover (Black) has the men `men_after` afterwards, and which
+    /// crowned or not, stays in the unit.
+    #[inline(always)]
+    pub fn stays(&self, men_after: crate::board::Bitboard, crowned: bool) -> bool {
+        !crowned && black_leading_rank(men_after) == self.rank
+    }
+}
+
+/// Result for one array (one slice) of a unit.
+#[derive(Clone, Debug)]
+pub struct SolvedSlice {
+    /// The slice.
+    pub slice: Slice,
+    /// One byte per position in index order: the true value for the side to move (0 loss,
+    /// 1 draw, 2 win), capture positions included.
+    pub values: Vec<u8>,
+    /// Bit i set: the side to move must capture in position i (the file stores "don't care"
+    /// there; probes resolve such positions by search).
+    pub captures: BitVec<u64, Lsb0>,
+    /// Resolution ply of every position (as [`SolvedSlice::longest`] counts them; draws and
+    /// capture draws `u16::MAX`, larger plies saturate at `u16::MAX - 1`), when
+    /// [`SolveOptions::record_plies`] was set.
+    pub resolution_plies: Option<Vec<u16>>,
+    /// Wins, losses and draws over all positions (capture positions with their true value).
+    pub wins: u64,
+    /// See `wins`.
+    pub losses: u64,
+    /// See `wins`.
+    pub draws: u64,
+    /// Largest number of plies to resolution (distance to leaving the slice: capture,
+    /// crowning or leading-man advance) over won and lost positions.
+    pub longest: u32,
+    /// Seconds spent in the initial pass of the unit (shared by both slices of a unit).
+    pub initial_seconds: f64,
+    /// Seconds spent propagating (shared by both slices of a unit).
+    pub propagate_seconds: f64,
+    /// Plies propagated in the unit.
+    pub plies: u32,
+}
+
+impl SolvedSlice {
+    /// The values as a table file stores them: [`SolvedSlice::values`] with
+    /// [`crate::table::DONT_CARE`] at capture positions.
+    pub fn file_values(&self) -> Vec<u8> {
+        let mut v = self.values.clone();
+        for i in self.captures.iter_ones() {
+            v[i] = crate::table::DONT_CARE;
+        }
+        v
+    }
+}
+
+/// Progress callback: called with the number of positions just finished by the initial pass.
+pub type Progress<'a> = &'a (dyn Fn(u64) + Sync);
+
+/// Options of [`solve_unit_opts`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SolveOptions {
+    /// Keep the resolution ply of every position ([`SolvedSlice::resolution_plies`]); costs
+    /// two bytes per position of the unit.
+    pub record_plies: bool,
+}
+
+/// One array of a unit under solution.
+pub struct Side {
+    slice: Slice,
+    index: SliceIndex,
+    state: Vec<AtomicU8>,
+    /// `dirty[t][c]`: chunk `c` (of `CHUNK` positions) may hold positions tagged with ply
+    /// parity `t`, so the propagation scans only those chunks.
+    dirty: [Vec<AtomicBool>; 2],
+    longest: AtomicU32,
+    plies: Option<Vec<AtomicU16>>,
+}
+
+impl Side {
+    fn new(slice: Slice, opts: &SolveOptions) -> Side {
+        let index = SliceIndex::new(slice);
+        let n = index.size() as usize;
+        let mut state = Vec::with_capacity(n);
+        state.resize_with(n, || AtomicU8::new(0));
+        let chunks = n.div_ceil(CHUNK);
+        let flags = || (0..chunks).map(|_| AtomicBool::new(false)).collect();
+        Side {
+            slice,
+            index,
+            state,
+            dirty: [flags(), flags()],
+            longest: AtomicU32::new(0),
+            plies: opts.record_plies.then(|| {
+                let mut v = Vec::with_capacity(n);
+                v.resize_with(n, || AtomicU16::new(u16::MAX));
+                v
+            }),
+        }
+    }
+}
+
+/// Positions per work unit of the parallel passes (and per dirty flag).
+const CHUNK: usize = 1 << 12;
+
+/// Solve slice `s` together with `s.partner()` under `rules`.
+///
+/// `lookup` returns the exact value, for the side to move, of any position outside the unit
+/// (either side to move; captures must be resolved by the callee); it is called only for
+/// successors after a capture, a crowning or a leading-man advance.
+///
+/// Returns one [`SolvedSlice`] if `s` is its own partner, else two (`s` first).
+///
+/// # Errors
+/// The first error `lookup` returns (e.g. a missing or corrupt dependency).
+pub fn solve_unit<R: Retro, E: Send>(
+    rules: R,
+    s: Slice,
+    lookup: &(dyn Fn(&Position) -> Result<Wld, E> + Sync),
+    progress: Progress<'_>,
+) -> Result<Vec<SolvedSlice>, E> {
+    solve_unit_opts(rules, s, lookup, progress, &SolveOptions::default())
+}
+
+/// [`solve_unit`] with options (e.g. recording every position's resolution ply).
+///
+/// # Errors
+/// As [`solve_unit`].
+pub fn solve_unit_opts<R: Retro, E: Send>(
+    rules: R,
+    s: Slice,
+    lookup: &(dyn Fn(&Position) -> Result<Wld, E> + Sync),
+    progress: Progress<'_>,
+    opts: &SolveOptions,
+) -> Result<Vec<SolvedSlice>, E> {
+    let p = s.partner();
+    let sides: Vec<Side> = if p == s {
+        vec![Side::new(s, opts)]
+    } else {
+        vec![Side::new(s, opts), Side::new(p, opts)]
+    };
+    let other = |x: usize| if sides.len() == 1 { 0 } else { 1 - x };
+
+    let t0 = std::time::Instant::now();
+    for (x, side) in sides.iter().enumerate() {
+        initial_pass(rules, side, &sides[other(x)], lookup, progress)?;
+    }
+    let t1 = std::time::Instant::now();
+    let mut ply: u32 = 0;
+    loop {
+        let mut any = false;
+        for (x, side) in sides.iter().enumerate() {
+            any |= propagate_ply(rules, side, &sides[other(x)], ply);
+        }
+        // Ply 0 may be empty while the initial pass left ply-1 positions to propagate; after
+        // that an empty ply means nothing new was created.
+        if !any && ply >= 1 {
+            break;
+        }
+        ply += 1;
+    }
+    let t2 = std::time::Instant::now();
+    let times = ((t1 - t0).as_secs_f64(), (t2 - t1).as_secs_f64());
+    Ok(sides
+        .into_iter()
+        .map(|side| collect(side, times, ply))
+        .collect())
+}
+
+/// Step 1: the initial state of every position of `side`; `target` is the array its in-unit
+/// successors fall into.
+///
+/// # Errors
+/// The error of the lowest-indexed position whose lookup failed.
+pub fn initial_pass<R: Retro, E: Send>(
+    rules: R,
+    side: &Side,
+    target: &Side,
+    lookup: &(dyn Fn(&Position) -> Result<Wld, E> + Sync),
+    progress: Progress<'_>,
+) -> Result<(), E> {
+    // Black's leading rank seen from the partner's frame.
+    let policy = UnitPolicy {
+        rank: target.slice.white_rank,
+    };
+    let first_err: std::sync::Mutex<Option<(usize, E)>> = std::sync::Mutex::new(None);
+    side.state
+        .par_chunks(CHUNK)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            let base = (c * CHUNK) as u64;
+            let mut err = None;
+            side.index.visit(base, base + chunk.len() as u64, |i, pos| {
+                if err.is_some() {
+                    return;
+                }
+                match initial_state(rules, &pos, policy, lookup) {
+                    Ok(v) => {
+                        if let Some(t) = v.tag_parity() {
+                            side.dirty[t][c].store(true, Ordering::Relaxed);
+                        }
+                        chunk[(i - base) as usize].store(v.0, Ordering::Relaxed)
+                    }
+                    Err(e) => err = Some((i as usize, e)),
+                }
+            });
+            if let Some((i, e)) = err {
+                let mut g = first_err.lock().unwrap_or_else(|p| p.into_inner());
+                // Keep the error of the lowest position for determinism.
+                if g.as_ref().is_none_or(|(k, _)| i < *k) {
+                    *g = Some((i, e));
+                }
+                return;
+            }
+            progress(chunk.len() as u64);
+        });
+    match first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some((_, e)) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Step 2: propagate the positions of `side` resolved at `ply` to their predecessors in
+/// `preds` (tagging those resolved at `ply + 1`). Returns whether any position was resolved at
+/// `ply`.
+pub fn propagate_ply<R: Retro>(rules: R, side: &Side, preds: &Side, ply: u32) -> bool {
+    let cur = (ply & 1) as u8;
+    let next = cur ^ 1;
+    let policy = UnitPolicy {
+        rank: preds.slice.black_rank,
+    };
+    let stamp = ply.min(u16::MAX as u32 - 1) as u16;
+    let found = side
+        .state
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(c, chunk)| {
+            if !side.dirty[cur as usize][c].swap(false, Ordering::Relaxed) {
+                return false;
+            }
+            // Predecessor updates are batched: each index is prefetched when found and applied
+            // when the batch is full, so the cache misses of the random accesses overlap
+            // instead of stalling one after another.
+            let mut batch = UpdateBatch::new(preds, next);
+            let base = (c * CHUNK) as u64;
+            let process = |batch: &mut UpdateBatch,
+                           i: u64,
+                           cell: &AtomicU8,
+                           q: &Position,
+                           is_win: bool,
+                           fin: State| {
+                for_each_predecessor(rules, q, preds, policy, |k| batch.push(k, is_win));
+                cell.store(fin.0, Ordering::Relaxed);
+                if let Some(pl) = &side.plies {
+                    pl[i as usize].store(stamp, Ordering::Relaxed);
+                }
+            };
+            let tagged = |cell: &AtomicU8| State(cell.load(Ordering::Relaxed)).take_tag(cur);
+            let n_tagged = chunk.iter().filter(|c| tagged(c).is_some()).count();
+            if n_tagged * 8 >= chunk.len() {
+                // Dense: walk the chunk in index order (cheap per position).
+                side.index.visit(base, base + chunk.len() as u64, |i, q| {
+                    let cell = &chunk[(i - base) as usize];
+                    if let Some((is_win, fin)) = tagged(cell) {
+                        process(&mut batch, i, cell, &q, is_win, fin);
+                    }
+                });
+            } else {
+                for (j, cell) in chunk.iter().enumerate() {
+                    if let Some((is_win, fin)) = tagged(cell) {
+                        let i = base + j as u64;
+                        let q = side.index.unrank(i).expect("index below size unranks");
+                        process(&mut batch, i, cell, &q, is_win, fin);
+                    }
+                }
+            }
+            batch.flush();
+            n_tagged > 0
+        })
+        .reduce(|| false, |a, b| a || b);
+    if found {
+        side.longest.fetch_max(ply, Ordering::Relaxed);
+    }
+    found
+}
+
+/// Step 3: final values, capture mask, counts and resolution plies of one array.
+/// `times`: (initial pass, propagation) seconds of the unit; `plies`: plies propagated.
+pub fn collect(side: Side, times: (f64, f64), plies: u32) -> SolvedSlice {
+    let (mut w, mut l, mut d) = (0u64, 0u64, 0u64);
+    let n = side.state.len();
+    let mut captures: BitVec<u64, Lsb0> = BitVec::repeat(false, n);
+    let values: Vec<u8> = side
+        .state
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let (value, capture) = State(c.into_inner()).outcome();
+            match value {
+                Wld::Win => w += 1,
+                Wld::Loss => l += 1,
+                Wld::Draw => d += 1,
+            }
+            if capture {
+                captures.set(i, true);
+            }
+            value as u8
+        })
+        .collect();
+    SolvedSlice {
+        slice: side.slice,
+        values,
+        captures,
+        resolution_plies: side
+            .plies
+            .map(|v| v.into_iter().map(AtomicU16::into_inner).collect()),
+        wins: w,
+        losses: l,
+        draws: d,
+        longest: side.longest.into_inner(),
+        initial_seconds: times.0,
+        propagate_seconds: times.1,
+        plies,
+    }
+}
+
+/// Initial state of Black-to-move position `pos`; `policy` says which quiet moves stay in the
+/// unit.
+#[inline]
+fn initial_state<R: Retro, E>(
+    rules: R,
+    pos: &Position,
+    policy: UnitPolicy,
+    lookup: &(dyn Fn(&Position) -> Result<Wld, E> + Sync),
+) -> Result<State, E> {
+    debug_assert_eq!(pos.side, Color::Black);
+    if rules.has_capture(pos) {
+        // Captures lead to fewer pieces; the value is exact now.
+        return Ok(State::tagged(lookup(pos)?, true, 1));
+    }
+    let kings = pos.kings_of(Color::Black).count_ones();
+    let mut moves = 0u32;
+    let mut count = 0u8;
+    let mut no_loss = false;
+    let mut win = false;
+    let mut err = None;
+    rules.for_each_successor(pos, |s| {
+        moves += 1;
+        if win || err.is_some() {
+            return;
+        }
+        let crowned = s.kings_of(Color::Black).count_ones() != kings;
+        if policy.stays(s.men(Color::Black), crowned) {
+            count += 1;
+            return;
+        }
+        match lookup(&s) {
+            Ok(Wld::Loss) => win = true,
+            Ok(Wld::Draw) => no_loss = true,
+            Ok(Wld::Win) => {}
+            Err(e) => err = Some(e),
+        }
+    });
+    if let Some(e) = err {
+        return Err(e);
+    }
+    if win {
+        return Ok(State::tagged(Wld::Win, false, 1));
+    }
+    if moves == 0 {
+        return Ok(State::tagged(Wld::Loss, false, 0));
+    }
+    Ok(match (count, no_loss) {
+        (0, false) => State::tagged(Wld::Loss, false, 1),
+        (0, true) => State::DRAW,
+        (c, nl) => State::unresolved(c, nl),
+    })
+}
+
+/// Call `f(index)` for every predecessor, in `preds`' slice, of Black-to-move position `q`
+/// (the positions of `preds` with a quiet move that stays in the unit, per `policy`, and
+/// leads to `q`). Capture positions among them are included; their state is final, so the
+/// callers' updates skip them.
+#[inline]
+fn for_each_predecessor<R: Retro>(
+    rules: R,
+    q: &Position,
+    preds: &Side,
+    policy: UnitPolicy,
+    mut f: impl FnMut(u64),
+) {
+    // In q's frame White just moved; un-move in the flipped frame where Black just moved.
+    let r = q.flip();
+    let black_men = r.men(Color::Black);
+    let white_men = r.men(Color::White);
+    let black_kings = r.kings_of(Color::Black);
+    let white_kings = r.kings_of(Color::White);
+    let men = black_men | white_men;
+    // King un-moves keep the men (so they always stay in the unit): rank the men once.
+    let base = if black_kings != 0 {
+        preds.index.men_base(black_men, white_men)
+    } else {
+        0
+    };
+    rules.for_each_quiet_unmove(&r, |from, to, is_king| {
+        if is_king {
+            let bk = black_kings ^ to ^ from;
+            f(base + preds.index.king_offset(bk, white_kings, men));
+        } else {
+            if !policy.stays((black_men ^ to) | from, false) {
+                return;
+            }
+            let p = Position {
+                black: (r.black ^ to) | from,
+                white: r.white,
+                kings: r.kings,
+                side: Color::Black,
+            };
+            f(preds.index.rank(&p));
+        }
+    });
+}
+
+/// Pending predecessor updates of one worker (see [`propagate_ply`]).
+struct UpdateBatch<'a> {
+    side: &'a Side,
+    tag: u8,
+    len: usize,
+    items: [(u64, bool); BATCH],
+}
+
+const BATCH: usize = 64;
+
+impl<'a> UpdateBatch<'a> {
+    fn new(side: &'a Side, tag: u8) -> Self {
+        UpdateBatch {
+            side,
+            tag,
+            len: 0,
+            items: [(0, false); BATCH],
+        }
+    }
+
+    /// Queue "the successor of position `k` is a win (true) / loss (false) for its mover".
+    #[inline]
+    fn push(&mut self, k: u64, succ_is_win: bool) {
+        prefetch(&self.side.state[k as usize]);
+        if self.len == BATCH {
+            self.flush();
+        }
+        self.items[self.len] = (k, succ_is_win);
+        self.len += 1;
+    }
+
+    fn flush(&mut self) {
+        for &(k, is_win) in &self.items[..self.len] {
+            let cell = &self.side.state[k as usize];
+            let tagged = if is_win {
+                State::count_down(cell, self.tag)
+            } else {
+                State::mark_win(cell, self.tag)
+            };
+            if tagged {
+                self.side.dirty[self.tag as usize][k as usize / CHUNK]
+                    .store(true, Ordering::Relaxed);
+            }
+        }
+        self.len = 0;
+    }
+}
+
+#[inline(always)]
+fn prefetch(p: &AtomicU8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `_mm_prefetch` is only a cache hint: it never faults and reads nothing the
+    // program can observe, whatever the address; SSE is part of the x86-64 baseline.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(
+            p as *const AtomicU8 as *const i8,
+            std::arch::x86_64::_MM_HINT_T0,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_encoding_round_trips() {
+        for (v, cap) in [
+            (Wld::Win, false),
+            (Wld::Loss, false),
+            (Wld::Win, true),
+            (Wld::Loss, true),
+        ] {
+            for parity in 0..2u8 {
+                let s = State::tagged(v, cap, parity);
+                assert_eq!(s.tag_parity(), Some(parity as usize));
+                let (is_win, fin) = s.take_tag(parity).unwrap();
+                assert_eq!(is_win, v == Wld::Win);
+                assert_eq!(fin.outcome(), (v, cap));
+                assert!(s.take_tag(parity ^ 1).is_none());
+            }
+        }
+        assert_eq!(
+            State::tagged(Wld::Draw, true, 1).outcome(),
+            (Wld::Draw, true)
+        );
+        assert!(State::unresolved(111, true).is_unresolved());
+        assert_eq!(State::unresolved(5, false).outcome(), (Wld::Draw, false));
+    }
+
+    #[test]
+    fn counters_and_flags() {
+        let c = AtomicU8::new(State::unresolved(2, false).0);
+        assert!(!State::count_down(&c, 0));
+        assert!(State::count_down(&c, 1));
+        assert_eq!(
+            State(c.load(Ordering::Relaxed)).take_tag(1).unwrap().1,
+            State::LOSS
+        );
+        let c = AtomicU8::new(State::unresolved(1, true).0);
+        assert!(!State::count_down(&c, 0));
+        assert_eq!(State(c.load(Ordering::Relaxed)), State::DRAW);
+        let c = AtomicU8::new(State::unresolved(3, true).0);
+        assert!(State::mark_win(&c, 0));
+        assert!(!State::mark_win(&c, 0));
+    }
+
+    /// King against king (0101-nn, its own partner): values and resolution plies of the
+    /// solver against a naive forward fixpoint over the slow path generator.
+    #[test]
+    fn resolution_plies_match_a_naive_forward_iteration() {
+        let s: Slice = "0101-nn".parse().unwrap();
+        let ix = SliceIndex::new(s);
+        let n = ix.size() as usize;
+        // Outside the unit only captures occur; the capturer takes the last enemy piece.
+        let lookup = |p: &Position| -> Result<Wld, ()> {
+            assert!(p.has_capture(), "only captures leave K v K");
+            Ok(Wld::Win)
+        };
+        let opts = SolveOptions { record_plies: true };
+        let solved = solve_unit_opts(crate::rules::English, s, &lookup, &|_| {}, &opts).unwrap();
+        assert_eq!(solved.len(), 1);
+        let sv = &solved[0];
+        let plies = sv.resolution_plies.as_ref().unwrap();
+
+        // Naive: (value, ply) per index, by rounds.
+        let pos: Vec<Position> = (0..n as u64).map(|i| ix.unrank(i).unwrap()).collect();
+        let succ: Vec<Vec<usize>> = pos
+            .iter()
+            .map(|p| {
+                p.unique_moves()
+                    .iter()
+                    .map(|m| ix.rank(&p.apply(m).normalized()) as usize)
+                    .collect()
+            })
+            .collect();
+        let mut res: Vec<Option<(Wld, u32)>> = vec![None; n];
+        for i in 0..n {
+            if pos[i].has_capture() {
+                res[i] = Some((Wld::Win, 1));
+            } else if succ[i].is_empty() {
+                res[i] = Some((Wld::Loss, 0));
+            }
+        }
+        for k in 1..200u32 {
+            let prev = res.clone();
+            for i in 0..n {
+                if prev[i].is_some() {
+                    continue;
+                }
+                let vals: Vec<Option<(Wld, u32)>> = succ[i].iter().map(|&j| prev[j]).collect();
+                if vals.contains(&Some((Wld::Loss, k - 1))) {
+                    res[i] = Some((Wld::Win, k));
+                } else if vals.iter().all(|v| matches!(v, Some((Wld::Win, _))))
+                    && vals.iter().any(|v| *v == Some((Wld::Win, k - 1)))
+                {
+                    res[i] = Some((Wld::Loss, k));
+                }
+            }
+        }
+        let mut longest = 0;
+        for i in 0..n {
+            let (v, ply) = res[i].map_or((Wld::Draw, u16::MAX), |(v, k)| (v, k as u16));
+            assert_eq!(sv.values[i], v as u8, "{}", pos[i].to_fen());
+            assert_eq!(plies[i], ply, "{}", pos[i].to_fen());
+            assert_eq!(sv.captures[i], pos[i].has_capture());
+            if ply != u16::MAX {
+                longest = longest.max(u32::from(ply));
+            }
+        }
+        assert_eq!(sv.longest, longest);
+        // The published K v K figures (reference.md): 230 wins, 108 losses, 654 draws, 72 of
+        // the wins immediate captures, longest win 11 plies.
+        assert_eq!((sv.wins, sv.losses, sv.draws), (230, 108, 654));
+        assert_eq!(sv.captures.count_ones(), 72);
+        assert_eq!(sv.longest, 11);
+        // The file form marks capture positions as don't care.
+        let fv = sv.file_values();
+        for i in sv.captures.iter_ones() {
+            assert_eq!(fv[i], crate::table::DONT_CARE);
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! The block cache: set-associative, lock-free reads.
+//!
+//! Decoded blocks are cut into pages of PAGE_BYTES packed bytes; each page lives in a frame of a
+//! fixed region allocated once (zeroed, so the OS commits it only as frames are filled). A page
+//! with key K may only sit in one of the WAYS frames of set `set_of(K)`. A reader scans the
+//! set's keys and reads the word it needs under a per-frame sequence lock (seqlock: even =
+//! stable, odd = being written), so a hit takes no lock and writes nothing shared (except,
+//! once per eviction sweep, the frame's "referenced" bit). Writers (after decoding, with no
+//! lock held during decode or I/O) take a striped mutex of the set, pick a victim by CLOCK
+//! within the set and rewrite the frame. Frame memory is never freed while the cache lives,
+//! so a reader racing with a writer reads stale words at worst, which the sequence check
+//! rejects (the probe then takes the miss path).
+
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// Packed bytes per cache page (multiple of 8). The cache holds blocks as
+/// [`crate::table::TableFile::decode_block`] returns them, in the codec's memory form (base-3
+/// packed, 5 values per byte, for the WLD codec: format 2 stores 2 bits per value and repacks
+/// on decode): a default 65,520-position block is 13,104 bytes = 16
+/// pages of 824 (the last one 744 full).
+const PAGE_BYTES: usize = 824;
+const PAGE_WORDS: usize = PAGE_BYTES / 8;
+/// Most pages per block that the cache holds (larger blocks are decoded but not cached).
+const MAX_PAGES: usize = 256;
+/// Frames per set.
+const WAYS: usize = 4;
+/// Bytes counted against the budget per frame: the page plus its share of the set metadata.
+pub(crate) const FRAME_COST: usize = PAGE_BYTES + 64 / WAYS;
+const N_LOCKS: usize = 64;
+
+#[repr(C, align(64))]
+struct Set {
+    /// Key of the page in each way; 0 = empty.
+    keys: [AtomicU64; WAYS],
+    /// Sequence number of each way (odd while the frame is being rewritten).
+    seqs: [AtomicU32; WAYS],
+    /// Bit w: way w was read since the CLOCK hand last passed it.
+    refs: AtomicU32,
+    /// CLOCK hand (next way to consider for eviction); written under the set's lock.
+    hand: AtomicU32,
+}
+
+pub(crate) struct BlockCache {
+    /// `n_sets` 64-byte-aligned sets inside `set_words` (see [`BlockCache::new`]).
+    sets_ptr: *const Set,
+    n_sets: usize,
+    #[allow(dead_code)] // owns the memory behind `sets_ptr`
+    set_words: Box<[AtomicU64]>,
+    /// `n_sets * WAYS * PAGE_WORDS` words of page data.
+    data: Box<[AtomicU64]>,
+    /// Ways in use per set (WAYS, or fewer for a budget below one set).
+    ways: usize,
+    locks: Box<[Mutex<()>]>,
+    /// Frames holding a page (updated under the set locks).
+    pub(crate) occupied: AtomicU64,
+}
+
+// SAFETY: `sets_ptr` only aliases `set_words`, owned by the cache and never moved or freed
+// before it; all state shared between threads is atomic or behind the set mutexes.
+unsafe impl Send for BlockCache {}
+// SAFETY: as for `Send`: every access through `&self` goes to atomics or mutex-guarded state.
+unsafe impl Sync for BlockCache {}
+
+/// Largest cache budget honoured: half the physical memory (Linux `MemTotal`), or 1 GiB where
+/// that is unknown. A larger budget is reduced to this, so an oversized request can never make
+/// the up-front (lazily committed) allocation fail and abort the process.
+pub fn max_cache_bytes() -> usize {
+    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
+        let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
+        line.split_whitespace().nth(1)?.parse::<usize>().ok()
+    });
+    total.map_or(1 << 30, |kib| kib.saturating_mul(1024) / 2)
+}
+
+impl BlockCache {
+    pub(crate) fn new(budget: usize) -> BlockCache {
+        let budget = budget.min(max_cache_bytes());
+        let frames = budget / FRAME_COST;
+        let (n_sets, ways) = if frames >= WAYS {
+            (frames / WAYS, WAYS)
+        } else {
+            (usize::from(frames > 0), frames)
+        };
+        // Zeroed allocations: all-zero atomics are valid, and large zeroed allocations are
+        // committed by the OS page by page as frames are first written.
+        // The sets are carved out of a zeroed u64 allocation (8-byte alignment keeps it a
+        // lazily committed calloc, unlike a 64-byte-aligned zeroed allocation, which the
+        // allocator fills eagerly) and aligned to 64 bytes by hand.
+        const SET_WORDS: usize = std::mem::size_of::<Set>() / 8;
+        // SAFETY: an all-zero `AtomicU64` is a valid value (it is a `u64` 0).
+        let set_words =
+            unsafe { Box::<[AtomicU64]>::new_zeroed_slice(n_sets * SET_WORDS + 8).assume_init() };
+        let base = set_words.as_ptr() as usize;
+        let sets_ptr = (base.next_multiple_of(64)) as *const Set;
+        // SAFETY: as above, zeroed atomics are valid.
+        let data = unsafe {
+            Box::<[AtomicU64]>::new_zeroed_slice(n_sets * WAYS * PAGE_WORDS).assume_init()
+        };
+        BlockCache {
+            sets_ptr,
+            n_sets,
+            set_words,
+            data,
+            ways,
+            locks: (0..N_LOCKS).map(|_| Mutex::new(())).collect(),
+            occupied: AtomicU64::new(0),
+        }
+    }
+
+    #[inline(always)]
+    fn sets(&self) -> &[Set] {
+        // SAFETY: `sets_ptr` points to `n_sets` zeroed (valid: all atomics) 64-byte-aligned
+        // `Set`s inside `set_words`, whose heap block lives and stays put as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.sets_ptr, self.n_sets) }
+    }
+
+    #[inline(always)]
+    fn set_of(&self, key: u64) -> usize {
+        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ((h as u128 * self.n_sets as u128) >> 64) as usize
+    }
+
+    #[inline(always)]
+    fn frame(&self, set: usize, way: usize) -> &[AtomicU64] {
+        let f = (set * WAYS + way) * PAGE_WORDS;
+        &self.data[f..f + PAGE_WORDS]
+    }
+
+    /// Packed byte `byte` of the cached block `key` (a key from [`block_key`]), or `None` if
+    /// the page holding it is not cached (or is being rewritten at this moment). No lock.
+    #[inline]
+    pub(crate) fn byte(&self, key: u64, byte: usize) -> Option<u8> {
+        if self.n_sets == 0 {
+            return None;
+        }
+        let key = key | (byte / PAGE_BYTES) as u64;
+        let inpage = byte % PAGE_BYTES;
+        let si = self.set_of(key);
+        let set = &self.sets()[si];
+        for w in 0..self.ways {
+            if set.keys[w].load(Ordering::Relaxed) != key {
+                continue;
+            }
+            let s1 = set.seqs[w].load(Ordering::Acquire);
+            if s1 & 1 != 0 || set.keys[w].load(Ordering::Relaxed) != key {
+                return None;
+            }
+            let word = self.frame(si, w)[inpage / 8].load(Ordering::Relaxed);
+            fence(Ordering::Acquire);
+            if set.seqs[w].load(Ordering::Relaxed) != s1 {
+                return None;
+            }
+            let bit = 1u32 << w;
+            if set.refs.load(Ordering::Relaxed) & bit == 0 {
+                set.refs.fetch_or(bit, Ordering::Relaxed);
+            }
+            return Some((word >> (8 * (inpage % 8))) as u8);
+        }
+        None
+    }
+
+    /// Cache the packed bytes of block `key` (every page of it). Takes the set locks, never
+    /// while decoding.
+    pub(crate) fn insert(&self, key: u64, packed: &[u8]) {
+        if self.n_sets == 0 || packed.len() > MAX_PAGES * PAGE_BYTES {
+            return;
+        }
+        for (page, chunk) in packed.chunks(PAGE_BYTES).enumerate() {
+            let key = key | page as u64;
+            let si = self.set_of(key);
+            let set = &self.sets()[si];
+            let _g = self.locks[si % N_LOCKS]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if (0..self.ways).any(|w| set.keys[w].load(Ordering::Relaxed) == key) {
+                continue;
+            }
+            let victim = match (0..self.ways).find(|&w| set.keys[w].load(Ordering::Relaxed) == 0) {
+                Some(w) => {
+                    self.occupied.fetch_add(1, Ordering::Relaxed);
+                    w
+                }
+                None => {
+                    // CLOCK: clear the referenced bit of used ways, evict the first unused one
+                    // (at most one full turn clears every bit).
+                    let mut h = set.hand.load(Ordering::Relaxed) as usize % self.ways;
+                    loop {
+                        let bit = 1u32 << h;
+                        if set.refs.load(Ordering::Relaxed) & bit != 0 {
+                            set.refs.fetch_and(!bit, Ordering::Relaxed);
+                            h = (h + 1) % self.ways;
+                        } else {
+                            break;
+                        }
+                    }
+                    set.hand
+                        .store(((h + 1) % self.ways) as u32, Ordering::Relaxed);
+                    h
+                }
+            };
+            let s = set.seqs[victim].load(Ordering::Relaxed);
+            set.seqs[victim].store(s.wrapping_add(1) | 1, Ordering::Relaxed);
+            fence(Ordering::Release);
+            set.keys[victim].store(key, Ordering::Relaxed);
+            let frame = self.frame(si, victim);
+            for (i, word) in chunk.chunks(8).enumerate() {
+                let mut b = [0u8; 8];
+                b[..word.len()].copy_from_slice(word);
+                frame[i].store(u64::from_le_bytes(b), Ordering::Relaxed);
+            }
+            set.refs.fetch_and(!(1u32 << victim), Ordering::Relaxed);
+            set.seqs[victim].store((s | 1).wrapping_add(1), Ordering::Release);
+        }
+    }
+}
+
+/// Cache key of block `block` of the slice in slot `slot` (page number in the low 8 bits).
+#[inline(always)]
+pub(crate) fn block_key(slot: usize, block: u64) -> u64 {
+    ((slot as u64 + 1) << 44) | (block << 8)
+}

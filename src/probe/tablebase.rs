@@ -1,0 +1,499 @@
+//! [`Tablebase`]: a directory of table files opened for probing (lazy opening, slot table,
+//! shared block cache, statistics).
+
+use super::cache::{block_key, BlockCache, FRAME_COST};
+use super::error::{ProbeError, SharedIoError};
+use super::resolve::{resolve_with, RawSource};
+use super::slots::{slot_of, SlotTable, MAX_PIECES, N_SLOTS};
+use crate::board::{Position, Wld};
+use crate::index::{Divider, SliceIndex};
+use crate::rules::{English, Rules};
+use crate::slice::Slice;
+use crate::table::{slice_of_file_name, Access, Block, TableFile, ValueCodec, Wld2Bit};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+struct Loaded {
+    file: TableFile,
+    index: SliceIndex,
+    /// Divides an index by the block size.
+    block_div: Divider,
+    /// The slice's slot number ([`slot_of`]), the cache key's prefix.
+    slot: usize,
+    uniform: Option<Wld>,
+}
+
+struct Slot {
+    present: AtomicBool,
+    state: OnceLock<Result<Box<Loaded>, ProbeError>>,
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot {
+            present: AtomicBool::new(false),
+            state: OnceLock::new(),
+        }
+    }
+}
+
+/// Counters striped over cache-line-sized cells, one per thread (threads beyond the stripe
+/// count share), so that counting costs no shared cache line.
+struct Striped {
+    cells: Box<[Counters]>,
+}
+#[repr(align(128))]
+#[derive(Default)]
+struct Counters {
+    probes: AtomicU64,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    decoded: AtomicU64,
+}
+const N_STRIPES: usize = 32;
+
+impl Striped {
+    fn new() -> Striped {
+        Striped {
+            cells: (0..N_STRIPES).map(|_| Counters::default()).collect(),
+        }
+    }
+    #[inline(always)]
+    fn mine(&self) -> &Counters {
+        thread_local! { static STRIPE: usize = {
+            static NEXT: AtomicU64 = AtomicU64::new(0);
+            (NEXT.fetch_add(1, Ordering::Relaxed) % N_STRIPES as u64) as usize
+        }}
+        &self.cells[STRIPE.with(|s| *s)]
+    }
+    fn sum(&self, f: impl Fn(&Counters) -> &AtomicU64) -> u64 {
+        self.cells
+            .iter()
+            .map(|c| f(c).load(Ordering::Relaxed))
+            .sum()
+    }
+}
+
+/// Counters of a [`Tablebase`] since it was opened.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ProbeStats {
+    /// Calls of the public probe functions (`probe_wld`, `probe_wld_raw`, `probe_wld_cached`,
+    /// each position of `probe_many`).
+    pub probes: u64,
+    /// Table lookups answered from the block cache.
+    pub cache_hits: u64,
+    /// Table lookups that missed the cache (including cache-only probes answered
+    /// [`ProbeError::NotInCache`]).
+    pub cache_misses: u64,
+    /// Blocks decompressed.
+    pub blocks_decoded: u64,
+    /// Cache pages currently filled (a block is cached as pages of 824 base-3 packed bytes, 16
+    /// for a default 65,520-position block).
+    pub cached_blocks: u64,
+    /// Bytes currently counted against the cache budget.
+    pub cached_bytes: u64,
+    /// Slices opened (successfully or not) so far.
+    pub slices_opened: u64,
+}
+
+/// Settings for opening a [`Tablebase`]; see [`Tablebase::builder`].
+#[derive(Clone, Debug)]
+pub struct TablebaseBuilder<R: Rules = English> {
+    rules: R,
+    dir: PathBuf,
+    cache_bytes: usize,
+    access: Access,
+    verify_on_open: bool,
+    allow_empty: bool,
+}
+
+impl<R: Rules> TablebaseBuilder<R> {
+    /// Probe under other rules than English (files must carry that rules id).
+    pub fn rules<R2: Rules>(self, rules: R2) -> TablebaseBuilder<R2> {
+        TablebaseBuilder {
+            rules,
+            dir: self.dir,
+            cache_bytes: self.cache_bytes,
+            access: self.access,
+            verify_on_open: self.verify_on_open,
+            allow_empty: self.allow_empty,
+        }
+    }
+    /// Budget of the shared cache of decompressed blocks, in bytes (default 64 MiB; 0 disables
+    /// caching).
+    pub fn cache_bytes(mut self, bytes: usize) -> Self {
+        self.cache_bytes = bytes;
+        self
+    }
+    /// Memory-mapped files (default) or positioned reads.
+    pub fn access(mut self, access: Access) -> Self {
+        self.access = access;
+        self
+    }
+    /// Check each file's whole-file checksum when its slice is first used (reads the whole
+    /// file once; default off: per-block checksums still guard every decoded block).
+    pub fn verify_on_open(mut self, yes: bool) -> Self {
+        self.verify_on_open = yes;
+        self
+    }
+    /// Accept a directory with no table files (for a builder that writes them later and calls
+    /// [`Tablebase::rescan`]); default off: such a directory gives [`ProbeError::NoTables`].
+    pub fn allow_empty(mut self, yes: bool) -> Self {
+        self.allow_empty = yes;
+        self
+    }
+    /// Open the tablebase: list the directory (files are opened lazily on first use).
+    ///
+    /// # Errors
+    /// [`ProbeError::Io`] if the directory cannot be listed, [`ProbeError::NoTables`] if it
+    /// holds no `*.egdb` file (unless [`TablebaseBuilder::allow_empty`]).
+    pub fn open(self) -> Result<Tablebase<R>, ProbeError> {
+        let tb = Tablebase {
+            rules: self.rules,
+            slots: SlotTable::new(),
+            max_pieces: AtomicU32::new(0),
+            // SAFETY: an all-zero `AtomicPtr` is a valid value (the null pointer).
+            fast: unsafe { Box::<[AtomicPtr<Loaded>]>::new_zeroed_slice(N_SLOTS).assume_init() },
+            cache: BlockCache::new(self.cache_bytes),
+            counters: Striped::new(),
+            opened: AtomicU64::new(0),
+            slices_present: AtomicU64::new(0),
+            dir: self.dir,
+            access: self.access,
+            verify_on_open: self.verify_on_open,
+        };
+        let n = tb.rescan()?;
+        if n == 0 && !self.allow_empty {
+            return Err(ProbeError::NoTables { dir: tb.dir });
+        }
+        Ok(tb)
+    }
+}
+
+/// A directory of table files opened for probing. `Send + Sync`: share one per process
+/// (e.g. in an `Arc`); every method takes `&self`.
+///
+/// Files are found when the tablebase is opened (and by [`Tablebase::rescan`]) and opened,
+/// mapped and validated on the first probe that needs them. That first open runs once even when
+/// many threads need it at the same moment; its result, success or error, is remembered and
+/// given to every later probe. Decompressed blocks are kept in a bounded cache shared by all
+/// threads (sharded; no lock is held while a block is read or decompressed).
+pub struct Tablebase<R: Rules = English> {
+    rules: R,
+    dir: PathBuf,
+    access: Access,
+    verify_on_open: bool,
+    slots: SlotTable<Slot>,
+    max_pieces: AtomicU32,
+    /// Slot ([`slot_of`]) -> its loaded table once opened successfully (null
+    /// before). Points into the `Box<Loaded>` owned by the slot's `OnceLock`, which is never
+    /// replaced while the tablebase lives: the lock-free path of every probe.
+    fast: Box<[AtomicPtr<Loaded>]>,
+    cache: BlockCache,
+    counters: Striped,
+    opened: AtomicU64,
+    slices_present: AtomicU64,
+}
+
+impl<R: Rules> std::fmt::Debug for Tablebase<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tablebase")
+            .field("rules", &R::NAME)
+            .field("dir", &self.dir)
+            .field("max_pieces", &self.max_pieces())
+            .finish()
+    }
+}
+
+impl Tablebase {
+    /// Open the English tables in `dir` with default settings (64 MiB cache, memory-mapped
+    /// files).
+    ///
+    /// # Errors
+    /// See [`TablebaseBuilder::open`].
+    pub fn open(dir: impl AsRef<Path>) -> Result<Tablebase, ProbeError> {
+        Tablebase::builder(dir).open()
+    }
+
+    /// Settings for opening the tables in `dir`.
+    pub fn builder(dir: impl AsRef<Path>) -> TablebaseBuilder {
+        TablebaseBuilder {
+            rules: English,
+            dir: dir.as_ref().to_path_buf(),
+            cache_bytes: 64 << 20,
+            access: Access::Mmap,
+            verify_on_open: false,
+            allow_empty: false,
+        }
+    }
+}
+
+impl<R: Rules> Tablebase<R> {
+    /// The rules the tables are probed under.
+    pub fn rules(&self) -> R {
+        self.rules
+    }
+
+    /// The table directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Largest piece count of any table file found.
+    pub fn max_pieces(&self) -> u32 {
+        self.max_pieces.load(Ordering::Relaxed)
+    }
+
+    /// Number of slice files found so far.
+    pub fn slice_count(&self) -> u64 {
+        self.slices_present.load(Ordering::Relaxed)
+    }
+
+    /// List the directory again and make newly written files available (files already known
+    /// keep their state: a slice opened before is not reopened). Returns the number of slice
+    /// files known after the scan.
+    ///
+    /// # Errors
+    /// [`ProbeError::Io`] if the directory cannot be listed.
+    pub fn rescan(&self) -> Result<u64, ProbeError> {
+        let io = |e: std::io::Error| ProbeError::Io {
+            dir: self.dir.clone(),
+            source: SharedIoError(Arc::new(e)),
+        };
+        for entry in std::fs::read_dir(&self.dir).map_err(io)? {
+            let entry = entry.map_err(io)?;
+            let name = entry.file_name();
+            let Some(s) = name.to_str().and_then(slice_of_file_name) else {
+                continue;
+            };
+            if s.material.pieces() > MAX_PIECES {
+                continue;
+            }
+            if let Some(slot) = self.slots.get(&s, true) {
+                if !slot.present.swap(true, Ordering::AcqRel) {
+                    self.slices_present.fetch_add(1, Ordering::Relaxed);
+                    self.max_pieces
+                        .fetch_max(s.material.pieces(), Ordering::AcqRel);
+                }
+            }
+        }
+        Ok(self.slice_count())
+    }
+
+    /// The loaded table of slice `s`, opening it on first use (once, whatever the threads).
+    #[inline(always)]
+    fn loaded(&self, s: &Slice, cached_only: bool) -> Result<&Loaded, ProbeError> {
+        if let Some(id) = slot_of(s) {
+            let p = self.fast[id].load(Ordering::Acquire);
+            if !p.is_null() {
+                // SAFETY: `fast` only holds pointers to boxes owned by slot `OnceLock`s of
+                // `self`, which are set once and dropped with `self`.
+                return Ok(unsafe { &*p });
+            }
+        }
+        self.loaded_slow(s, cached_only)
+    }
+
+    #[cold]
+    fn loaded_slow(&self, s: &Slice, cached_only: bool) -> Result<&Loaded, ProbeError> {
+        let missing = || ProbeError::MissingSlice { slice: *s };
+        let slot = self.slots.get(s, false).ok_or_else(missing)?;
+        if slot.state.get().is_none() {
+            if !slot.present.load(Ordering::Acquire) {
+                return Err(missing());
+            }
+            if cached_only {
+                return Err(ProbeError::NotInCache);
+            }
+        }
+        let r = slot.state.get_or_init(|| {
+            self.opened.fetch_add(1, Ordering::Relaxed);
+            self.open_slice(s)
+        });
+        let t = r.as_deref().map_err(Clone::clone)?;
+        self.fast[t.slot].store(t as *const Loaded as *mut Loaded, Ordering::Release);
+        Ok(t)
+    }
+
+    fn open_slice(&self, s: &Slice) -> Result<Box<Loaded>, ProbeError> {
+        let path = crate::table::table_path(&self.dir, s);
+        // The name check of `open_rules` makes sure the file holds slice `s`, the header check
+        // that it holds every position of its slice and was built under these rules.
+        let file = TableFile::open_rules(&path, self.access, R::ID)?;
+        if self.verify_on_open {
+            file.verify_checksum()?;
+        }
+        Ok(Box::new(Loaded {
+            block_div: Divider::new(file.block_positions() as u64),
+            uniform: file.uniform(),
+            slot: slot_of(s).unwrap_or(0),
+            file,
+            index: SliceIndex::new(*s),
+        }))
+    }
+
+    /// Stored value of a quiet Black-to-move position (through the cache).
+    #[inline]
+    fn lookup(&self, p: &Position, cached_only: bool) -> Result<Wld, ProbeError> {
+        let s = Slice::of(p);
+        let t = self.loaded(&s, cached_only)?;
+        if let Some(u) = t.uniform {
+            return Ok(u);
+        }
+        let index = t.index.rank(p);
+        self.value_at(t, index, cached_only)
+    }
+
+    #[inline]
+    fn value_at(&self, t: &Loaded, index: u64, cached_only: bool) -> Result<Wld, ProbeError> {
+        if let Some(u) = t.uniform {
+            return Ok(u);
+        }
+        let (block, offset) = t.block_div.divrem(index);
+        let offset = offset as usize;
+        let key = block_key(t.slot, block);
+        let c = self.counters.mine();
+        if let Some(b) = self.cache.byte(key, offset / Wld2Bit::PER_BYTE) {
+            c.hits.fetch_add(1, Ordering::Relaxed);
+            let symbol = Wld2Bit::symbol_in_byte(b, offset % Wld2Bit::PER_BYTE);
+            return Ok(Wld2Bit::value(symbol).unwrap_or(Wld::Draw));
+        }
+        c.misses.fetch_add(1, Ordering::Relaxed);
+        self.value_miss(t, block, offset, key, cached_only)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn value_miss(
+        &self,
+        t: &Loaded,
+        block: u64,
+        offset: usize,
+        key: u64,
+        cached_only: bool,
+    ) -> Result<Wld, ProbeError> {
+        if cached_only {
+            // A block stored as a constant needs no I/O.
+            return match t.file.block_constant(block)? {
+                Some(w) => Ok(w),
+                None => Err(ProbeError::NotInCache),
+            };
+        }
+        match t.file.decode_block(block)? {
+            Block::Const(w) => Ok(w),
+            Block::Packed(p) => {
+                self.counters.mine().decoded.fetch_add(1, Ordering::Relaxed);
+                let v = Wld2Bit::memory_symbol(&p, offset);
+                self.cache.insert(key, &p);
+                Ok(Wld2Bit::value(v).unwrap_or(Wld::Draw))
+            }
+        }
+    }
+
+    fn check(&self, p: &Position) -> Result<(), ProbeError> {
+        self.counters.mine().probes.fetch_add(1, Ordering::Relaxed);
+        p.validate()?;
+        let pieces = p.piece_count();
+        let max = self.max_pieces();
+        if pieces > max {
+            return Err(ProbeError::TooManyPieces { pieces, max });
+        }
+        Ok(())
+    }
+
+    /// Exact value for the side to move of any position with at most
+    /// [`Tablebase::max_pieces`] pieces; captures are resolved by search (see [`resolve_with`]).
+    ///
+    /// # Errors
+    /// [`ProbeError::TooManyPieces`], [`ProbeError::InvalidPosition`],
+    /// [`ProbeError::MissingSlice`] (naming the slice, even one needed only while resolving
+    /// captures), [`ProbeError::Table`] (a damaged or unreadable file).
+    pub fn probe_wld(&self, p: &Position) -> Result<Wld, ProbeError> {
+        self.check(p)?;
+        resolve_with(self.rules, self, p)
+    }
+
+    /// Value of a quiet position (the side to move has no capture): one table lookup, no search.
+    ///
+    /// # Errors
+    /// [`ProbeError::CapturePosition`] if the side to move has a capture, else as
+    /// [`Tablebase::probe_wld`].
+    pub fn probe_wld_raw(&self, p: &Position) -> Result<Wld, ProbeError> {
+        self.check(p)?;
+        if self.rules.has_capture(p) {
+            return Err(ProbeError::CapturePosition);
+        }
+        if !self.rules.has_quiet_move(p) {
+            return Ok(Wld::Loss);
+        }
+        self.lookup(&p.normalized(), false)
+    }
+
+    /// [`Tablebase::probe_wld`] that never reads a file or decompresses a block (the
+    /// "conditional" lookup of engines): [`ProbeError::NotInCache`] when a needed block or
+    /// slice is not loaded yet.
+    ///
+    /// # Errors
+    /// [`ProbeError::NotInCache`], else as [`Tablebase::probe_wld`].
+    pub fn probe_wld_cached(&self, p: &Position) -> Result<Wld, ProbeError> {
+        self.check(p)?;
+        resolve_with(self.rules, &CachedOnly(self), p)
+    }
+
+    /// [`Tablebase::probe_wld`] of many positions, in parallel (rayon); results in input order.
+    pub fn probe_many(&self, positions: &[Position]) -> Vec<Result<Wld, ProbeError>> {
+        positions.par_iter().map(|p| self.probe_wld(p)).collect()
+    }
+
+    /// Counters since opening.
+    pub fn stats(&self) -> ProbeStats {
+        let c = &self.counters;
+        let occupied = self.cache.occupied.load(Ordering::Relaxed);
+        ProbeStats {
+            probes: c.sum(|c| &c.probes),
+            cache_hits: c.sum(|c| &c.hits),
+            cache_misses: c.sum(|c| &c.misses),
+            blocks_decoded: c.sum(|c| &c.decoded),
+            cached_blocks: occupied,
+            cached_bytes: occupied * FRAME_COST as u64,
+            slices_opened: self.opened.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl<R: Rules> RawSource for Tablebase<R> {
+    fn raw(&self, slice: &Slice, index: u64) -> Result<Wld, ProbeError> {
+        let t = self.loaded(slice, false)?;
+        if index >= t.file.meta().positions {
+            return Err(ProbeError::IndexOutOfRange {
+                slice: *slice,
+                index,
+            });
+        }
+        self.value_at(t, index, false)
+    }
+    #[inline]
+    fn raw_position(&self, p: &Position) -> Result<Wld, ProbeError> {
+        self.lookup(p, false)
+    }
+}
+
+struct CachedOnly<'a, R: Rules>(&'a Tablebase<R>);
+
+impl<R: Rules> RawSource for CachedOnly<'_, R> {
+    fn raw(&self, slice: &Slice, index: u64) -> Result<Wld, ProbeError> {
+        let t = self.0.loaded(slice, true)?;
+        if index >= t.file.meta().positions {
+            return Err(ProbeError::IndexOutOfRange {
+                slice: *slice,
+                index,
+            });
+        }
+        self.0.value_at(t, index, true)
+    }
+    fn raw_position(&self, p: &Position) -> Result<Wld, ProbeError> {
+        self.0.lookup(p, true)
+    }
+}

@@ -1,0 +1,77 @@
+//! The game: one trait, [`Rules`], that the solver, the capture resolution of probes, the
+//! tablebase and the verifier are written against, and its one implementation today,
+//! [`English`] (English / American checkers: 8x8, men move forward, short-range kings,
+//! captures compulsory without a majority rule, crowning ends a move).
+//!
+//! Two kinds of code implement the rules, on purpose:
+//! - the fast engine of this module ([`English`], in `english.rs`): bitboard successors
+//!   specialised by colour, quiet un-moves for the retrograde solver ([`Retro`]), used by the
+//!   generator and by probes;
+//! - the slow path generator of [`crate::movegen`] ([`crate::movegen::Oracle`]): every move
+//!   with its full path, written separately and simply; `egdb verify`, perft cross-checks and
+//!   the tests use it as the independent oracle the fast engine is checked against.
+//!
+//! Both read the definitions of the English game (move directions of men and kings, crown
+//! rows, the rules id) from [`english`], so those are written once.
+//!
+//! Adding a variant (Italian, Russian/Pool, Brazilian on 8x8): see "Adding a variant" in
+//! docs/architecture.md.
+
+pub mod english;
+
+pub use english::English;
+
+use crate::board::{Bitboard, Color, Position};
+
+/// A rules variant: what the solver, probes and the verifier need to know about the game.
+///
+/// Implementations are zero-sized `Copy` values passed by value (`English`); every method is
+/// statically dispatched, so a generic caller costs nothing over a hard-wired one. Positions
+/// are [`Position`] values (bitboards, bit i = square i+1, any side to move).
+pub trait Rules: Copy + Send + Sync + std::fmt::Debug + 'static {
+    /// Rules id written in byte 9 of every table header (docs/format.md) and checked when a
+    /// file is opened: 1 = English. Each variant has its own id (at most 255).
+    const ID: u32;
+    /// Human-readable name (e.g. `"english"`).
+    const NAME: &'static str;
+
+    /// The squares where a man of `side` is crowned.
+    fn crown_row(&self, side: Color) -> Bitboard;
+
+    /// Whether the side to move has a capture (and so must capture).
+    fn has_capture(&self, p: &Position) -> bool;
+
+    /// Whether the side to move has a non-capturing move. With [`Rules::has_capture`] this
+    /// decides "has a legal move"; a side without one loses.
+    fn has_quiet_move(&self, p: &Position) -> bool;
+
+    /// Whether the side to move has any legal move.
+    #[inline]
+    fn has_move(&self, p: &Position) -> bool {
+        self.has_capture(p) || self.has_quiet_move(p)
+    }
+
+    /// Call `f` with the position after each legal move of `p`, moves with the same result
+    /// counted once (the opponent is then to move). Order is unspecified.
+    fn for_each_successor(&self, p: &Position, f: impl FnMut(Position));
+
+    /// Whether the move from `before` to `after` is a *conversion*: a capture or a man move
+    /// (the moves that can never be undone, after which distance-to-conversion counts anew).
+    #[inline]
+    fn is_conversion(&self, before: &Position, after: &Position) -> bool {
+        before.piece_count() != after.piece_count()
+            || before.men(before.side) != after.men(before.side)
+    }
+}
+
+/// Retrograde rules: the un-moves the solver propagates along. Implemented by the fast engine
+/// only; the verifier never uses it.
+pub trait Retro: Rules {
+    /// Quiet (non-capturing), non-crowning un-moves of the side that just moved in `after`
+    /// (that is `after.side.opponent()`): `f(from, to, is_king)` for each piece now on square
+    /// `to` that can have come from the empty square `from` (`is_king`: the piece is a king,
+    /// which keeps the men of the position unchanged). `from` and `to` are one-bit bitboards.
+    /// The caller decides which of them stay in its unit (see the generator's "leaves the unit"
+    /// policy, `generate::solve::UnitPolicy`).
+    fn for_each_quiet_unmove(&self, after: &Position, f: impl FnMut(Bitboard, Bitboard, bool));
+}

@@ -1,0 +1,339 @@
+//! Table file format: writer (atomic, deterministic), reader (memory-mapped or positioned reads),
+//! checksums and the value codec. The byte layout is specified in `docs/format.md`.
+//!
+//! One file per [`Slice`], named `<slice name>.egdb` (see [`table_path`]). A file stores one
+//! value per Black-to-move position of the slice, in [`crate::index::SliceIndex`] order:
+//! 0 = loss, 1 = draw, 2 = win for Black (the side to move). Positions where the side to move
+//! must capture are "don't care" when writing (value 3): probes resolve them by search, so the
+//! writer stores whatever value compresses best there.
+//!
+//! Values are cut into blocks of a fixed number of positions ([`WriteOptions::block_positions`],
+//! default 65,520), packed 2 bits each and each block is compressed on its own with zstd, so one
+//! probe decompresses one block; decoded blocks are handed out in the codec's memory form
+//! (base 3, five per byte, for [`Wld2Bit`]). A block whose values are all equal stores no bytes, and a slice
+//! whose values are all equal stores no blocks at all.
+//!
+//! Integrity: the header and block offset table carry an xxh64 checksum checked by
+//! [`TableFile::open`]; every block carries a 32-bit xxh64 checksum checked whenever it is
+//! decoded; the file ends with an xxh64 of everything before it, checked by
+//! [`TableFile::verify_checksum`]. A damaged file gives a [`TableError::Corrupt`], never a value.
+
+//! Rooms: [`header`] (the one [`Header`] type, parsed and written in one place), [`codec`]
+//! (the [`ValueCodec`] trait and the WLD codec [`Wld2Bit`]), [`write`](mod@write) (encoder and atomic
+//! writer), [`read`] ([`TableFile`]), [`error`] ([`TableError`], [`Fault`]).
+
+pub mod codec;
+pub mod error;
+pub mod header;
+pub mod read;
+pub mod write;
+
+pub use codec::{ValueCodec, Wld2Bit, CODEC_2BIT_ZSTD, DONT_CARE};
+pub use error::{Fault, TableError};
+pub use header::{
+    Header, TableMeta, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED, MAGIC, RULES_ENGLISH,
+};
+pub use read::{Access, Block, TableFile};
+pub use write::{
+    encode_table, write_table, write_table_masked, write_table_with, WriteOptions,
+    DEFAULT_BLOCK_POSITIONS,
+};
+
+use crate::slice::Slice;
+use std::path::{Path, PathBuf};
+
+/// File name extension of table files (without the dot).
+pub const EXTENSION: &str = "egdb";
+/// Marker for "no constant" in a block entry's constant.
+pub(crate) const NO_CONST: u32 = u32::MAX;
+
+/// `dir/<slice name>.egdb`, e.g. `egdb/2101-3n.egdb`.
+pub fn table_path(dir: &Path, slice: &Slice) -> PathBuf {
+    dir.join(format!("{slice}.{EXTENSION}"))
+}
+
+/// The slice a file name `<slice name>.egdb` stands for, or `None` for any other name.
+/// Only the canonical (lower-case) spelling counts, so one slice never has two files.
+pub fn slice_of_file_name(name: &str) -> Option<Slice> {
+    let stem = name.strip_suffix(".egdb")?;
+    let s: Slice = stem.parse().ok()?;
+    (s.to_string() == stem).then_some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::codec::{pack_2bit, pack_base3, packed_value, repack_2bit_to_base3};
+    use super::write::{encode_with_width, fill_majority};
+    use super::*;
+    use crate::board::Wld;
+
+    fn slice(name: &str) -> Slice {
+        name.parse().unwrap()
+    }
+
+    fn meta_for(s: Slice, vals: &[u8]) -> TableMeta {
+        let mut n = [0u64; 4];
+        vals.iter().for_each(|&v| n[v as usize] += 1);
+        // Don't-cares count as draws for the meta in these tests.
+        TableMeta {
+            slice: s,
+            positions: vals.len() as u64,
+            wins: n[2],
+            losses: n[0],
+            draws: n[1] + n[3],
+            longest: 7,
+        }
+    }
+
+    fn pseudo_values(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if i % 97 < 40 {
+                    1
+                } else {
+                    (x % 4) as u8
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn packing_round_trips() {
+        let v: Vec<u8> = (0..23).map(|i| (i * 7 % 3) as u8).collect();
+        let p = pack_base3(&v);
+        assert_eq!(p.len(), 5);
+        for (i, &x) in v.iter().enumerate() {
+            assert_eq!(packed_value(&p, i), x);
+        }
+        assert_eq!(pack_base3(&[2, 2, 2, 2, 2]), vec![242]);
+    }
+
+    #[test]
+    fn fill_keeps_known_values() {
+        let v = pseudo_values(1003, 5);
+        let mut f = v.clone();
+        fill_majority(&mut f);
+        let mut n = [0usize; 3];
+        v.iter()
+            .filter(|&&x| x != DONT_CARE)
+            .for_each(|&x| n[x as usize] += 1);
+        let most = (0..3)
+            .max_by_key(|&i| (n[i], std::cmp::Reverse(i)))
+            .unwrap() as u8;
+        for (a, b) in v.iter().zip(&f) {
+            assert!(*b <= 2);
+            if *a != DONT_CARE {
+                assert_eq!(a, b);
+            } else {
+                assert_eq!(*b, most);
+            }
+        }
+        let mut all = vec![DONT_CARE; 7];
+        fill_majority(&mut all);
+        assert_eq!(all, vec![1; 7]);
+    }
+
+    #[test]
+    fn rules_id_is_checked_on_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = slice("0101-nn");
+        let vals = pseudo_values(992, 2);
+        let meta = meta_for(s, &vals);
+        let path = table_path(dir.path(), &s);
+        let opts = WriteOptions {
+            rules: 7,
+            ..Default::default()
+        };
+        write_table_with(&path, &meta, &vals, &opts).unwrap();
+        let e = TableFile::open(&path).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                TableError::Corrupt {
+                    what: Fault::Rules {
+                        found: 7,
+                        expected: RULES_ENGLISH
+                    },
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let t = TableFile::open_rules(&path, Access::Pread, 7).unwrap();
+        assert_eq!(t.rules(), 7);
+        assert_eq!(t.meta(), &meta);
+    }
+
+    #[test]
+    fn masked_writer_equals_dont_care_values() {
+        use bitvec::prelude::{BitVec, Lsb0};
+        let dir = tempfile::tempdir().unwrap();
+        let s = slice("2110-34");
+        let vals = pseudo_values(crate::index::SliceIndex::new(s).size() as usize, 11);
+        let meta = meta_for(s, &vals);
+        let opts = WriteOptions {
+            block_positions: 1000,
+            ..Default::default()
+        };
+        // The same don't-cares as a mask over arbitrary true values.
+        let mask: BitVec<u64, Lsb0> = vals.iter().map(|&v| v == DONT_CARE).collect();
+        let truth: Vec<u8> = vals
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| if v == DONT_CARE { (i % 3) as u8 } else { v })
+            .collect();
+        let a = dir.path().join("a.egdb");
+        let b = dir.path().join("b.egdb");
+        write_table_with(&a, &meta, &vals, &opts).unwrap();
+        write_table_masked(&b, &meta, &truth, &mask, &opts).unwrap();
+        assert_eq!(std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    }
+
+    #[test]
+    fn repack_2bit_matches_base3() {
+        for n in [1usize, 3, 4, 5, 19, 20, 21, 39, 40, 41, 99, 1000, 65_520] {
+            let v: Vec<u8> = (0..n).map(|i| ((i * i + i / 7) % 3) as u8).collect();
+            let two = pack_2bit(&v);
+            assert_eq!(two.len(), n.div_ceil(4));
+            assert_eq!(
+                repack_2bit_to_base3(&two, n).unwrap(),
+                pack_base3(&v),
+                "n = {n}"
+            );
+            // A digit 3 anywhere, or nonzero padding, is rejected.
+            for k in [0, n / 2, n - 1] {
+                let mut bad = two.clone();
+                bad[k / 4] |= 3 << (2 * (k % 4));
+                assert!(repack_2bit_to_base3(&bad, n).is_err(), "n = {n}, k = {k}");
+            }
+            if n % 4 != 0 {
+                let mut bad = two.clone();
+                *bad.last_mut().unwrap() |= 1 << 6;
+                assert!(repack_2bit_to_base3(&bad, n).is_err(), "padding, n = {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn wide_offsets_and_old_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = slice("2110-34");
+        let vals = pseudo_values(crate::index::SliceIndex::new(s).size() as usize, 4);
+        let meta = meta_for(s, &vals);
+        let opts = WriteOptions {
+            block_positions: 200,
+            ..Default::default()
+        };
+        let path = dir.path().join("w.egdb");
+        let wide = encode_with_width(&meta, &vals, &opts, 8).unwrap();
+        let narrow = encode_table(&meta, &vals, &opts).unwrap();
+        assert_eq!(wide.len() - narrow.len(), 4 * vals.len().div_ceil(200));
+        std::fs::write(&path, &wide).unwrap();
+        for access in [Access::Mmap, Access::Pread] {
+            let t = TableFile::open_with(&path, access).unwrap();
+            t.verify_checksum().unwrap();
+            std::fs::write(dir.path().join("n.egdb"), &narrow).unwrap();
+            let n = TableFile::open_with(&dir.path().join("n.egdb"), access).unwrap();
+            assert_eq!(t.decode_all().unwrap(), n.decode_all().unwrap());
+        }
+        // A format 1 file (u32 version 1 at byte 8) is refused as an unsupported version.
+        let mut old = narrow.clone();
+        old[8..12].copy_from_slice(&1u32.to_le_bytes());
+        old.resize(200, 0);
+        std::fs::write(&path, &old).unwrap();
+        let e = TableFile::open(&path).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                TableError::Corrupt {
+                    what: Fault::Version(1),
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains("unsupported format version 1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn write_read_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = slice("2110-34");
+        let vals = pseudo_values(crate::index::SliceIndex::new(s).size() as usize, 9);
+        let meta = meta_for(s, &vals);
+        let path = table_path(dir.path(), &s);
+        assert!(path.ends_with("2110-34.egdb"));
+        for access in [Access::Mmap, Access::Pread] {
+            let opts = WriteOptions {
+                block_positions: 1000,
+                ..Default::default()
+            };
+            let n = write_table_with(&path, &meta, &vals, &opts).unwrap();
+            let t = TableFile::open_with(&path, access).unwrap();
+            assert_eq!(t.file_bytes(), n);
+            assert_eq!(t.meta(), &meta);
+            t.verify_checksum().unwrap();
+            let all = t.decode_all().unwrap();
+            for (i, (&a, &b)) in vals.iter().zip(&all).enumerate() {
+                if a != DONT_CARE {
+                    assert_eq!(a, b, "index {i}");
+                }
+                if i % 997 == 0 {
+                    assert_eq!(t.get(i as u64).unwrap() as u8, b);
+                }
+            }
+            assert!(t.get(vals.len() as u64).is_err());
+        }
+        // Only the final file is left in the directory.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn deterministic_bytes() {
+        let s = slice("0202-nn");
+        let vals = pseudo_values(crate::index::SliceIndex::new(s).size() as usize, 3);
+        let meta = meta_for(s, &vals);
+        let a = encode_table(&meta, &vals, &WriteOptions::default()).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let b = pool.install(|| encode_table(&meta, &vals, &WriteOptions::default()).unwrap());
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn uniform_slice_has_no_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = slice("0101-nn");
+        let vals: Vec<u8> = (0..992).map(|i| if i % 3 == 0 { 3 } else { 0 }).collect();
+        let meta = meta_for(s, &vals);
+        let path = table_path(dir.path(), &s);
+        let n = write_table(&path, &meta, &vals).unwrap();
+        assert_eq!(n, (HEADER_LEN + 8) as u64);
+        assert_eq!(n, 72);
+        let t = TableFile::open(&path).unwrap();
+        assert_eq!(t.uniform(), Some(Wld::Loss));
+        assert_eq!(t.get(991).unwrap(), Wld::Loss);
+        assert_eq!(t.decode_all().unwrap(), vec![0; 992]);
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        let s = slice("0101-nn");
+        let vals = vec![0u8, 1, 2];
+        let mut meta = meta_for(s, &vals);
+        assert!(encode_table(&meta, &vals[..2], &WriteOptions::default()).is_err());
+        meta.wins += 1;
+        assert!(encode_table(&meta, &vals, &WriteOptions::default()).is_err());
+        let meta = meta_for(s, &vals);
+        assert!(encode_table(&meta, &[0, 1, 4], &WriteOptions::default()).is_err());
+    }
+}

@@ -1,0 +1,539 @@
+//! The reader: [`TableFile`] opens, maps (or reads) and validates a table file and decodes its
+//! blocks.
+
+use super::codec::{ValueCodec, Wld2Bit};
+use super::error::{Fault, TableError};
+use super::header::{Header, TableMeta, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED, RULES_ENGLISH};
+use super::{slice_of_file_name, NO_CONST};
+use crate::board::Wld;
+use crate::slice::{Material, Slice};
+use rayon::prelude::*;
+use std::cell::RefCell;
+use std::fmt;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use xxhash_rust::xxh64::{xxh64, Xxh64};
+
+/// How a [`TableFile`] reaches its bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Access {
+    /// Memory-map the file (memmap2): no system call per block.
+    #[default]
+    Mmap,
+    /// Read the header at open and each block with a positioned read (`pread`) when decoded.
+    Pread,
+}
+
+enum Backing {
+    Mmap(memmap2::Mmap),
+    /// File handle plus the header and offset table read at open.
+    Pread(File, Vec<u8>),
+}
+
+/// One block's content as stored: either all one value or packed base-3 bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Block {
+    /// Every position of the block has this value.
+    Const(Wld),
+    /// The memory form of the codec ([`Wld2Bit`]: `ceil(block positions / 5)` base-3 packed
+    /// bytes); read with [`ValueCodec::memory_symbol`].
+    Packed(Vec<u8>),
+}
+
+/// An open, validated table file. `Send + Sync`; all reads take `&self`.
+pub struct TableFile {
+    path: PathBuf,
+    meta: TableMeta,
+    backing: Backing,
+    block_positions: u32,
+    n_blocks: u64,
+    uniform: Option<Wld>,
+    level: u32,
+    rules: u32,
+    /// Bytes of a block end offset in the offset table (4 or 8).
+    width: usize,
+    data_start: u64,
+    file_len: u64,
+}
+
+impl fmt::Debug for TableFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TableFile")
+            .field("path", &self.path)
+            .field("meta", &self.meta)
+            .field("block_positions", &self.block_positions)
+            .field("n_blocks", &self.n_blocks)
+            .finish()
+    }
+}
+
+fn rd32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+fn rd64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+/// Little-endian unsigned integer of `w` (4 or 8) bytes at `at`.
+fn rd_uint(b: &[u8], at: usize, w: usize) -> u64 {
+    if w == 4 {
+        u64::from(rd32(b, at))
+    } else {
+        rd64(b, at)
+    }
+}
+
+impl TableFile {
+    /// Open and memory-map a table file, validating magic, version, rules, codec, header
+    /// consistency, the header + offset table checksum and the file length. Cheap: block data
+    /// is not read. If the file name is a slice name (`2101-3n.egdb`) the header must hold that
+    /// slice.
+    ///
+    /// # Errors
+    /// [`TableError::Io`], [`TableError::Corrupt`] (which check), [`TableError::WrongSlice`].
+    pub fn open(path: &Path) -> Result<TableFile, TableError> {
+        Self::open_with(path, Access::Mmap)
+    }
+
+    /// [`TableFile::open`] with a choice of memory map or positioned reads.
+    ///
+    /// # Errors
+    /// As [`TableFile::open`].
+    pub fn open_with(path: &Path, access: Access) -> Result<TableFile, TableError> {
+        Self::open_rules(path, access, RULES_ENGLISH)
+    }
+
+    /// [`TableFile::open_with`] for a file of the rules with id `rules`
+    /// ([`crate::rules::Rules::ID`]); a file of other rules gives [`Fault::Rules`].
+    ///
+    /// # Errors
+    /// As [`TableFile::open`].
+    pub fn open_rules(path: &Path, access: Access, rules: u32) -> Result<TableFile, TableError> {
+        // Check first: opening a FIFO would block, a directory cannot be mapped.
+        let md = std::fs::metadata(path).map_err(|e| TableError::io(path, "stat", e))?;
+        if !md.is_file() {
+            return Err(TableError::NotAFile {
+                path: path.to_path_buf(),
+            });
+        }
+        let file = File::open(path).map_err(|e| TableError::io(path, "open", e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| TableError::io(path, "stat", e))?
+            .len();
+        let backing = match access {
+            Access::Mmap => {
+                if len == 0 {
+                    return Err(TableError::corrupt(
+                        path,
+                        Fault::Truncated {
+                            len,
+                            expected: HEADER_LEN as u64 + 8,
+                        },
+                    ));
+                }
+                // SAFETY: table files are written once (atomically renamed into place) and never
+                // modified in place; a file changed under us can give wrong bytes, which the
+                // block checksums catch, but no memory unsafety in this code (only reads).
+                let map = unsafe { memmap2::Mmap::map(&file) }
+                    .map_err(|e| TableError::io(path, "mmap", e))?;
+                Backing::Mmap(map)
+            }
+            Access::Pread => Backing::Pread(file, Vec::new()),
+        };
+        let mut t = TableFile {
+            path: path.to_path_buf(),
+            meta: TableMeta {
+                slice: Slice {
+                    material: Material {
+                        bm: 0,
+                        bk: 0,
+                        wm: 0,
+                        wk: 0,
+                    },
+                    black_rank: None,
+                    white_rank: None,
+                },
+                positions: 0,
+                wins: 0,
+                losses: 0,
+                draws: 0,
+                longest: 0,
+            },
+            backing,
+            block_positions: 0,
+            n_blocks: 0,
+            uniform: None,
+            level: 0,
+            rules: 0,
+            width: 4,
+            data_start: 0,
+            file_len: len,
+        };
+        t.load_header(len, rules)?;
+        if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
+            if let Some(expected) = slice_of_file_name(name) {
+                if expected != t.meta.slice {
+                    return Err(TableError::WrongSlice {
+                        path: path.to_path_buf(),
+                        expected,
+                        found: t.meta.slice,
+                    });
+                }
+            }
+        }
+        Ok(t)
+    }
+
+    fn read_at(&self, off: u64, len: usize) -> Result<std::borrow::Cow<'_, [u8]>, TableError> {
+        match &self.backing {
+            Backing::Mmap(m) => {
+                let end = off.checked_add(len as u64).filter(|&e| e <= m.len() as u64);
+                match end {
+                    Some(e) => Ok(std::borrow::Cow::Borrowed(&m[off as usize..e as usize])),
+                    None => Err(self.fault(Fault::Truncated {
+                        len: m.len() as u64,
+                        expected: off + len as u64,
+                    })),
+                }
+            }
+            Backing::Pread(f, _) => {
+                use std::os::unix::fs::FileExt;
+                let mut buf = vec![0u8; len];
+                f.read_exact_at(&mut buf, off).map_err(|e| {
+                    if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                        self.fault(Fault::Truncated {
+                            len: self.file_len,
+                            expected: off + len as u64,
+                        })
+                    } else {
+                        TableError::io(&self.path, "read", e)
+                    }
+                })?;
+                Ok(std::borrow::Cow::Owned(buf))
+            }
+        }
+    }
+
+    fn fault(&self, what: Fault) -> TableError {
+        TableError::corrupt(&self.path, what)
+    }
+
+    fn load_header(&mut self, len: u64, rules: u32) -> Result<(), TableError> {
+        let min = HEADER_LEN as u64 + 8;
+        if len < min {
+            // Say "unsupported version" for an old or foreign file rather than "truncated".
+            if len >= 12 {
+                let h = self.read_at(0, 12)?;
+                if let Some(v) = Header::peek_version(&h).filter(|&v| v != FORMAT_VERSION) {
+                    return Err(self.fault(Fault::Version(v)));
+                }
+            }
+            return Err(self.fault(Fault::Truncated { len, expected: min }));
+        }
+        let h = self.read_at(0, HEADER_LEN)?.into_owned();
+        let header = Header::parse(&h).map_err(|f| self.fault(f))?;
+        if u32::from(header.rules) != rules {
+            return Err(self.fault(Fault::Rules {
+                found: u32::from(header.rules),
+                expected: rules,
+            }));
+        }
+        if u32::from(header.codec) != Wld2Bit::ID {
+            return Err(self.fault(Fault::Codec(u32::from(header.codec))));
+        }
+        let width = header.width;
+        if width != 4 && width != 8 {
+            return Err(self.fault(Fault::BadHeader(format!("offset width {width}"))));
+        }
+        let n_blocks = u64::from(header.blocks);
+        let entry_len = width as u64 + 4;
+        let table_len = n_blocks * entry_len;
+        if table_len > len - min {
+            return Err(self.fault(Fault::BadHeader(format!("block count {n_blocks}"))));
+        }
+        // Header checksum over header[0..56] + offset table.
+        let table = self
+            .read_at(HEADER_LEN as u64, table_len as usize)?
+            .into_owned();
+        let mut hh = Xxh64::new(0);
+        hh.update(&h[..HEADER_SUMMED]);
+        hh.update(&table);
+        if hh.digest() != Header::stored_checksum(&h) {
+            return Err(self.fault(Fault::HeaderChecksum));
+        }
+        // From here on the header is what the writer wrote; check its consistency anyway.
+        let meta = header
+            .validate(Wld2Bit::MAX_SYMBOL)
+            .map_err(|f| self.fault(f))?;
+        let uniform = header.uniform.and_then(Wld2Bit::value);
+        let w = width as usize;
+        let el = entry_len as usize;
+        let mut prev = 0u64;
+        for b in 0..n_blocks as usize {
+            let e = &table[b * el..(b + 1) * el];
+            let end = rd_uint(e, 0, w);
+            let c = rd32(e, w);
+            if end < prev || (end == prev && c > u32::from(Wld2Bit::MAX_SYMBOL)) {
+                return Err(self.fault(Fault::BadHeader(format!("offset table entry {b}"))));
+            }
+            prev = end;
+        }
+        let data_len = prev;
+        let data_start = HEADER_LEN as u64 + table_len;
+        let file_len = data_start + data_len + 8;
+        if file_len > len {
+            return Err(self.fault(Fault::Truncated {
+                len,
+                expected: file_len,
+            }));
+        }
+        if file_len < len {
+            return Err(self.fault(Fault::TrailingBytes {
+                len,
+                expected: file_len,
+            }));
+        }
+        self.meta = meta;
+        self.block_positions = header.block_positions;
+        self.n_blocks = n_blocks;
+        self.uniform = uniform;
+        self.level = u32::from(header.level);
+        self.rules = u32::from(header.rules);
+        self.width = w;
+        self.data_start = data_start;
+        self.file_len = file_len;
+        if let Backing::Pread(_, t) = &mut self.backing {
+            *t = table;
+        }
+        Ok(())
+    }
+
+    /// The slice summary from the header.
+    pub fn meta(&self) -> &TableMeta {
+        &self.meta
+    }
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    /// Positions per block.
+    pub fn block_positions(&self) -> u32 {
+        self.block_positions
+    }
+    /// Number of stored blocks (0 for a uniform slice).
+    pub fn block_count(&self) -> u64 {
+        self.n_blocks
+    }
+    /// The single value of a slice that stores no blocks.
+    pub fn uniform(&self) -> Option<Wld> {
+        self.uniform
+    }
+    /// The rules id in the header ([`crate::rules::Rules::ID`]).
+    pub fn rules(&self) -> u32 {
+        self.rules
+    }
+    /// The zstd level recorded by the writer (informational).
+    pub fn level(&self) -> u32 {
+        self.level
+    }
+    /// Size of the file in bytes.
+    pub fn file_bytes(&self) -> u64 {
+        self.file_len
+    }
+
+    /// Block `b`'s data range (relative to the data start), checksum, and constant value
+    /// (`NO_CONST` for a block with data).
+    fn entry(&self, b: u64) -> (u64, u64, u32, u32) {
+        let table: &[u8] = match &self.backing {
+            Backing::Mmap(m) => &m[HEADER_LEN..self.data_start as usize],
+            Backing::Pread(_, t) => t,
+        };
+        let (w, el) = (self.width, self.width + 4);
+        let b = b as usize;
+        let end = rd_uint(table, b * el, w);
+        let check = rd32(table, b * el + w);
+        let start = if b == 0 {
+            0
+        } else {
+            rd_uint(table, (b - 1) * el, w)
+        };
+        if start == end {
+            (start, end, 0, check)
+        } else {
+            (start, end, check, NO_CONST)
+        }
+    }
+
+    /// Number of positions in block `b` (the last block may be short).
+    pub fn positions_in_block(&self, b: u64) -> u64 {
+        let bp = self.block_positions as u64;
+        (self.meta.positions - b * bp).min(bp)
+    }
+
+    /// The value of block `b` if it is stored as a constant (no I/O: the offset table is in
+    /// memory), `None` if it holds data.
+    ///
+    /// # Errors
+    /// [`TableError::Invalid`] for `b` out of range.
+    pub fn block_constant(&self, b: u64) -> Result<Option<Wld>, TableError> {
+        if let Some(u) = self.uniform {
+            return Ok(Some(u));
+        }
+        if b >= self.n_blocks {
+            return Err(TableError::Invalid(format!(
+                "block {b} of {}",
+                self.n_blocks
+            )));
+        }
+        let (_, _, _, c) = self.entry(b);
+        Ok((c != NO_CONST).then(|| Wld2Bit::value(c as u8).unwrap_or(Wld::Draw)))
+    }
+
+    /// Decode block `b` (`b < block_count()`): checks its checksum, decompresses it, checks the
+    /// size and every 2-bit digit, and returns the values repacked base 3 (five per byte).
+    ///
+    /// # Errors
+    /// [`TableError::Invalid`] for `b` out of range; [`TableError::Corrupt`] with
+    /// [`Fault::BlockChecksum`] or [`Fault::BlockDecode`]; [`TableError::Io`] (pread).
+    pub fn decode_block(&self, b: u64) -> Result<Block, TableError> {
+        if b >= self.n_blocks {
+            return Err(TableError::Invalid(format!(
+                "block {b} of {} in {}",
+                self.n_blocks,
+                self.path.display()
+            )));
+        }
+        let (start, end, check, constant) = self.entry(b);
+        if constant != NO_CONST {
+            return Ok(Block::Const(
+                Wld2Bit::value(constant as u8).unwrap_or(Wld::Draw),
+            ));
+        }
+        let data = self.read_at(self.data_start + start, (end - start) as usize)?;
+        if xxh64(&data, 0) as u32 != check {
+            return Err(self.fault(Fault::BlockChecksum(b)));
+        }
+        let n = self.positions_in_block(b) as usize;
+        let want = Wld2Bit::stored_len(n);
+        let mut out = vec![0u8; want];
+        thread_local! {
+            static DCTX: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+        }
+        let got = DCTX.with(|d| {
+            let mut d = d.borrow_mut();
+            if d.is_none() {
+                *d = Some(zstd::bulk::Decompressor::new()?);
+            }
+            d.as_mut()
+                .unwrap()
+                .decompress_to_buffer(&data[..], &mut out[..])
+        });
+        match got {
+            Ok(k) if k == want => {}
+            Ok(k) => {
+                return Err(self.fault(Fault::BlockDecode {
+                    block: b,
+                    why: format!("{k} bytes, expected {want}"),
+                }))
+            }
+            Err(e) => {
+                return Err(self.fault(Fault::BlockDecode {
+                    block: b,
+                    why: e.to_string(),
+                }))
+            }
+        }
+        let out = Wld2Bit::unpack(&out, n).map_err(|i| {
+            self.fault(Fault::BlockDecode {
+                block: b,
+                why: format!("byte {i} holds a digit 3 or nonzero padding"),
+            })
+        })?;
+        Ok(Block::Packed(out))
+    }
+
+    /// Stored value of position `index` (decodes one block; no cache). Don't-care positions
+    /// return the filler the writer chose.
+    ///
+    /// # Errors
+    /// [`TableError::Invalid`] if `index >= positions`; block errors of
+    /// [`TableFile::decode_block`].
+    pub fn get(&self, index: u64) -> Result<Wld, TableError> {
+        if index >= self.meta.positions {
+            return Err(TableError::Invalid(format!(
+                "index {index} out of range for slice {} ({} positions)",
+                self.meta.slice, self.meta.positions
+            )));
+        }
+        if let Some(u) = self.uniform {
+            return Ok(u);
+        }
+        let bp = self.block_positions as u64;
+        match self.decode_block(index / bp)? {
+            Block::Const(w) => Ok(w),
+            Block::Packed(p) => Wld2Bit::value(Wld2Bit::memory_symbol(&p, (index % bp) as usize))
+                .ok_or_else(|| {
+                    self.fault(Fault::BlockDecode {
+                        block: index / bp,
+                        why: "impossible symbol".into(),
+                    })
+                }),
+        }
+    }
+
+    /// Every stored value, one byte 0..=2 per position in index order.
+    ///
+    /// # Errors
+    /// Block errors of [`TableFile::decode_block`].
+    pub fn decode_all(&self) -> Result<Vec<u8>, TableError> {
+        let n = self.meta.positions as usize;
+        if let Some(u) = self.uniform {
+            return Ok(vec![u as u8; n]);
+        }
+        let bp = self.block_positions as usize;
+        let parts: Result<Vec<Vec<u8>>, TableError> = (0..self.n_blocks)
+            .into_par_iter()
+            .map(|b| {
+                let k = self.positions_in_block(b) as usize;
+                Ok(match self.decode_block(b)? {
+                    Block::Const(w) => vec![w as u8; k],
+                    Block::Packed(p) => (0..k).map(|i| Wld2Bit::memory_symbol(&p, i)).collect(),
+                })
+            })
+            .collect();
+        let mut out = Vec::with_capacity(n);
+        for p in parts? {
+            out.extend_from_slice(&p);
+        }
+        debug_assert_eq!(out.len(), n);
+        let _ = bp;
+        Ok(out)
+    }
+
+    /// Check the whole-file xxh64 checksum (reads every byte).
+    ///
+    /// # Errors
+    /// [`TableError::Corrupt`] with [`Fault::FileChecksum`]; [`TableError::Io`] (pread).
+    pub fn verify_checksum(&self) -> Result<(), TableError> {
+        let body = self.file_len - 8;
+        let (digest, stored) = match &self.backing {
+            Backing::Mmap(m) => (xxh64(&m[..body as usize], 0), rd64(m, body as usize)),
+            Backing::Pread(..) => {
+                let mut h = Xxh64::new(0);
+                let mut off = 0u64;
+                const CHUNK: u64 = 1 << 20;
+                while off < body {
+                    let k = CHUNK.min(body - off);
+                    h.update(&self.read_at(off, k as usize)?);
+                    off += k;
+                }
+                let s = self.read_at(body, 8)?;
+                (h.digest(), rd64(&s, 0))
+            }
+        };
+        if digest != stored {
+            return Err(self.fault(Fault::FileChecksum));
+        }
+        Ok(())
+    }
+}
