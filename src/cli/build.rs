@@ -35,6 +35,10 @@ pub struct Args {
     /// --dir on a filesystem all ranks share (needs the `mpi` cargo feature; see docs/mpi.md).
     #[arg(long, conflicts_with = "slice")]
     pub mpi: bool,
+    /// Also build the distance-to-conversion file of every slice (`<slice>.dtc`); on a
+    /// directory whose WLD files exist, only the distance files are built.
+    #[arg(long, conflicts_with = "mpi")]
+    pub dtc: bool,
 }
 
 /// Progress bars (an overall bar and one per unit) and, with `-v`, one line per unit solved.
@@ -129,6 +133,7 @@ pub fn run(args: Args) -> CliResult {
         dir: args.dir.clone(),
         pieces: args.pieces,
         slice: args.slice,
+        dtc: args.dtc,
     };
     let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal(), args.verbose);
     let s = if args.mpi {
