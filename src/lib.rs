@@ -36,7 +36,8 @@
 //! | [`generate`] | the retrograde generator (`egdb build`): driver and solver |
 //! | [`store`] | the dependency store: slices decoded into memory |
 //! | [`table`] | the file format: header, value codec, writer, reader |
-//! | [`probe`] | [`probe::Tablebase`], capture resolution, slots, block cache |
+//! | [`probe`] | [`probe::Tablebase`] (WLD and distance-to-conversion probes), capture resolution, slots, block cache |
+//! | [`play`] | perfect play: scored moves, best move, the perfect line |
 //! | [`verify`], [`stats`] | independent verification, statistics from headers |
 //! | [`ffi`] | the C ABI (`include/egdb.h`) |
 //!
@@ -53,6 +54,7 @@ pub mod index;
 pub mod movegen;
 pub mod notation;
 pub mod plan;
+pub mod play;
 pub mod probe;
 pub mod rules;
 pub mod slice;
