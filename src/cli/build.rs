@@ -199,6 +199,19 @@ pub fn run(args: Args) -> CliResult {
             s.plies,
             s.write_seconds
         );
+        if args.dtc {
+            println!(
+                "distances     {} files, {} bytes ({:.1} positions/byte), pass {:.2} s",
+                s.dtc_files,
+                s.dtc_bytes,
+                if s.dtc_bytes == 0 {
+                    0.0
+                } else {
+                    s.positions.max(1) as f64 / s.dtc_bytes as f64
+                },
+                s.dtc_seconds
+            );
+        }
         println!("peak RSS      {rss}");
     }
     Ok(())

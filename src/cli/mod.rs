@@ -3,6 +3,7 @@ pub mod build;
 pub mod build_mpi;
 pub mod count;
 pub mod info;
+pub mod line;
 pub mod moves;
 pub mod perft;
 pub mod plan;
