@@ -228,6 +228,24 @@ fn verify_rederives_distances_and_finds_a_changed_one() {
     build_dtc(dir.path(), 3);
     let rep = checkers_egdb::verify::verify_dir(dir.path(), &|_, _, _| {}).unwrap();
     assert!(rep.dtc_slices > 50);
+    // The longest list: K v K 11 (both sides to move), 2K v K 33 / 34 (published facts).
+    let rows = checkers_egdb::stats::longest_dtc(dir.path()).unwrap();
+    let row = |m: [u8; 4], stm: char| {
+        rows.iter()
+            .find(|r| [r.bm, r.bk, r.wm, r.wk] == m && r.stm == stm)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(row([0, 1, 0, 1], 'B').longest_win.unwrap().0, 11);
+    assert_eq!(row([0, 1, 0, 1], 'W').longest_win.unwrap().0, 11);
+    let (d, fen) = row([0, 2, 0, 1], 'B').longest_win.unwrap();
+    assert_eq!(d, 33);
+    let tb = Tablebase::open(dir.path()).unwrap();
+    assert_eq!(tb.probe_dtc(&pos(&fen)).unwrap(), Dtc::Win(33));
+    let (d, fen) = row([0, 2, 0, 1], 'W').longest_loss.unwrap();
+    assert_eq!(d, 34);
+    assert_eq!(tb.probe_dtc(&pos(&fen)).unwrap(), Dtc::Loss(34));
+    drop(tb);
     assert_eq!(rep.dtc_positions, rep.positions);
 
     let p = pos("B:WK14:BK1,K2"); // won in 33
