@@ -92,7 +92,10 @@ fn main() {
             }
         })
         .collect();
-    let tb = Tablebase::builder(&dir).cache_bytes(256 << 20).open().unwrap();
+    let tb = Tablebase::builder(&dir)
+        .cache_bytes(256 << 20)
+        .open()
+        .unwrap();
     for p in &ps {
         tb.probe_dtc(p).unwrap();
     }

@@ -221,7 +221,10 @@ pub unsafe extern "C" fn egdb_best_move(
             out.to = m.mv.to;
             out.captured = m.mv.captured;
             out.conversion = c_int::from(m.conversion);
-            out.plies = m.value.plies().map_or(-1, |n| n.min(i32::MAX as u32) as i32);
+            out.plies = m
+                .value
+                .plies()
+                .map_or(-1, |n| n.min(i32::MAX as u32) as i32);
             let text = crate::notation::format_move(&m.mv);
             for (i, b) in text.bytes().take(63).enumerate() {
                 out.pdn[i] = b as c_char;

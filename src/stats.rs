@@ -237,8 +237,8 @@ pub fn longest_dtc(dir: &Path) -> Result<Vec<LongestDtc>, StatsError> {
         if !dpath.exists() {
             continue;
         }
-        let dfile = crate::table::DtcFile::open(&dpath, crate::rules::english::ID)
-            .map_err(terr(&dpath))?;
+        let dfile =
+            crate::table::DtcFile::open(&dpath, crate::rules::english::ID).map_err(terr(&dpath))?;
         let d = dfile.decode_all().map_err(terr(&dpath))?;
         let w = TableFile::open(&f.path)
             .and_then(|t| t.decode_all())

@@ -70,7 +70,9 @@ pub enum VerifyError {
         counted: (u64, u64, u64),
     },
     /// A stored distance differs from the one derived from the successors.
-    #[error("slice {slice}, index {index} ({fen}): stored distance {stored}, successors give {derived}")]
+    #[error(
+        "slice {slice}, index {index} ({fen}): stored distance {stored}, successors give {derived}"
+    )]
     DtcMismatch {
         /// The slice.
         slice: Slice,
@@ -287,7 +289,11 @@ pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
             if let Some(e) = err {
                 return Err(perr(e));
             }
-            let derived = if moves == 0 { 0 } else { best.unwrap_or(u32::MAX) };
+            let derived = if moves == 0 {
+                0
+            } else {
+                best.unwrap_or(u32::MAX)
+            };
             if own[i as usize] != derived {
                 return Err(VerifyError::DtcMismatch {
                     slice: *slice,
@@ -377,10 +383,15 @@ pub fn verify_dir(
         let partner = if f.slice.partner() == f.slice {
             None
         } else {
-            Some(load(&f.slice.partner())?.ok_or_else(|| VerifyError::DtcFile {
-                slice: f.slice,
-                why: format!("the partner slice {} has no distance file", f.slice.partner()),
-            })?)
+            Some(
+                load(&f.slice.partner())?.ok_or_else(|| VerifyError::DtcFile {
+                    slice: f.slice,
+                    why: format!(
+                        "the partner slice {} has no distance file",
+                        f.slice.partner()
+                    ),
+                })?,
+            )
         };
         let tick = |k: u64| progress(&f.slice, k, m.positions);
         rep.dtc_positions += verify_dtc_slice(

@@ -313,9 +313,11 @@ pub fn dtc_unit_with(
 ) -> Result<Vec<solve::DtcSlice>, BuildError> {
     use bitvec::prelude::{BitVec, Lsb0};
     let s = unit.slices[0];
-    let dep_err = |building: Slice| move |e: ProbeError| BuildError::Dependency {
-        building,
-        source: e,
+    let dep_err = |building: Slice| {
+        move |e: ProbeError| BuildError::Dependency {
+            building,
+            source: e,
+        }
     };
     // From the files: true values (captures resolved) and the capture mask of each slice.
     let loaded: Vec<(Vec<u8>, BitVec<u64, Lsb0>)>;

@@ -515,7 +515,6 @@ pub fn collect(side: Side, times: (f64, f64), plies: u32) -> SolvedSlice {
     }
 }
 
-
 /// Distance to conversion of a position with no DTC (a draw) in [`DtcSlice::dtc`].
 pub const DTC_NONE: u16 = u16::MAX;
 
@@ -631,7 +630,11 @@ pub fn solve_dtc_unit<R: Retro, E: Send>(
     } else {
         vec![mk(s), mk(p)]
     };
-    assert_eq!(wld.len(), sides.len(), "one WLD input per slice of the unit");
+    assert_eq!(
+        wld.len(),
+        sides.len(),
+        "one WLD input per slice of the unit"
+    );
     for (x, side) in sides.iter().enumerate() {
         assert_eq!(wld[x].values.len(), side.state.len(), "WLD input size");
     }

@@ -3,7 +3,7 @@
 
 use super::cache::{block_key, BlockCache, FRAME_COST};
 use super::error::{ProbeError, SharedIoError};
-use super::resolve::{self, resolve_with, RawSource};
+use super::resolve::{resolve_with, RawSource};
 use super::slots::{slot_of, SlotTable, MAX_PIECES, N_SLOTS};
 use crate::board::{Position, Wld};
 use crate::index::{Divider, SliceIndex};
@@ -531,26 +531,33 @@ impl<R: Rules> Tablebase<R> {
     /// As [`Tablebase::probe_wld`]; [`ProbeError::MissingDtc`] when the slice has no distance
     /// file; [`ProbeError::Table`] for a damaged one.
     pub fn probe_dtc(&self, p: &Position) -> Result<Dtc, ProbeError> {
-        let v = self.probe_wld(p)?;
-        let mk = |d: u32| match v {
-            Wld::Win => Dtc::Win(d),
-            Wld::Loss => Dtc::Loss(d),
-            Wld::Draw => Dtc::Draw,
-        };
+        self.check(p)?;
+        if self.rules.has_capture(p) {
+            // Every move converts: distance 1 (the value by capture resolution).
+            return Ok(match resolve_with(self.rules, self, p)? {
+                Wld::Win => Dtc::Win(1),
+                Wld::Loss => Dtc::Loss(1),
+                Wld::Draw => Dtc::Draw,
+            });
+        }
+        if !self.rules.has_quiet_move(p) {
+            return Ok(Dtc::Loss(0));
+        }
+        // A quiet position: the same slice and index in the WLD and the distance file.
+        let n = p.normalized();
+        let s = Slice::of(&n);
+        let t = self.loaded(&s, false)?;
+        let index = t.index.rank(&n);
+        let v = self.value_at(t, index, false)?;
         if v == Wld::Draw {
             return Ok(Dtc::Draw);
         }
-        if self.rules.has_capture(p) {
-            return Ok(mk(1));
-        }
-        if !self.rules.has_quiet_move(p) {
-            return Ok(mk(0));
-        }
-        let n = p.normalized();
-        let s = Slice::of(&n);
-        let t = self.dtc_loaded(&s)?;
-        let index = resolve::with_index(&s, |ix| ix.rank(&n));
-        Ok(mk(self.dtc_at(t, index)?))
+        let d = self.dtc_at(self.dtc_loaded(&s)?, index)?;
+        Ok(if v == Wld::Win {
+            Dtc::Win(d)
+        } else {
+            Dtc::Loss(d)
+        })
     }
 
     fn dtc_loaded(&self, s: &Slice) -> Result<&DtcLoaded, ProbeError> {

@@ -518,7 +518,9 @@ impl DtcFile {
         let b = index / bp;
         Ok(match self.decode_block(b)? {
             DtcBlock::Const(d) => d,
-            DtcBlock::Data(m) => dtc_in_block(&m, self.positions_in_block(b), (index % bp) as usize),
+            DtcBlock::Data(m) => {
+                dtc_in_block(&m, self.positions_in_block(b), (index % bp) as usize)
+            }
         })
     }
 
