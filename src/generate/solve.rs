@@ -605,8 +605,9 @@ pub enum DtcError<E> {
 /// leaving the unit from `lookup`, which answers as for [`solve_unit`]). The resolution ply of
 /// each position in that solve is its DTC: a win at ply 1 converts into a lost position, a
 /// loss resolves one ply after its last refuted king move, exactly the min/max of the
-/// definition. Draws of `wld` are taken as draws; every other value found is checked against
-/// `wld` ([`DtcError::Inconsistent`]).
+/// definition. Draws, capture positions and the conversions of lost positions are taken from
+/// `wld` (see `dtc_initial_state`); the values the king-move propagation finds are checked
+/// against `wld` ([`DtcError::Inconsistent`]).
 ///
 /// # Errors
 /// [`DtcError::Lookup`] (the first failed lookup), [`DtcError::Inconsistent`],
@@ -720,7 +721,9 @@ pub fn solve_dtc_unit<R: Retro, E: Send>(
 /// Initial state of Black-to-move position `pos` (index `i`) in the distance pass: draws and
 /// capture positions are final; a position with no move is lost at ply 0; a conversion
 /// reaching a position lost for the opponent wins at ply 1; otherwise a counter of the king
-/// moves (with the "cannot lose" flag when a conversion reaches a draw).
+/// moves. Conversions are looked up only where they can matter given the WLD value (never for
+/// a loss; for a win, moves leaving the unit only when the WLD plies are unknown), so the pass
+/// trusts the WLD input there; the king-move propagation is still checked against it.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 fn dtc_initial_state<R: Retro, E>(
@@ -751,6 +754,11 @@ fn dtc_initial_state<R: Retro, E>(
     }
     let men = pos.men(Color::Black);
     let kings = pos.kings_of(Color::Black).count_ones();
+    // What a conversion can contribute is known from the WLD value: in a lost position every
+    // move reaches a win for the opponent (no lookup needed); in a won one only a conversion
+    // reaching a loss matters, and a move leaving the unit cannot reach one when the WLD pass
+    // resolved the position later than ply 1 (it would have won at ply 1).
+    let exits_matter = v == Wld::Win && own.plies.is_none();
     let mut moves = 0u32;
     let mut count = 0u8;
     let mut no_loss = false;
@@ -766,13 +774,18 @@ fn dtc_initial_state<R: Retro, E>(
             count += 1;
             return;
         }
+        if v == Wld::Loss {
+            return;
+        }
         let crowned = s.kings_of(Color::Black).count_ones() != kings;
         let value = if policy.stays(s.men(Color::Black), crowned) {
             // A man move inside the unit: its value from the WLD solution.
             let k = target.index.rank(&s.flip()) as usize;
             Ok(Wld::from_u8(theirs.values[k]).unwrap_or(Wld::Draw))
-        } else {
+        } else if exits_matter {
             lookup(&s)
+        } else {
+            return;
         };
         match value {
             Ok(Wld::Loss) => win = true,
