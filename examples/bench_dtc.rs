@@ -93,7 +93,7 @@ fn main() {
         })
         .collect();
     let tb = Tablebase::builder(&dir)
-        .cache_bytes(256 << 20)
+        .cache_bytes(1 << 30)
         .open()
         .unwrap();
     for p in &ps {

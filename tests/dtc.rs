@@ -266,3 +266,83 @@ fn verify_rederives_distances_and_finds_a_changed_one() {
         "{e}"
     );
 }
+
+/// The command line: `build --dtc`, `probe --dtc`, `moves --values`, `line`, `stats --dtc`.
+#[test]
+fn command_line_distance_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let egdb = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_egdb"))
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // WLD first, then only the distance files.
+    let (ok, _, e) = egdb(&["build", "--pieces", "3", "--dir", d, "--quiet"]);
+    assert!(ok, "{e}");
+    let (ok, _, e) = egdb(&["probe", "--dir", d, "--dtc", "W:W5:BK2"]);
+    assert!(!ok && e.contains("egdb build --dtc"), "{e}");
+    let (ok, out, e) = egdb(&["build", "--pieces", "3", "--dir", d, "--dtc"]);
+    assert!(ok && out.contains("distances"), "{out}{e}");
+
+    let (ok, out, _) = egdb(&[
+        "probe",
+        "--dir",
+        d,
+        "--dtc",
+        "W:W5:BK2",
+        "W:WK29:BK25",
+        "B:WK32:BK1",
+    ]);
+    assert!(ok);
+    assert_eq!(
+        out,
+        "W:W5:BK2\twin\t1\nW:WK29:BK25\twin\t1\nB:WK32:BK1\tdraw\t-\n"
+    );
+    let (_, out, _) = egdb(&["probe", "--dir", d, "--dtc", "--json", "B:WK13:BK1"]);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        (v["value"].as_str(), v["dtc"].as_u64()),
+        (Some("win"), Some(11))
+    );
+
+    let (ok, out, _) = egdb(&["moves", "--dir", d, "--values", "W:W5:BK2"]);
+    assert!(ok);
+    assert_eq!(
+        out.lines().next().unwrap(),
+        "5-1\twin\t1\tB:WK1:BK2\tloss 0"
+    );
+
+    let (ok, out, _) = egdb(&["line", "--dir", d, "B:WK14:BK1,K2"]);
+    assert!(ok);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "start\twin 33\tB:WK14:BK1,K2");
+    assert_eq!(lines.len(), 33 + 2);
+    assert!(lines[33].starts_with("33. ") && lines[33].contains("loss 0"));
+    assert_eq!(lines[34], "end\tno legal move: the side to move has lost");
+    let (_, out, _) = egdb(&[
+        "line",
+        "--dir",
+        d,
+        "--json",
+        "B:WK32:BK1",
+        "--max-plies",
+        "6",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["value"], "draw");
+    assert!(v["end"] == "repetition" || v["end"] == "max_plies");
+
+    let (ok, out, _) = egdb(&["stats", "--dir", d, "--dtc"]);
+    assert!(ok);
+    assert!(
+        out.lines().any(|l| l == "0 2 0 1 B 33 B:WK14:BK1,K2 - -"),
+        "{out}"
+    );
+}

@@ -195,7 +195,7 @@ pub fn run(args: Args) -> CliResult {
         println!(
             "              of which initial pass {:.2} s, propagation {:.2} s (up to {} plies), compressing and writing {:.2} s",
             s.initial_seconds,
-            s.solve_seconds - s.initial_seconds,
+            s.solve_seconds - s.initial_seconds - s.dtc_seconds,
             s.plies,
             s.write_seconds
         );
@@ -207,7 +207,7 @@ pub fn run(args: Args) -> CliResult {
                 if s.dtc_bytes == 0 {
                     0.0
                 } else {
-                    s.positions.max(1) as f64 / s.dtc_bytes as f64
+                    s.dtc_positions as f64 / s.dtc_bytes as f64
                 },
                 s.dtc_seconds
             );

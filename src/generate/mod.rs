@@ -199,6 +199,8 @@ pub struct BuildSummary {
     pub dtc_seconds: f64,
     /// Distance files written.
     pub dtc_files: u64,
+    /// Positions of the distance files written.
+    pub dtc_positions: u64,
 }
 
 /// Whether every distance file of `unit` exists and passes its checksum.
@@ -397,7 +399,10 @@ pub fn write_dtc_solved(dir: &Path, d: &solve::DtcSlice) -> Result<BuildSummary,
         &meta,
         &vals,
         &d.dont_care,
-        &WriteOptions::default(),
+        &WriteOptions {
+            level: crate::table::dtc::DTC_LEVEL,
+            ..WriteOptions::default()
+        },
     )
     .map_err(|e| BuildError::Write {
         slice: d.slice,
@@ -406,6 +411,7 @@ pub fn write_dtc_solved(dir: &Path, d: &solve::DtcSlice) -> Result<BuildSummary,
     Ok(BuildSummary {
         bytes,
         dtc_bytes: bytes,
+        dtc_positions: n,
         write_seconds: t0.elapsed().as_secs_f64(),
         ..Default::default()
     })
@@ -444,6 +450,7 @@ impl BuildSummary {
         self.dtc_bytes += o.dtc_bytes;
         self.dtc_seconds += o.dtc_seconds;
         self.dtc_files += o.dtc_files;
+        self.dtc_positions += o.dtc_positions;
         self.plies = self.plies.max(o.plies);
     }
 }
@@ -645,7 +652,7 @@ pub fn build_with(
     Ok(sum)
 }
 
-/// Delete temporary files (`.<slice>.egdb.tmp.<pid>.<n>`) left in `dir` by writers that no
+/// Delete temporary files (`.<slice>.egdb.tmp.<pid>.<n>`, `.<slice>.dtc.tmp.<pid>.<n>`) left in `dir` by writers that no
 /// longer run (a killed build). Files of a live process (a concurrent build) are kept. Errors
 /// are ignored: a leftover temporary file is harmless, it never looks like a finished table.
 /// Linux only (liveness is read from `/proc`); elsewhere nothing is removed.
@@ -661,7 +668,10 @@ pub fn remove_stale_temp_files(dir: &Path) {
         let Some(name) = name.to_str() else { continue };
         let Some(rest) = name
             .strip_prefix('.')
-            .and_then(|n| n.split_once(".egdb.tmp."))
+            .and_then(|n| {
+                n.split_once(".egdb.tmp.")
+                    .or_else(|| n.split_once(".dtc.tmp."))
+            })
             .map(|(_, r)| r)
         else {
             continue;

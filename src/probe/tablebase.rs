@@ -224,7 +224,7 @@ impl<R: Rules> TablebaseBuilder<R> {
             // SAFETY: an all-zero `AtomicPtr` is a valid value (the null pointer).
             fast: unsafe { Box::<[AtomicPtr<Loaded>]>::new_zeroed_slice(N_SLOTS).assume_init() },
             cache: BlockCache::new(self.cache_bytes),
-            dtc_cache: BlockCache::new(self.cache_bytes / 2),
+            dtc_cache: BlockCache::new(self.cache_bytes),
             dtc_slots: SlotTable::new(),
             counters: Striped::new(),
             opened: AtomicU64::new(0),
