@@ -33,7 +33,7 @@ fn main() {
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            let i = ((x >> 11) as u128 * size as u128 >> 53) as u64;
+            let i = (((x >> 11) as u128 * size as u128) >> 53) as u64;
             let p = idx.unrank(i).expect("index in range");
             if p.has_capture() {
                 captures += 1;

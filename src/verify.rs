@@ -270,9 +270,9 @@ pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
                         return;
                     }
                 };
-                let d = if rules.is_conversion(&p, &s) {
-                    1
-                } else if !rules.has_move(&s) {
+                // A conversion counts 1, as does a king move to a position with no move
+                // (distance 0); a king move to a capture position 1 + 1.
+                let d = if rules.is_conversion(&p, &s) || !rules.has_move(&s) {
                     1
                 } else if rules.has_capture(&s) {
                     2
