@@ -1,5 +1,5 @@
 //! Perfect play from the tables: every legal move scored by its distance to conversion
-//! ([`scored_moves`]), the best one ([`best_move`]) and the whole perfect line ([`line`]).
+//! ([`scored_moves`]), the best one ([`best_move`]) and the whole perfect line ([`line()`]).
 //!
 //! Values are [`Dtc`]s (issue 9's metric, plies): a *conversion* is a capture or any man move
 //! (crowning included); the winner converts as soon as possible, the loser as late as possible.

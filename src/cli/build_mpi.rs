@@ -2,7 +2,7 @@
 //! See docs/mpi.md.
 //!
 //! Started as `mpirun -n N egdb build --mpi --pieces P --dir SHARED_DIR` (every rank gets the
-//! same arguments). The work is the units of [`build_order`] (a slice and its colour-mirror
+//! same arguments). The work is the units of [`build_order`](checkers_egdb::generate::build_order) (a slice and its colour-mirror
 //! partner), the same jobs a single-process build runs:
 //!
 //! - **Rank 0** schedules: it keeps the dependency graph (a unit waits until every unit it reads
@@ -13,10 +13,10 @@
 //!   any other rank, so `-n 1` is a plain build and one rank per node keeps every node busy; the
 //!   scheduler itself only waits on messages (1 ms polls).
 //! - **Every rank** (rank 0's worker thread included) receives a unit id, skips it if its files
-//!   are all present and pass their checksums ([`unit_complete`]), else loads the dependencies
-//!   from the shared directory's files ([`DecodedTables`], checksum-verified), solves with rayon
-//!   on its cores ([`solve_unit_with`]), writes with the usual atomic, checksummed writes
-//!   ([`write_solved`]) and reports the counts to rank 0. The solved values stay in the rank's
+//!   are all present and pass their checksums ([`unit_complete`](checkers_egdb::generate::unit_complete)), else loads the dependencies
+//!   from the shared directory's files ([`DecodedTables`](checkers_egdb::generate::DecodedTables), checksum-verified), solves with rayon
+//!   on its cores ([`solve_unit_with`](checkers_egdb::generate::solve_unit_with)), writes with the usual atomic, checksummed writes
+//!   ([`write_solved`](checkers_egdb::generate::write_solved)) and reports the counts to rank 0. The solved values stay in the rank's
 //!   dependency store for later units.
 //! - **Same bytes**: a unit's values depend only on its dependencies' values and the solver is
 //!   deterministic, so the files are byte-identical to a single-process build whatever N is.
@@ -30,7 +30,7 @@
 //!
 //! Messages (tags below) are small byte vectors: rank 0 sends ASSIGN `[unit id, unit count]`
 //! (two little-endian u64; the count guards against ranks started with different arguments)
-//! or STOP; workers answer DONE (a [`Report`]) or FAIL (`[unit id]` then the reason in UTF-8).
+//! or STOP; workers answer DONE (a `Report`) or FAIL (`[unit id]` then the reason in UTF-8).
 //!
 //! Test hook: `EGDB_MPI_TEST_KILL=R:K` makes rank R kill itself (SIGKILL) when it receives its
 //! (K+1)-th unit, to test that a rerun resumes after a rank dies mid-build.
