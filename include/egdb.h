@@ -54,6 +54,30 @@ int egdb_lookup(const EgdbHandle *h, uint32_t black, uint32_t white, uint32_t ki
 /* egdb_lookup of a PDN FEN such as "W:WK32:BK26". */
 int egdb_lookup_fen(const EgdbHandle *h, const char *fen, int conditional);
 
+/* Distance to conversion (plies; a conversion is a capture or a man move) of a position given as
+ * in egdb_lookup: returns EGDB_WIN, EGDB_LOSS or EGDB_DRAW and stores the distance in *plies
+ * (-1 for a draw; plies may be NULL), or an error code (EGDB_SUBDB_UNAVAILABLE when a distance
+ * file <slice>.dtc is missing). Needs the distance files of `egdb build --dtc`. */
+int egdb_lookup_dtc(const EgdbHandle *h, uint32_t black, uint32_t white, uint32_t kings, int color,
+                    int32_t *plies);
+
+/* A move chosen by egdb_best_move. */
+typedef struct EgdbMove {
+    uint8_t from;      /* 1-32; 0 when the side to move has no move */
+    uint8_t to;        /* 1-32 */
+    uint32_t captured; /* captured pieces, bit i = square i+1 */
+    int conversion;    /* 1 for a capture or man move */
+    int32_t plies;     /* the move's distance for the mover (1 for a conversion); -1 for a draw */
+    char pdn[64];      /* PDN text, e.g. "9-14" or "9x18x27", NUL-terminated */
+} EgdbMove;
+
+/* Best move of perfect play (wins by the smallest distance, then draws, then losses by the
+ * largest) for a position given as in egdb_lookup: returns the move's value for the mover
+ * (EGDB_WIN, EGDB_LOSS, EGDB_DRAW) with the move in *out; EGDB_LOSS with out->from == 0 when the
+ * side to move has no legal move; or an error code. */
+int egdb_best_move(const EgdbHandle *h, uint32_t black, uint32_t white, uint32_t kings, int color,
+                   EgdbMove *out);
+
 /* Largest piece count covered by the open tables. */
 int egdb_max_pieces(const EgdbHandle *h);
 

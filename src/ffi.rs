@@ -129,16 +129,169 @@ fn code(r: Result<Wld, ProbeError>) -> c_int {
                 Wld::Draw => EGDB_DRAW,
             }
         }
-        Err(e) => {
-            let c = match e {
-                ProbeError::TooManyPieces { .. } => EGDB_UNKNOWN,
-                ProbeError::NotInCache => EGDB_NOT_IN_CACHE,
-                ProbeError::MissingSlice { .. } => EGDB_SUBDB_UNAVAILABLE,
-                ProbeError::InvalidPosition(_) | ProbeError::CapturePosition => EGDB_INVALID,
-                _ => EGDB_ERROR,
-            };
-            set_error(e.to_string());
-            c
+        Err(e) => error_code(e),
+    }
+}
+
+/// The return code of a probe error (and the thread's last error message set to it).
+fn error_code(e: ProbeError) -> c_int {
+    let c = match e {
+        ProbeError::TooManyPieces { .. } => EGDB_UNKNOWN,
+        ProbeError::NotInCache => EGDB_NOT_IN_CACHE,
+        ProbeError::MissingSlice { .. } | ProbeError::MissingDtc { .. } => EGDB_SUBDB_UNAVAILABLE,
+        ProbeError::InvalidPosition(_) | ProbeError::CapturePosition => EGDB_INVALID,
+        _ => EGDB_ERROR,
+    };
+    set_error(e.to_string());
+    c
+}
+
+/// The position of bitboards and a colour code (0 Black, 1 White to move), or
+/// [`EGDB_INVALID`] with the error set.
+fn position_of(black: u32, white: u32, kings: u32, color: c_int) -> Result<Position, c_int> {
+    let side = match color {
+        0 => Color::Black,
+        1 => Color::White,
+        _ => {
+            set_error(format!("color {color} is not 0 (black) or 1 (white)"));
+            return Err(EGDB_INVALID);
+        }
+    };
+    Ok(Position {
+        black,
+        white,
+        kings,
+        side,
+    })
+}
+
+/// Distance to conversion (issue 9's metric, plies, side to move's view) of the position given
+/// as in [`egdb_lookup`]: returns [`EGDB_WIN`], [`EGDB_LOSS`] or [`EGDB_DRAW`] and stores the
+/// distance in `*plies` (-1 for a draw; `plies` may be null), or an error code
+/// ([`EGDB_SUBDB_UNAVAILABLE`] when a distance file `<slice>.dtc` is missing). Needs the
+/// distance files of `egdb build --dtc`.
+///
+/// # Safety
+/// `h` null or a live handle from [`egdb_open`]; `plies` null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn egdb_lookup_dtc(
+    h: *const EgdbHandle,
+    black: u32,
+    white: u32,
+    kings: u32,
+    color: c_int,
+    plies: *mut i32,
+) -> c_int {
+    // SAFETY: `h` is null or a handle from `egdb_open` (caller's contract).
+    let tb = match unsafe { tables(h) } {
+        Ok(tb) => tb,
+        Err(c) => return c,
+    };
+    let p = match position_of(black, white, kings, color) {
+        Ok(p) => p,
+        Err(c) => return c,
+    };
+    let r = catch_unwind(AssertUnwindSafe(|| tb.probe_dtc(&p)));
+    let (c, d) = match r {
+        Ok(Ok(d)) => {
+            clear_error();
+            let n = d.plies().map_or(-1, |n| n.min(i32::MAX as u32) as i32);
+            (code(Ok(d.wld())), n)
+        }
+        Ok(Err(e)) => (error_code(e), -1),
+        Err(_) => {
+            set_error("internal error (panic) during lookup".into());
+            (EGDB_ERROR, -1)
+        }
+    };
+    // SAFETY: `plies` is null or writable (caller's contract).
+    if let Some(out) = unsafe { plies.as_mut() } {
+        *out = d;
+    }
+    c
+}
+
+/// A move chosen by [`egdb_best_move`].
+#[repr(C)]
+pub struct EgdbMove {
+    /// Square the piece starts on (1-32; 0 when there is no move).
+    pub from: u8,
+    /// Square it ends on (1-32).
+    pub to: u8,
+    /// Captured pieces, bit i = square i+1 (0 for a simple move).
+    pub captured: u32,
+    /// Whether the move is a conversion (capture or man move): 1 or 0.
+    pub conversion: c_int,
+    /// The move's distance for the mover in plies (1 for a conversion, else 1 + the distance
+    /// after it; -1 for a draw); its value is the function's return code.
+    pub plies: i32,
+    /// The move in PDN notation (`9-14`, `9x18x27`), NUL-terminated.
+    pub pdn: [c_char; 64],
+}
+
+/// The best move of perfect play ([`crate::play::best_move`]: wins by the smallest distance,
+/// then draws, then losses by the largest) for the position given as in [`egdb_lookup`].
+/// Returns the move's value for the mover ([`EGDB_WIN`], [`EGDB_LOSS`], [`EGDB_DRAW`]) with the
+/// move in `*out`; [`EGDB_LOSS`] with `out->from == 0` when the side to move has no legal move;
+/// or an error code. Needs the distance files of `egdb build --dtc`.
+///
+/// # Safety
+/// `h` null or a live handle from [`egdb_open`]; `out` null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn egdb_best_move(
+    h: *const EgdbHandle,
+    black: u32,
+    white: u32,
+    kings: u32,
+    color: c_int,
+    out: *mut EgdbMove,
+) -> c_int {
+    // SAFETY: `out` null or writable (caller's contract).
+    let Some(out) = (unsafe { out.as_mut() }) else {
+        set_error("null move pointer".into());
+        return EGDB_INVALID;
+    };
+    // SAFETY: `h` is null or a handle from `egdb_open` (caller's contract).
+    let tb = match unsafe { tables(h) } {
+        Ok(tb) => tb,
+        Err(c) => return c,
+    };
+    let p = match position_of(black, white, kings, color) {
+        Ok(p) => p,
+        Err(c) => return c,
+    };
+    let r = catch_unwind(AssertUnwindSafe(|| crate::play::best_move(tb, &p)));
+    out.from = 0;
+    out.to = 0;
+    out.captured = 0;
+    out.conversion = 0;
+    out.plies = -1;
+    out.pdn = [0; 64];
+    match r {
+        Ok(Ok(None)) => {
+            clear_error();
+            EGDB_LOSS
+        }
+        Ok(Ok(Some(m))) => {
+            clear_error();
+            out.from = m.mv.from;
+            out.to = m.mv.to;
+            out.captured = m.mv.captured;
+            out.conversion = c_int::from(m.conversion);
+            out.plies = m
+                .value
+                .plies()
+                .map_or(-1, |n| n.min(i32::MAX as u32) as i32);
+            let text = crate::notation::format_move(&m.mv);
+            for (i, b) in text.bytes().take(63).enumerate() {
+                out.pdn[i] = b as c_char;
+            }
+            code(Ok(m.value.wld()))
+        }
+        Ok(Err(e)) => error_code(e),
+        Err(_) => {
+            set_error("internal error (panic) during lookup".into());
+            EGDB_ERROR
         }
     }
 }

@@ -37,7 +37,8 @@
 //! | [`generate`] | the retrograde generator (`egdb build`): driver and solver |
 //! | [`store`], [`memory`] | the dependency store (slices decoded into memory, released and spilled under a budget); memory sizes and the build memory model |
 //! | [`table`] | the file format: header, value codec, writer, reader |
-//! | [`probe`] | [`probe::Tablebase`], capture resolution, slots, block cache |
+//! | [`probe`] | [`probe::Tablebase`] (WLD and distance-to-conversion probes), capture resolution, slots, block cache |
+//! | [`play`] | perfect play: scored moves, best move, the perfect line |
 //! | [`verify`], [`stats`] | independent verification, statistics from headers |
 //! | [`prove`], [`proofcheck`] | df-pn prover beyond the tables, certificates, and their independent checker |
 //! | [`ffi`] | the C ABI (`include/egdb.h`) |
@@ -57,6 +58,7 @@ pub mod movegen;
 pub mod notation;
 pub mod pdn;
 pub mod plan;
+pub mod play;
 pub mod probe;
 pub mod proofcheck;
 pub mod prove;

@@ -32,6 +32,8 @@ enum Command {
     Build(cli::build::Args),
     /// Probe positions in the built tables.
     Probe(cli::probe::Args),
+    /// Print the perfect line from a position (needs the distance files of build --dtc).
+    Line(cli::line::Args),
     /// Per-material statistics of the built tables.
     Stats(cli::stats::Args),
     /// Verify table files: checksums, then every value against its successors.
@@ -91,6 +93,7 @@ fn main() {
         Command::Plan(a) => cli::plan::run(a),
         Command::Build(a) => cli::build::run(a),
         Command::Probe(a) => cli::probe::run(a),
+        Command::Line(a) => cli::line::run(a),
         Command::Stats(a) => cli::stats::run(a),
         Command::Verify(a) => cli::verify::run(a),
         Command::Info(a) => cli::info::run(a),

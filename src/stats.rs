@@ -223,3 +223,102 @@ pub fn missing_slices(infos: &[FileInfo]) -> Vec<Slice> {
         .filter(|s| !present.contains(s))
         .collect()
 }
+
+/// The longest distances to conversion of one material and side to move
+/// ([`longest_dtc`]), each with one position that attains it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LongestDtc {
+    /// Black men, Black kings, White men, White kings.
+    pub bm: u8,
+    /// See `bm`.
+    pub bk: u8,
+    /// See `bm`.
+    pub wm: u8,
+    /// See `bm`.
+    pub wk: u8,
+    /// Side to move, `B` or `W`.
+    pub stm: char,
+    /// Longest win in plies and a position (FEN, the side `stm` to move) with it.
+    pub longest_win: Option<(u32, String)>,
+    /// Longest loss in plies and a position with it.
+    pub longest_loss: Option<(u32, String)>,
+}
+
+/// The longest win and the longest loss (plies to conversion) per material and side to move,
+/// with one position each (the first in index order of the first slice in name order), from
+/// the distance files (`<slice>.dtc`) of `dir` and the WLD files beside them. Capture
+/// positions (distance 1, not stored) are skipped. Materials whose slices have no distance
+/// file are not listed.
+///
+/// # Errors
+/// [`StatsError`] for an unreadable directory or file.
+pub fn longest_dtc(dir: &Path) -> Result<Vec<LongestDtc>, StatsError> {
+    use crate::board::Wld;
+    type Best = Option<(u32, crate::board::Position)>;
+    let infos = read_dir_info(dir)?;
+    let mut by: BTreeMap<Material, (Best, Best)> = BTreeMap::new();
+    let terr = |path: &Path| {
+        let path = path.to_path_buf();
+        move |e: TableError| StatsError::Table {
+            path: path.clone(),
+            source: e,
+        }
+    };
+    for f in &infos {
+        let dpath = crate::table::dtc_path(dir, &f.slice);
+        if !dpath.exists() {
+            continue;
+        }
+        let dfile =
+            crate::table::DtcFile::open(&dpath, crate::rules::english::ID).map_err(terr(&dpath))?;
+        let d = dfile.decode_all().map_err(terr(&dpath))?;
+        let w = TableFile::open(&f.path)
+            .and_then(|t| t.decode_all())
+            .map_err(terr(&f.path))?;
+        let ix = crate::index::SliceIndex::new(f.slice);
+        let e = by.entry(f.slice.material).or_default();
+        for (i, (&dist, &v)) in d.iter().zip(&w).enumerate() {
+            let best = if v == Wld::Win as u8 {
+                &mut e.0
+            } else if v == Wld::Loss as u8 {
+                &mut e.1
+            } else {
+                continue;
+            };
+            if best.as_ref().is_some_and(|b| b.0 >= dist) {
+                continue;
+            }
+            let p = ix.unrank(i as u64).expect("index below size");
+            if p.has_capture() {
+                continue;
+            }
+            *best = Some((dist, p));
+        }
+    }
+    let mut out = Vec::new();
+    let mut mats: Vec<Material> = by.keys().flat_map(|m| [*m, m.flip()]).collect();
+    mats.sort_by_key(|m| (m.pieces(), *m));
+    mats.dedup();
+    for m in mats {
+        for (stm, stored) in [(Color::Black, m), (Color::White, m.flip())] {
+            if let Some((win, loss)) = by.get(&stored) {
+                let show = |b: &Best| {
+                    b.map(|(d, p)| {
+                        let p = if stm == Color::White { p.flip() } else { p };
+                        (d, p.to_fen())
+                    })
+                };
+                out.push(LongestDtc {
+                    bm: m.bm,
+                    bk: m.bk,
+                    wm: m.wm,
+                    wk: m.wk,
+                    stm: stm.letter(),
+                    longest_win: show(win),
+                    longest_loss: show(loss),
+                });
+            }
+        }
+    }
+    Ok(out)
+}

@@ -9,8 +9,13 @@
 //! win/loss/draw totals in the header. The functions are generic over the [`Rules`] used as
 //! the oracle; [`verify_dir`] uses [`Oracle`].
 //!
-//! Limitation (inherent to win/loss/draw data): a cycle of positions wrongly marked as draws is
-//! locally consistent; catching that needs distance data (a later table kind).
+//! Distance files (`<slice>.dtc`, `egdb build --dtc`), where present, are verified the same
+//! way ([`verify_dtc_slice`]): every stored distance of a won or lost quiet position is
+//! re-derived from the oracle's successors by the definition (a conversion counts 1, a king
+//! move 1 + the stored distance of its result; a win takes the minimum over the moves to a
+//! lost position, a loss the maximum over all moves). This also closes the gap of win/loss/draw
+//! verification: a cycle of positions wrongly marked as wins is locally consistent in values,
+//! but not in distances, which must fall by one along every winning king move.
 
 use crate::board::{Position, Wld};
 use crate::index::SliceIndex;
@@ -64,6 +69,30 @@ pub enum VerifyError {
         /// Totals recounted.
         counted: (u64, u64, u64),
     },
+    /// A stored distance differs from the one derived from the successors.
+    #[error(
+        "slice {slice}, index {index} ({fen}): stored distance {stored}, successors give {derived}"
+    )]
+    DtcMismatch {
+        /// The slice.
+        slice: Slice,
+        /// Position index in the slice.
+        index: u64,
+        /// The position in FEN.
+        fen: String,
+        /// Distance in the `.dtc` file.
+        stored: u32,
+        /// Distance derived from the successors (`u32::MAX`: no move reaches the value).
+        derived: u32,
+    },
+    /// A distance file does not belong with its WLD file (other counts) or cannot be read.
+    #[error("slice {slice}: distance file: {why}")]
+    DtcFile {
+        /// The slice.
+        slice: Slice,
+        /// What is wrong.
+        why: String,
+    },
     /// Slice files are missing (a build not finished, a deleted file).
     #[error(
         "tables incomplete: {missing} slice files missing (first {first}; see egdb info --slices)"
@@ -108,6 +137,10 @@ pub struct VerifyReport {
     pub slices: u64,
     /// Positions checked (quiet and capture).
     pub positions: u64,
+    /// Distance files checked (and their positions, counted in `dtc_positions`).
+    pub dtc_slices: u64,
+    /// Positions of the distance files checked.
+    pub dtc_positions: u64,
     /// Wall time in seconds.
     pub seconds: f64,
 }
@@ -205,10 +238,105 @@ pub fn verify_slice<R: Rules, S: RawSource + ?Sized>(
     Ok(n)
 }
 
+/// Verify the distances of one slice: `own` holds its stored distances (index order),
+/// `partner` those of `slice.partner()` (where its king moves lead); `src` the WLD tables.
+/// For every quiet position that is won or lost (draws and capture positions store no
+/// distance) the stored distance must equal the one derived from the successors under
+/// `rules` (the oracle): d(m) = 1 for a conversion ([`Rules::is_conversion`]), else 1 + the
+/// distance of the result (0 if it has no move, 1 if it must capture, else stored); a win is
+/// the minimum of d(m) over moves to a lost result, a loss the maximum over all moves (0 with
+/// no move).
+///
+/// # Errors
+/// [`VerifyError::DtcMismatch`] for the lowest bad index; [`VerifyError::Probe`].
+pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
+    rules: R,
+    src: &S,
+    slice: &Slice,
+    own: &[u32],
+    partner: &[u32],
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<u64, VerifyError> {
+    let index = SliceIndex::new(*slice);
+    let pindex = SliceIndex::new(slice.partner());
+    let n = index.size();
+    const CHUNK: u64 = 1 << 14;
+    let chunks = n.div_ceil(CHUNK);
+    (0..chunks).into_par_iter().try_for_each(|c| {
+        for i in c * CHUNK..((c + 1) * CHUNK).min(n) {
+            let p = index.unrank(i).expect("index below size");
+            let perr = |e| VerifyError::Probe {
+                slice: *slice,
+                source: e,
+            };
+            if rules.has_capture(&p) {
+                continue;
+            }
+            let v = src.raw(slice, i).map_err(perr)?;
+            if v == Wld::Draw && rules.has_quiet_move(&p) {
+                continue;
+            }
+            // (win?, best d so far)
+            let mut best: Option<u32> = None;
+            let mut moves = 0u32;
+            let mut err = None;
+            rules.for_each_successor(&p, |s| {
+                if err.is_some() {
+                    return;
+                }
+                moves += 1;
+                let sv = match resolve_with(rules, src, &s) {
+                    Ok(x) => x,
+                    Err(e) => {
+                        err = Some(e);
+                        return;
+                    }
+                };
+                // A conversion counts 1, as does a king move to a position with no move
+                // (distance 0); a king move to a capture position 1 + 1.
+                let d = if rules.is_conversion(&p, &s) || !rules.has_move(&s) {
+                    1
+                } else if rules.has_capture(&s) {
+                    2
+                } else {
+                    // A king move stays in the unit: the result lies in the partner slice.
+                    1 + partner[pindex.rank(&s.normalized()) as usize]
+                };
+                match v {
+                    Wld::Win if sv == Wld::Loss => best = Some(best.map_or(d, |b| b.min(d))),
+                    Wld::Loss => best = Some(best.map_or(d, |b| b.max(d))),
+                    _ => {}
+                }
+            });
+            if let Some(e) = err {
+                return Err(perr(e));
+            }
+            let derived = if moves == 0 {
+                0
+            } else {
+                best.unwrap_or(u32::MAX)
+            };
+            if own[i as usize] != derived {
+                return Err(VerifyError::DtcMismatch {
+                    slice: *slice,
+                    index: i,
+                    fen: p.to_fen(),
+                    stored: own[i as usize],
+                    derived,
+                });
+            }
+        }
+        progress(((c + 1) * CHUNK).min(n) - c * CHUNK);
+        Ok(())
+    })?;
+    Ok(n)
+}
+
 /// Verify every table file in `dir` (checksums, values, header totals). Every bad file is
 /// reported, not just the first: first every file's header and whole-file checksum (values
 /// are not checked when any fails, since slices depend on each other), then every slice's
-/// values.
+/// values. Then every distance file present
+/// (checksum, counts against the WLD header, [`verify_dtc_slice`]).
 ///
 /// # Errors
 /// The failure, naming the slice (and position), or [`VerifyError::Several`] listing all.
@@ -267,6 +395,63 @@ pub fn verify_dir(
         }
     }
     fail(errors)?;
+    let load = |s: &Slice| -> Result<Option<Vec<u32>>, VerifyError> {
+        let path = crate::table::dtc_path(dir, s);
+        if !path.exists() {
+            return Ok(None);
+        }
+        let bad = |e: crate::table::TableError| VerifyError::DtcFile {
+            slice: *s,
+            why: e.to_string(),
+        };
+        let f = crate::table::DtcFile::open(&path, crate::rules::english::ID).map_err(bad)?;
+        f.verify_checksum().map_err(bad)?;
+        Ok(Some(f.decode_all().map_err(bad)?))
+    };
+    for f in &infos {
+        let Some(own) = load(&f.slice)? else { continue };
+        let hdr = crate::table::DtcFile::open(
+            &crate::table::dtc_path(dir, &f.slice),
+            crate::rules::english::ID,
+        )
+        .map_err(|e| VerifyError::DtcFile {
+            slice: f.slice,
+            why: e.to_string(),
+        })?;
+        let (dm, m) = (hdr.meta(), &f.meta);
+        if (dm.wins, dm.losses) != (m.wins, m.losses) {
+            return Err(VerifyError::DtcFile {
+                slice: f.slice,
+                why: format!(
+                    "{} wins, {} losses; the WLD file says {}, {}",
+                    dm.wins, dm.losses, m.wins, m.losses
+                ),
+            });
+        }
+        let partner = if f.slice.partner() == f.slice {
+            None
+        } else {
+            Some(
+                load(&f.slice.partner())?.ok_or_else(|| VerifyError::DtcFile {
+                    slice: f.slice,
+                    why: format!(
+                        "the partner slice {} has no distance file",
+                        f.slice.partner()
+                    ),
+                })?,
+            )
+        };
+        let tick = |k: u64| progress(&f.slice, k, m.positions);
+        rep.dtc_positions += verify_dtc_slice(
+            Oracle,
+            &src,
+            &f.slice,
+            &own,
+            partner.as_deref().unwrap_or(&own),
+            &tick,
+        )?;
+        rep.dtc_slices += 1;
+    }
     rep.seconds = start.elapsed().as_secs_f64();
     Ok(rep)
 }

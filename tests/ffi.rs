@@ -129,3 +129,43 @@ fn handle_double_close_use_after_close_and_rescan() {
         assert_eq!(last_error(), "handle is closed");
     }
 }
+
+/// The distance calls (`egdb_lookup_dtc`, `egdb_best_move`) from C, on tables of at most 3
+/// pieces built with `--dtc`.
+#[test]
+fn c_program_probes_distances_through_the_abi() {
+    let Some(lib) = staticlib() else {
+        panic!("libcheckers_egdb.a not found next to the test executable");
+    };
+    let d = tempfile::tempdir().unwrap();
+    let mut o = checkers_egdb::generate::BuildOptions::new(d.path(), 3);
+    o.dtc = true;
+    checkers_egdb::generate::build(&o).unwrap();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let exe = d.path().join("egdb_dtc_test");
+    let out = Command::new("cc")
+        .arg("-std=c99")
+        .arg("-Wall")
+        .arg("-Werror")
+        .arg("-I")
+        .arg(root.join("include"))
+        .arg(root.join("tests/c/egdb_dtc_test.c"))
+        .arg(&lib)
+        .args(["-lpthread", "-ldl", "-lm", "-o"])
+        .arg(&exe)
+        .output()
+        .expect("cc runs");
+    assert!(
+        out.status.success(),
+        "cc failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = Command::new(&exe).arg(d.path()).output().unwrap();
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "C test failed:\n{text}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(text.contains("0 failures"), "{text}");
+}

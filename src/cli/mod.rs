@@ -5,6 +5,7 @@ pub mod build_mpi;
 pub mod check_proof;
 pub mod count;
 pub mod info;
+pub mod line;
 pub mod moves;
 pub mod perft;
 pub mod plan;

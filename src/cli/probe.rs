@@ -10,6 +10,10 @@
 //!   (`\\`, `\t`, `\u{1b}`), MESSAGE with control characters escaped, so each line has exactly
 //!   one TAB.
 //!
+//! With `--dtc` a third column gives the distance to conversion in plies (`-` for a draw):
+//! `FEN<TAB>win|loss|draw<TAB>DTC` (JSON: `"dtc": n` or `null`); it needs the distance files
+//! (`egdb build --dtc`).
+//!
 //! With `--json` each line is a JSON object instead: `{"fen":..,"value":"win"}` or
 //! `{"input":..,"error":..}` (JSON string escaping, no extra escaping). The exit status is
 //! non-zero when any input failed, after all inputs were answered.
@@ -34,6 +38,10 @@ pub struct Args {
     /// old ones) kills the process with SIGBUS; with positioned reads it is an error line.
     #[arg(long)]
     pub mmap: bool,
+    /// Also print the distance to conversion in plies (a third column, `-` for draws); needs
+    /// the `.dtc` files of `egdb build --dtc`.
+    #[arg(long)]
+    pub dtc: bool,
     /// Print probe statistics (probes, cache hits, blocks decoded) to stderr at the end.
     #[arg(long)]
     pub stats: bool,
@@ -201,16 +209,32 @@ pub fn run(args: Args) -> CliResult {
             None => Position::from_fen(input).map_err(|e| format!("bad FEN: {e}")),
         }
         .and_then(|p| {
-            tb.probe_wld(&p)
-                .map(|v| (p.to_fen(), v))
-                .map_err(|e| e.to_string())
+            if args.dtc {
+                tb.probe_dtc(&p)
+                    .map(|d| (p.to_fen(), d.wld(), Some(d.plies())))
+                    .map_err(|e| e.to_string())
+            } else {
+                tb.probe_wld(&p)
+                    .map(|v| (p.to_fen(), v, None))
+                    .map_err(|e| e.to_string())
+            }
         });
         match (&result, args.json) {
-            (Ok((fen, v)), false) => writeln!(out, "{fen}\t{v}"),
-            (Ok((fen, v)), true) => writeln!(
+            (Ok((fen, v, None)), false) => writeln!(out, "{fen}\t{v}"),
+            (Ok((fen, v, Some(d))), false) => writeln!(
+                out,
+                "{fen}\t{v}\t{}",
+                d.map_or("-".to_string(), |d| d.to_string())
+            ),
+            (Ok((fen, v, None)), true) => writeln!(
                 out,
                 "{}",
                 serde_json::json!({"fen": fen, "value": v.as_str()})
+            ),
+            (Ok((fen, v, Some(d))), true) => writeln!(
+                out,
+                "{}",
+                serde_json::json!({"fen": fen, "value": v.as_str(), "dtc": d})
             ),
             (Err(e), false) => writeln!(
                 out,

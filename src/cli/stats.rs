@@ -16,6 +16,11 @@ pub struct Args {
     /// resolution marked) to this file (written atomically).
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// List the longest distance to conversion instead, per material and side to move, with
+    /// one position attaining it: `bm bk wm wk stm longest_win FEN longest_loss FEN` (`-` when
+    /// there is none); needs the `.dtc` files of `egdb build --dtc`.
+    #[arg(long)]
+    pub dtc: bool,
 }
 
 /// Label of one statistics row: `bm bk wm wk` digits and the side to move, e.g. `1101 B`.
@@ -116,6 +121,38 @@ pub fn run(args: Args) -> CliResult {
             args.dir.display()
         )
         .into());
+    }
+    if args.dtc {
+        let rows = checkers_egdb::stats::longest_dtc(&args.dir)?;
+        if rows.is_empty() {
+            return Err(format!(
+                "no distance files (*.dtc) in {} (run egdb build --dtc first)",
+                args.dir.display()
+            )
+            .into());
+        }
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&rows)?);
+        } else {
+            println!("bm bk wm wk stm longest_win fen longest_loss fen");
+            let col = |x: &Option<(u32, String)>| match x {
+                Some((d, f)) => format!("{d} {f}"),
+                None => "- -".into(),
+            };
+            for r in &rows {
+                println!(
+                    "{} {} {} {} {} {} {}",
+                    r.bm,
+                    r.bk,
+                    r.wm,
+                    r.wk,
+                    r.stm,
+                    col(&r.longest_win),
+                    col(&r.longest_loss)
+                );
+            }
+        }
+        return Ok(());
     }
     let stats = material_stats(&infos);
     if let Some(path) = &args.plot {

@@ -54,6 +54,12 @@ pub fn run(args: Args) -> CliResult {
         }
         Err(e) => return Err(e.into()),
     };
+    if rep.dtc_slices > 0 {
+        println!(
+            "ok: {} distance files, {} positions: every distance re-derived",
+            rep.dtc_slices, rep.dtc_positions
+        );
+    }
     println!(
         "ok: {} slices, {} positions verified in {:.2} s ({:.0} positions/s)",
         rep.slices,

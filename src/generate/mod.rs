@@ -23,8 +23,10 @@ use crate::probe::{resolve, ProbeError};
 use crate::slice::Slice;
 pub use crate::store::DecodedTables;
 use crate::table::{
-    table_path, write_table_masked, TableError, TableFile, TableMeta, WriteOptions,
+    dtc_path, table_path, write_table_masked, DtcFile, TableError, TableFile, TableMeta,
+    WriteOptions,
 };
+use rayon::prelude::*;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -63,6 +65,18 @@ pub enum BuildError {
         slice: Slice,
         /// The table error.
         source: TableError,
+    },
+    /// The distance pass found other values than the WLD solution (a bug or a damaged file).
+    #[error("distance pass of {slice}: position {index} is {dtc_pass} without distances, {wld} in the WLD solution")]
+    Inconsistent {
+        /// The slice.
+        slice: Slice,
+        /// Index of the first differing position.
+        index: u64,
+        /// Its WLD value.
+        wld: crate::board::Wld,
+        /// Its value in the distance pass.
+        dtc_pass: crate::board::Wld,
     },
     /// Bad options (e.g. a piece count out of range): the caller's misuse.
     #[error("{0}")]
@@ -155,6 +169,10 @@ pub struct BuildOptions {
     /// being solved (see [`crate::memory`]); `None`: unbounded (nothing spilled). Slices no
     /// remaining unit reads are released either way. The output does not depend on it.
     pub memory: Option<u64>,
+    /// Also build the distance-to-conversion file of every slice (`<slice>.dtc`, see
+    /// [`crate::table::dtc`]). A unit whose WLD files already exist gets only its distance
+    /// files (its WLD values are read from them).
+    pub dtc: bool,
 }
 
 impl BuildOptions {
@@ -165,6 +183,7 @@ impl BuildOptions {
             pieces,
             slice: None,
             memory: None,
+            dtc: false,
         }
     }
 }
@@ -245,6 +264,23 @@ pub struct BuildSummary {
     /// The dependency store's counters at the end of the run (slices loaded, released,
     /// evicted, lookups served through the block cache, peak decoded bytes).
     pub store: crate::store::StoreStats,
+    /// Of `bytes`: bytes of distance files (`--dtc`).
+    pub dtc_bytes: u64,
+    /// Of `solve_seconds`: the distance-to-conversion passes (`--dtc`).
+    pub dtc_seconds: f64,
+    /// Distance files written.
+    pub dtc_files: u64,
+    /// Positions of the distance files written.
+    pub dtc_positions: u64,
+}
+
+/// Whether every distance file of `unit` exists and passes its checksum.
+pub fn unit_dtc_complete(dir: &Path, unit: &Unit) -> bool {
+    unit.slices.iter().all(|s| {
+        DtcFile::open(&dtc_path(dir, s), crate::rules::english::ID)
+            .and_then(|f| f.verify_checksum().map(|_| f))
+            .is_ok_and(|f| f.meta().slice == *s)
+    })
 }
 
 /// Whether every file of `unit` exists and passes its checksum.
@@ -266,15 +302,27 @@ pub fn solve_unit_with(
     deps: &DecodedTables,
     progress: solve::Progress<'_>,
 ) -> Result<(Vec<solve::SolvedSlice>, BuildSummary), BuildError> {
+    solve_unit_with_opts(unit, deps, progress, &solve::SolveOptions::default())
+}
+
+/// [`solve_unit_with`] with solver options (e.g. recording resolution plies).
+///
+/// # Errors
+/// As [`solve_unit_with`].
+pub fn solve_unit_with_opts(
+    unit: &Unit,
+    deps: &DecodedTables,
+    progress: solve::Progress<'_>,
+    opts: &solve::SolveOptions,
+) -> Result<(Vec<solve::SolvedSlice>, BuildSummary), BuildError> {
     let s = unit.slices[0];
     let lookup = |p: &Position| resolve(deps, p);
     let t0 = Instant::now();
-    let solved = solve::solve_unit(crate::rules::English, s, &lookup, progress).map_err(|e| {
-        BuildError::Dependency {
+    let solved = solve::solve_unit_opts(crate::rules::English, s, &lookup, progress, opts)
+        .map_err(|e| BuildError::Dependency {
             building: s,
             source: e,
-        }
-    })?;
+        })?;
     let mut sum = BuildSummary {
         solve_seconds: t0.elapsed().as_secs_f64(),
         ..Default::default()
@@ -325,6 +373,121 @@ pub fn write_solved(dir: &Path, sv: &solve::SolvedSlice) -> Result<BuildSummary,
     })
 }
 
+/// The distance-to-conversion pass of one unit ([`solve::solve_dtc_unit`]): from its WLD
+/// solution `wld` when given (just solved, with resolution plies), else from its WLD files
+/// (read through `deps`, capture positions resolved by search).
+///
+/// # Errors
+/// [`BuildError::Dependency`] (a missing or corrupt table), [`BuildError::Inconsistent`].
+pub fn dtc_unit_with(
+    unit: &Unit,
+    deps: &DecodedTables,
+    wld: Option<&[solve::SolvedSlice]>,
+) -> Result<Vec<solve::DtcSlice>, BuildError> {
+    use bitvec::prelude::{BitVec, Lsb0};
+    let s = unit.slices[0];
+    let dep_err = |building: Slice| {
+        move |e: ProbeError| BuildError::Dependency {
+            building,
+            source: e,
+        }
+    };
+    // From the files: true values (captures resolved) and the capture mask of each slice.
+    let loaded: Vec<(Vec<u8>, BitVec<u64, Lsb0>)>;
+    let inputs: Vec<solve::WldInput<'_>> = match wld {
+        Some(w) => w.iter().map(solve::WldInput::of).collect(),
+        None => {
+            loaded = unit
+                .slices
+                .iter()
+                .map(|sl| -> Result<_, BuildError> {
+                    let ix = SliceIndex::new(*sl);
+                    let n = ix.size();
+                    let vals: Result<Vec<(u8, bool)>, ProbeError> = (0..n)
+                        .into_par_iter()
+                        .map(|i| {
+                            let p = ix.unrank(i).expect("index below size unranks");
+                            let cap = p.has_capture();
+                            resolve(deps, &p).map(|v| (v as u8, cap))
+                        })
+                        .collect();
+                    let vals = vals.map_err(dep_err(*sl))?;
+                    Ok((
+                        vals.iter().map(|x| x.0).collect(),
+                        vals.iter().map(|x| x.1).collect(),
+                    ))
+                })
+                .collect::<Result<_, _>>()?;
+            loaded
+                .iter()
+                .map(|(v, c)| solve::WldInput {
+                    values: v,
+                    captures: c,
+                    plies: None,
+                })
+                .collect()
+        }
+    };
+    let lookup = |p: &Position| resolve(deps, p);
+    solve::solve_dtc_unit(crate::rules::English, s, &inputs, &lookup).map_err(|e| match e {
+        solve::DtcError::Lookup(e) => dep_err(s)(e),
+        solve::DtcError::Inconsistent {
+            slice,
+            index,
+            wld,
+            dtc_pass,
+        } => BuildError::Inconsistent {
+            slice,
+            index,
+            wld,
+            dtc_pass,
+        },
+        solve::DtcError::TooLong { slice } => {
+            BuildError::Options(format!("{slice}: a distance of 65,534 plies or more"))
+        }
+    })
+}
+
+/// Write one slice's distance file to `dir` (atomically); returns the bytes as a summary
+/// (`slices_built` counts WLD files only, so it stays 0 here).
+///
+/// # Errors
+/// [`BuildError::Write`].
+pub fn write_dtc_solved(dir: &Path, d: &solve::DtcSlice) -> Result<BuildSummary, BuildError> {
+    let t0 = Instant::now();
+    let n = d.dtc.len() as u64;
+    let meta = TableMeta {
+        slice: d.slice,
+        positions: n,
+        wins: d.wins,
+        losses: d.losses,
+        draws: n - d.wins - d.losses,
+        longest: d.longest,
+    };
+    let vals: Vec<u32> = d.dtc.iter().map(|&x| u32::from(x)).collect();
+    let bytes = crate::table::dtc::write_dtc(
+        &dtc_path(dir, &d.slice),
+        &meta,
+        &vals,
+        &d.dont_care,
+        &WriteOptions {
+            level: crate::table::dtc::DTC_LEVEL,
+            ..WriteOptions::default()
+        },
+    )
+    .map_err(|e| BuildError::Write {
+        slice: d.slice,
+        source: e,
+    })?;
+    Ok(BuildSummary {
+        bytes,
+        dtc_bytes: bytes,
+        dtc_positions: n,
+        write_seconds: t0.elapsed().as_secs_f64(),
+        ..Default::default()
+    })
+}
+
 /// Solve one unit and write its files (synchronously).
 ///
 /// # Errors
@@ -355,6 +518,10 @@ impl BuildSummary {
         self.solve_seconds += o.solve_seconds;
         self.initial_seconds += o.initial_seconds;
         self.write_seconds += o.write_seconds;
+        self.dtc_bytes += o.dtc_bytes;
+        self.dtc_seconds += o.dtc_seconds;
+        self.dtc_files += o.dtc_files;
+        self.dtc_positions += o.dtc_positions;
         self.plies = self.plies.max(o.plies);
     }
 }
@@ -418,10 +585,14 @@ pub fn build_with(
         }
         None => build_order(opts.pieces),
     };
-    let todo: Vec<&Unit> = units
+    // (unit, WLD files already complete): with --dtc a unit with complete WLD files and
+    // missing distance files gets only its distance pass.
+    let todo_all: Vec<(&Unit, bool)> = units
         .iter()
-        .filter(|u| !unit_complete(&opts.dir, u))
+        .map(|u| (u, unit_complete(&opts.dir, u)))
+        .filter(|(u, wld_done)| !*wld_done || (opts.dtc && !unit_dtc_complete(&opts.dir, u)))
         .collect();
+    let todo: Vec<&Unit> = todo_all.iter().map(|x| x.0).collect();
     let mut sum = BuildSummary {
         slices_skipped: units
             .iter()
@@ -445,18 +616,25 @@ pub fn build_with(
     // Files are compressed and written by a second thread while the next unit is solved; the
     // values of a solved unit are handed to the dependency store at once. A killed build
     // simply has fewer finished files.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<solve::SolvedSlice>(2);
+    enum Job {
+        Wld(solve::SolvedSlice),
+        Dtc(solve::DtcSlice),
+    }
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(2);
     let dir = opts.dir.clone();
     let written = std::thread::scope(|scope| -> Result<BuildSummary, BuildError> {
         let writer = scope.spawn(move || -> Result<BuildSummary, BuildError> {
             let mut w = BuildSummary::default();
-            for sv in rx {
-                w.add(&write_solved(&dir, &sv)?);
+            for job in rx {
+                match job {
+                    Job::Wld(sv) => w.add(&write_solved(&dir, &sv)?),
+                    Job::Dtc(d) => w.add(&write_dtc_solved(&dir, &d)?),
+                }
             }
             Ok(w)
         });
         let solving = (|| -> Result<(), BuildError> {
-            for (i, &u) in todo.iter().enumerate() {
+            for (i, &(u, wld_done)) in todo_all.iter().enumerate() {
                 if let Some(missing) = first_missing_dependency(u, &present) {
                     return Err(BuildError::MissingDependency {
                         building: u.slices.clone(),
@@ -471,7 +649,48 @@ pub fn build_with(
                 );
                 let tick = |n: u64| observer.progress(n);
                 let t0 = Instant::now();
-                let (solved, r) = solve_unit_with(u, &deps, &tick)?;
+                if wld_done {
+                    // Only the distance files: WLD values from the files.
+                    let dtc = dtc_unit_with(u, &deps, None)?;
+                    tick(u.sizes.iter().sum());
+                    let secs = t0.elapsed().as_secs_f64();
+                    observer.unit_solved(
+                        u,
+                        &UnitReport {
+                            positions: u.sizes.iter().sum(),
+                            seconds: secs,
+                            ..Default::default()
+                        },
+                    );
+                    sum.add(&BuildSummary {
+                        solve_seconds: secs,
+                        dtc_seconds: secs,
+                        dtc_files: dtc.len() as u64,
+                        ..Default::default()
+                    });
+                    for d in dtc {
+                        if tx.send(Job::Dtc(d)).is_err() {
+                            return Ok(());
+                        }
+                    }
+                    deps.release_done(i, &last_reads);
+                    continue;
+                }
+                let sopts = solve::SolveOptions {
+                    record_plies: opts.dtc,
+                };
+                let (solved, mut r) = solve_unit_with_opts(u, &deps, &tick, &sopts)?;
+                let dtc = if opts.dtc {
+                    let t1 = Instant::now();
+                    let d = dtc_unit_with(u, &deps, Some(&solved))?;
+                    let secs = t1.elapsed().as_secs_f64();
+                    r.solve_seconds += secs;
+                    r.dtc_seconds += secs;
+                    r.dtc_files += d.len() as u64;
+                    d
+                } else {
+                    Vec::new()
+                };
                 observer.unit_solved(
                     u,
                     &UnitReport {
@@ -489,8 +708,16 @@ pub fn build_with(
                             building: sv.slice,
                             source: e,
                         })?;
-                    if tx.send(sv).is_err() {
+                    let mut sv = sv;
+                    // The plies were only needed by the distance pass.
+                    sv.resolution_plies = None;
+                    if tx.send(Job::Wld(sv)).is_err() {
                         // The writer stopped on an error; it is reported below.
+                        return Ok(());
+                    }
+                }
+                for d in dtc {
+                    if tx.send(Job::Dtc(d)).is_err() {
                         return Ok(());
                     }
                 }
@@ -513,7 +740,7 @@ pub fn build_with(
     Ok(sum)
 }
 
-/// Delete temporary files (`.<slice>.egdb.tmp.<pid>.<n>`) left in `dir` by writers that no
+/// Delete temporary files (`.<slice>.egdb.tmp.<pid>.<n>`, `.<slice>.dtc.tmp.<pid>.<n>`) left in `dir` by writers that no
 /// longer run (a killed build). Files of a live process (a concurrent build) are kept. Errors
 /// are ignored: a leftover temporary file is harmless, it never looks like a finished table.
 /// Linux only (liveness is read from `/proc`); elsewhere nothing is removed.
@@ -529,7 +756,10 @@ pub fn remove_stale_temp_files(dir: &Path) {
         let Some(name) = name.to_str() else { continue };
         let Some(rest) = name
             .strip_prefix('.')
-            .and_then(|n| n.split_once(".egdb.tmp."))
+            .and_then(|n| {
+                n.split_once(".egdb.tmp.")
+                    .or_else(|| n.split_once(".dtc.tmp."))
+            })
             .map(|(_, r)| r)
         else {
             continue;

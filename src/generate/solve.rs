@@ -29,7 +29,7 @@ use crate::board::{Color, Position, Wld};
 use crate::index::SliceIndex;
 use crate::rules::Retro;
 use crate::slice::{black_leading_rank, Slice};
-use bitvec::prelude::{BitVec, Lsb0};
+use bitvec::prelude::{BitSlice, BitVec, Lsb0};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU8, Ordering};
 
@@ -170,6 +170,9 @@ impl State {
 pub struct UnitPolicy {
     /// Black's leading rank in the unit.
     pub rank: Option<u8>,
+    /// Distance-to-conversion pass ([`solve_dtc_unit`]): only king moves stay in the unit;
+    /// every man move is a conversion, an exit whose value is known.
+    pub kings_only: bool,
 }
 
 impl UnitPolicy {
@@ -177,7 +180,7 @@ impl UnitPolicy {
     /// crowned or not, stays in the unit.
     #[inline(always)]
     pub fn stays(&self, men_after: crate::board::Bitboard, crowned: bool) -> bool {
-        !crowned && black_leading_rank(men_after) == self.rank
+        !self.kings_only && !crowned && black_leading_rank(men_after) == self.rank
     }
 }
 
@@ -246,6 +249,8 @@ pub struct Side {
     dirty: [Vec<AtomicBool>; 2],
     longest: AtomicU32,
     plies: Option<Vec<AtomicU16>>,
+    /// Distance-to-conversion pass: only king moves stay in the unit.
+    kings_only: bool,
 }
 
 impl Side {
@@ -267,6 +272,7 @@ impl Side {
                 v.resize_with(n, || AtomicU16::new(u16::MAX));
                 v
             }),
+            kings_only: false,
         }
     }
 }
@@ -353,7 +359,20 @@ pub fn initial_pass<R: Retro, E: Send>(
     // Black's leading rank seen from the partner's frame.
     let policy = UnitPolicy {
         rank: target.slice.white_rank,
+        kings_only: false,
     };
+    initial_pass_by(side, progress, |_, pos| {
+        initial_state(rules, pos, policy, lookup)
+    })
+}
+
+/// The parallel loop of an initial pass: `state(i, pos)` gives the initial state of position
+/// `i` of `side`. Keeps the error of the lowest-indexed failing position.
+fn initial_pass_by<E: Send>(
+    side: &Side,
+    progress: Progress<'_>,
+    state: impl Fn(u64, &Position) -> Result<State, E> + Sync,
+) -> Result<(), E> {
     let first_err: std::sync::Mutex<Option<(usize, E)>> = std::sync::Mutex::new(None);
     side.state
         .par_chunks(CHUNK)
@@ -365,7 +384,7 @@ pub fn initial_pass<R: Retro, E: Send>(
                 if err.is_some() {
                     return;
                 }
-                match initial_state(rules, &pos, policy, lookup) {
+                match state(i, &pos) {
                     Ok(v) => {
                         if let Some(t) = v.tag_parity() {
                             side.dirty[t][c].store(true, Ordering::Relaxed);
@@ -399,6 +418,7 @@ pub fn propagate_ply<R: Retro>(rules: R, side: &Side, preds: &Side, ply: u32) ->
     let next = cur ^ 1;
     let policy = UnitPolicy {
         rank: preds.slice.black_rank,
+        kings_only: preds.kings_only,
     };
     let stamp = ply.min(u16::MAX as u32 - 1) as u16;
     let found = side
@@ -495,6 +515,301 @@ pub fn collect(side: Side, times: (f64, f64), plies: u32) -> SolvedSlice {
     }
 }
 
+/// Distance to conversion of a position with no DTC (a draw) in [`DtcSlice::dtc`].
+pub const DTC_NONE: u16 = u16::MAX;
+
+/// The win/loss/draw solution of one slice of a unit, as the distance-to-conversion pass
+/// ([`solve_dtc_unit`]) takes it: from the WLD pass just run ([`SolvedSlice`]) or from the
+/// slice's file.
+#[derive(Clone, Copy, Debug)]
+pub struct WldInput<'a> {
+    /// True value of every position in index order (0 loss, 1 draw, 2 win for the side to
+    /// move; capture positions included).
+    pub values: &'a [u8],
+    /// Bit i set: the side to move must capture in position i.
+    pub captures: &'a BitSlice<u64, Lsb0>,
+    /// WLD resolution plies ([`SolvedSlice::resolution_plies`]) when known: positions resolved
+    /// at ply 0 or 1 have that DTC, so the pass skips their move generation.
+    pub plies: Option<&'a [u16]>,
+}
+
+impl<'a> WldInput<'a> {
+    /// The input view of a [`SolvedSlice`].
+    pub fn of(sv: &'a SolvedSlice) -> WldInput<'a> {
+        WldInput {
+            values: &sv.values,
+            captures: &sv.captures,
+            plies: sv.resolution_plies.as_deref(),
+        }
+    }
+}
+
+/// Distance to conversion (DTC) of every position of one slice (issue 9's metric): plies to
+/// the next conversion (a capture or a man move) under perfect play, the winner converting as
+/// soon as possible and the loser as late as possible.
+#[derive(Clone, Debug)]
+pub struct DtcSlice {
+    /// The slice.
+    pub slice: Slice,
+    /// DTC in plies of every position in index order; [`DTC_NONE`] for draws. Capture
+    /// positions hold 1 (every move converts).
+    pub dtc: Vec<u16>,
+    /// Won positions (capture positions included).
+    pub wins: u64,
+    /// Lost positions (capture positions included).
+    pub losses: u64,
+    /// Largest DTC over the won and lost positions.
+    pub longest: u32,
+    /// Bit i set: position i is a draw or a capture position (its distance is not stored:
+    /// "don't care" in the file).
+    pub dont_care: BitVec<u64, Lsb0>,
+    /// Index of a won position with the largest DTC among wins, and that DTC.
+    pub longest_win: Option<(u64, u32)>,
+    /// Index of a lost position with the largest DTC among losses, and that DTC.
+    pub longest_loss: Option<(u64, u32)>,
+    /// Wall seconds of the unit's DTC pass (shared by both slices of a unit).
+    pub seconds: f64,
+}
+
+/// Why a distance-to-conversion pass failed.
+#[derive(Debug)]
+pub enum DtcError<E> {
+    /// A lookup of a position outside the unit failed.
+    Lookup(E),
+    /// The values of the king-moves-only solve differ from the WLD input (a bug or a
+    /// damaged input): the first differing position.
+    Inconsistent {
+        /// The slice.
+        slice: Slice,
+        /// Index of the position in the slice.
+        index: u64,
+        /// Value in the WLD input.
+        wld: Wld,
+        /// Value found by the distance pass.
+        dtc_pass: Wld,
+    },
+    /// A distance does not fit the in-memory form (65,534 plies or more).
+    TooLong {
+        /// The slice.
+        slice: Slice,
+    },
+}
+
+/// Distance to conversion of the unit of slice `s` (`s` and `s.partner()`), given its
+/// win/loss/draw solution `wld` (one entry per slice, `s` first, as [`solve_unit`] returns
+/// them).
+///
+/// This is the retrograde solver run a second time with the king-moves-only policy: between
+/// conversions only king moves happen, and they stay in the unit; every man move and every
+/// capture is a conversion, an exit whose value is known (in-unit man moves from `wld`, moves
+/// leaving the unit from `lookup`, which answers as for [`solve_unit`]). The resolution ply of
+/// each position in that solve is its DTC: a win at ply 1 converts into a lost position, a
+/// loss resolves one ply after its last refuted king move, exactly the min/max of the
+/// definition. Draws, capture positions and the conversions of lost positions are taken from
+/// `wld` (see `dtc_initial_state`); the values the king-move propagation finds are checked
+/// against `wld` ([`DtcError::Inconsistent`]).
+///
+/// # Errors
+/// [`DtcError::Lookup`] (the first failed lookup), [`DtcError::Inconsistent`],
+/// [`DtcError::TooLong`].
+pub fn solve_dtc_unit<R: Retro, E: Send>(
+    rules: R,
+    s: Slice,
+    wld: &[WldInput<'_>],
+    lookup: &(dyn Fn(&Position) -> Result<Wld, E> + Sync),
+) -> Result<Vec<DtcSlice>, DtcError<E>> {
+    let t0 = std::time::Instant::now();
+    let p = s.partner();
+    let opts = SolveOptions { record_plies: true };
+    let mk = |x: Slice| {
+        let mut side = Side::new(x, &opts);
+        side.kings_only = true;
+        side
+    };
+    let sides: Vec<Side> = if p == s {
+        vec![mk(s)]
+    } else {
+        vec![mk(s), mk(p)]
+    };
+    assert_eq!(
+        wld.len(),
+        sides.len(),
+        "one WLD input per slice of the unit"
+    );
+    for (x, side) in sides.iter().enumerate() {
+        assert_eq!(wld[x].values.len(), side.state.len(), "WLD input size");
+    }
+    let other = |x: usize| if sides.len() == 1 { 0 } else { 1 - x };
+    for (x, side) in sides.iter().enumerate() {
+        let y = other(x);
+        let target = &sides[y];
+        let own = wld[x];
+        let theirs = wld[y];
+        // In-unit man moves keep Black's leading rank (seen from the partner's frame).
+        let policy = UnitPolicy {
+            rank: target.slice.white_rank,
+            kings_only: false,
+        };
+        initial_pass_by(side, &|_| {}, |i, pos| {
+            dtc_initial_state(rules, pos, i as usize, own, theirs, target, policy, lookup)
+        })
+        .map_err(DtcError::Lookup)?;
+    }
+    let mut ply: u32 = 0;
+    loop {
+        let mut any = false;
+        for (x, side) in sides.iter().enumerate() {
+            any |= propagate_ply(rules, side, &sides[other(x)], ply);
+        }
+        if !any && ply >= 1 {
+            break;
+        }
+        ply += 1;
+    }
+    let seconds = t0.elapsed().as_secs_f64();
+    let mut out = Vec::with_capacity(sides.len());
+    for (x, side) in sides.into_iter().enumerate() {
+        let sv = collect(side, (0.0, 0.0), ply);
+        if let Some(i) = (0..sv.values.len()).find(|&i| sv.values[i] != wld[x].values[i]) {
+            return Err(DtcError::Inconsistent {
+                slice: sv.slice,
+                index: i as u64,
+                wld: Wld::from_u8(wld[x].values[i]).unwrap_or(Wld::Draw),
+                dtc_pass: Wld::from_u8(sv.values[i]).unwrap_or(Wld::Draw),
+            });
+        }
+        let dtc = sv.resolution_plies.unwrap_or_default();
+        let dont_care: BitVec<u64, Lsb0> = (0..dtc.len())
+            .map(|i| sv.captures[i] || sv.values[i] == Wld::Draw as u8)
+            .collect();
+        let mut longest_win: Option<(u64, u32)> = None;
+        let mut longest_loss: Option<(u64, u32)> = None;
+        for (i, (&d, &v)) in dtc.iter().zip(&sv.values).enumerate() {
+            if d == DTC_NONE {
+                continue;
+            }
+            if d == DTC_NONE - 1 {
+                return Err(DtcError::TooLong { slice: sv.slice });
+            }
+            let best = if v == Wld::Win as u8 {
+                &mut longest_win
+            } else {
+                &mut longest_loss
+            };
+            if best.is_none_or(|(_, b)| u32::from(d) > b) {
+                *best = Some((i as u64, u32::from(d)));
+            }
+        }
+        let longest = longest_win
+            .map_or(0, |x| x.1)
+            .max(longest_loss.map_or(0, |x| x.1));
+        out.push(DtcSlice {
+            slice: sv.slice,
+            dtc,
+            wins: sv.wins,
+            losses: sv.losses,
+            longest,
+            dont_care,
+            longest_win,
+            longest_loss,
+            seconds,
+        });
+    }
+    Ok(out)
+}
+
+/// Initial state of Black-to-move position `pos` (index `i`) in the distance pass: draws and
+/// capture positions are final; a position with no move is lost at ply 0; a conversion
+/// reaching a position lost for the opponent wins at ply 1; otherwise a counter of the king
+/// moves. Conversions are looked up only where they can matter given the WLD value (never for
+/// a loss; for a win, moves leaving the unit only when the WLD plies are unknown), so the pass
+/// trusts the WLD input there; the king-move propagation is still checked against it.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn dtc_initial_state<R: Retro, E>(
+    rules: R,
+    pos: &Position,
+    i: usize,
+    own: WldInput<'_>,
+    theirs: WldInput<'_>,
+    target: &Side,
+    policy: UnitPolicy,
+    lookup: &(dyn Fn(&Position) -> Result<Wld, E> + Sync),
+) -> Result<State, E> {
+    let v = Wld::from_u8(own.values[i]).unwrap_or(Wld::Draw);
+    if own.captures[i] {
+        return Ok(State::tagged(v, true, 1));
+    }
+    if v == Wld::Draw {
+        return Ok(State::DRAW);
+    }
+    if let Some(pl) = own.plies {
+        // Resolved at ply 0 (no move) or 1 (all moves leave the unit, or one reaches an
+        // immediate loss): the same distance.
+        match pl[i] {
+            0 => return Ok(State::tagged(v, false, 0)),
+            1 => return Ok(State::tagged(v, false, 1)),
+            _ => {}
+        }
+    }
+    let men = pos.men(Color::Black);
+    let kings = pos.kings_of(Color::Black).count_ones();
+    // What a conversion can contribute is known from the WLD value: in a lost position every
+    // move reaches a win for the opponent (no lookup needed); in a won one only a conversion
+    // reaching a loss matters, and a move leaving the unit cannot reach one when the WLD pass
+    // resolved the position later than ply 1 (it would have won at ply 1).
+    let exits_matter = v == Wld::Win && own.plies.is_none();
+    let mut moves = 0u32;
+    let mut count = 0u8;
+    let mut no_loss = false;
+    let mut win = false;
+    let mut err = None;
+    rules.for_each_successor(pos, |s| {
+        moves += 1;
+        if win || err.is_some() {
+            return;
+        }
+        if s.men(Color::Black) == men {
+            // A king move (captures do not occur here: not a capture position).
+            count += 1;
+            return;
+        }
+        if v == Wld::Loss {
+            return;
+        }
+        let crowned = s.kings_of(Color::Black).count_ones() != kings;
+        let value = if policy.stays(s.men(Color::Black), crowned) {
+            // A man move inside the unit: its value from the WLD solution.
+            let k = target.index.rank(&s.flip()) as usize;
+            Ok(Wld::from_u8(theirs.values[k]).unwrap_or(Wld::Draw))
+        } else if exits_matter {
+            lookup(&s)
+        } else {
+            return;
+        };
+        match value {
+            Ok(Wld::Loss) => win = true,
+            Ok(Wld::Draw) => no_loss = true,
+            Ok(Wld::Win) => {}
+            Err(e) => err = Some(e),
+        }
+    });
+    if let Some(e) = err {
+        return Err(e);
+    }
+    if win {
+        return Ok(State::tagged(Wld::Win, false, 1));
+    }
+    if moves == 0 {
+        return Ok(State::tagged(Wld::Loss, false, 0));
+    }
+    Ok(match (count, no_loss) {
+        (0, false) => State::tagged(Wld::Loss, false, 1),
+        (0, true) => State::DRAW,
+        (c, nl) => State::unresolved(c, nl),
+    })
+}
+
 /// Initial state of Black-to-move position `pos`; `policy` says which quiet moves stay in the
 /// unit.
 #[inline]
@@ -578,7 +893,7 @@ fn for_each_predecessor<R: Retro>(
             let bk = black_kings ^ to ^ from;
             f(base + preds.index.king_offset(bk, white_kings, men));
         } else {
-            if !policy.stays((black_men ^ to) | from, false) {
+            if policy.kings_only || !policy.stays((black_men ^ to) | from, false) {
                 return;
             }
             let p = Position {

@@ -54,6 +54,13 @@ pub enum ProbeError {
     /// than its name says, or cannot be read; the [`TableError`] names the file and the fault.
     #[error(transparent)]
     Table(#[from] TableError),
+    /// A distance probe needs the distance-to-conversion file of a slice that has none
+    /// (`egdb build --dtc` builds them).
+    #[error("missing distance (DTC) table for slice {slice} (build it with egdb build --dtc)")]
+    MissingDtc {
+        /// The slice, e.g. `0201-nn`.
+        slice: Slice,
+    },
     /// The table directory cannot be listed.
     #[error("cannot read the table directory {}: {source}", dir.display())]
     Io {

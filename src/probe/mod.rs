@@ -29,4 +29,4 @@ pub use cache::max_cache_bytes;
 pub use error::{ProbeError, SharedIoError};
 pub use resolve::{has_quiet_move, resolve, resolve_with, with_index, RawSource};
 pub use slots::MAX_PIECES;
-pub use tablebase::{ProbeStats, Tablebase, TablebaseBuilder};
+pub use tablebase::{Dtc, ProbeStats, Tablebase, TablebaseBuilder};

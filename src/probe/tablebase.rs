@@ -25,6 +25,73 @@ struct Loaded {
     uniform: Option<Wld>,
 }
 
+/// An opened distance file.
+struct DtcLoaded {
+    file: crate::table::DtcFile,
+    block_div: Divider,
+    slot: usize,
+}
+
+type DtcSlot = OnceLock<Result<Box<DtcLoaded>, ProbeError>>;
+
+/// Distance to conversion of a position, from the side to move's view, in plies (issue 9's
+/// metric: a conversion is a capture or any man move; the winner converts as soon as possible,
+/// the loser as late as possible).
+///
+/// - `Win(n)`: the side to move wins and, with best play, the next conversion happens on the
+///   `n`-th ply from now (`n >= 1`; a position where the side to move must capture is
+///   `Win(1)` or `Loss(1)`).
+/// - `Loss(n)`: the side to move loses; `Loss(0)` means it has no legal move (the game is
+///   over); otherwise, with best play on both sides (the loser delaying as long as it can),
+///   the next conversion happens on the `n`-th ply from now.
+/// - `Draw`: no distance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Dtc {
+    /// Won for the side to move, conversion in this many plies.
+    Win(u32),
+    /// Lost for the side to move, conversion in this many plies (0: no legal move).
+    Loss(u32),
+    /// Drawn.
+    Draw,
+}
+
+impl Dtc {
+    /// The win/loss/draw value.
+    pub fn wld(self) -> Wld {
+        match self {
+            Dtc::Win(_) => Wld::Win,
+            Dtc::Loss(_) => Wld::Loss,
+            Dtc::Draw => Wld::Draw,
+        }
+    }
+    /// The distance in plies (`None` for a draw).
+    pub fn plies(self) -> Option<u32> {
+        match self {
+            Dtc::Win(n) | Dtc::Loss(n) => Some(n),
+            Dtc::Draw => None,
+        }
+    }
+    /// The same outcome seen from the other side (win and loss swap, the distance stays).
+    pub fn negate(self) -> Dtc {
+        match self {
+            Dtc::Win(n) => Dtc::Loss(n),
+            Dtc::Loss(n) => Dtc::Win(n),
+            Dtc::Draw => Dtc::Draw,
+        }
+    }
+}
+
+impl std::fmt::Display for Dtc {
+    /// `win 5`, `loss 0`, `draw`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Dtc::Win(n) => write!(f, "win {n}"),
+            Dtc::Loss(n) => write!(f, "loss {n}"),
+            Dtc::Draw => write!(f, "draw"),
+        }
+    }
+}
+
 struct Slot {
     present: AtomicBool,
     state: OnceLock<Result<Box<Loaded>, ProbeError>>,
@@ -161,6 +228,8 @@ impl<R: Rules> TablebaseBuilder<R> {
             // SAFETY: an all-zero `AtomicPtr` is a valid value (the null pointer).
             fast: unsafe { Box::<[AtomicPtr<Loaded>]>::new_zeroed_slice(N_SLOTS).assume_init() },
             cache: BlockCache::new(self.cache_bytes),
+            dtc_cache: BlockCache::new(self.cache_bytes),
+            dtc_slots: SlotTable::new(),
             counters: Striped::new(),
             opened: AtomicU64::new(0),
             slices_present: AtomicU64::new(0),
@@ -199,6 +268,10 @@ pub struct Tablebase<R: Rules = English> {
     counters: Striped,
     opened: AtomicU64,
     slices_present: AtomicU64,
+    /// Distance files, opened on first use (one per slice, like the WLD slots).
+    dtc_slots: SlotTable<DtcSlot>,
+    /// Decoded distance blocks (same cache design as the WLD blocks, its own budget).
+    dtc_cache: BlockCache,
 }
 
 impl<R: Rules> std::fmt::Debug for Tablebase<R> {
@@ -449,6 +522,92 @@ impl<R: Rules> Tablebase<R> {
     /// [`Tablebase::probe_wld`] of many positions, in parallel (rayon); results in input order.
     pub fn probe_many(&self, positions: &[Position]) -> Vec<Result<Wld, ProbeError>> {
         positions.par_iter().map(|p| self.probe_wld(p)).collect()
+    }
+
+    /// Distance to conversion ([`Dtc`], plies, side to move's view) of any position with at
+    /// most [`Tablebase::max_pieces`] pieces. The value comes from the WLD tables (captures
+    /// resolved by search, as [`Tablebase::probe_wld`]); a draw is [`Dtc::Draw`], a position
+    /// whose side to move must capture has distance 1, one without a legal move `Loss(0)`;
+    /// otherwise the distance is read from the slice's distance file (`<slice>.dtc`, built by
+    /// `egdb build --dtc`) through its own block cache.
+    ///
+    /// # Errors
+    /// As [`Tablebase::probe_wld`]; [`ProbeError::MissingDtc`] when the slice has no distance
+    /// file; [`ProbeError::Table`] for a damaged one.
+    pub fn probe_dtc(&self, p: &Position) -> Result<Dtc, ProbeError> {
+        self.check(p)?;
+        if self.rules.has_capture(p) {
+            // Every move converts: distance 1 (the value by capture resolution).
+            return Ok(match resolve_with(self.rules, self, p)? {
+                Wld::Win => Dtc::Win(1),
+                Wld::Loss => Dtc::Loss(1),
+                Wld::Draw => Dtc::Draw,
+            });
+        }
+        if !self.rules.has_quiet_move(p) {
+            return Ok(Dtc::Loss(0));
+        }
+        // A quiet position: the same slice and index in the WLD and the distance file.
+        let n = p.normalized();
+        let s = Slice::of(&n);
+        let t = self.loaded(&s, false)?;
+        let index = t.index.rank(&n);
+        let v = self.value_at(t, index, false)?;
+        if v == Wld::Draw {
+            return Ok(Dtc::Draw);
+        }
+        let d = self.dtc_at(self.dtc_loaded(&s)?, index)?;
+        Ok(if v == Wld::Win {
+            Dtc::Win(d)
+        } else {
+            Dtc::Loss(d)
+        })
+    }
+
+    fn dtc_loaded(&self, s: &Slice) -> Result<&DtcLoaded, ProbeError> {
+        let missing = || ProbeError::MissingDtc { slice: *s };
+        let slot = self.dtc_slots.get(s, true).ok_or_else(missing)?;
+        let r = slot.get_or_init(|| {
+            let path = crate::table::dtc_path(&self.dir, s);
+            if !path.exists() {
+                return Err(missing());
+            }
+            let file = crate::table::DtcFile::open(&path, R::ID)?;
+            if self.verify_on_open {
+                file.verify_checksum()?;
+            }
+            Ok(Box::new(DtcLoaded {
+                block_div: Divider::new(u64::from(file.block_positions())),
+                slot: slot_of(s).unwrap_or(0),
+                file,
+            }))
+        });
+        r.as_deref().map_err(Clone::clone)
+    }
+
+    fn dtc_at(&self, t: &DtcLoaded, index: u64) -> Result<u32, ProbeError> {
+        if let Some(u) = t.file.uniform() {
+            return Ok(u);
+        }
+        let (block, offset) = t.block_div.divrem(index);
+        let offset = offset as usize;
+        let key = block_key(t.slot, block);
+        if let Some(b) = self.dtc_cache.byte(key, offset) {
+            if b != crate::table::dtc::ESCAPE {
+                return Ok(u32::from(b));
+            }
+        }
+        // Miss, or an escaped (long) distance: decode the block.
+        let n = t.file.positions_in_block(block);
+        match t.file.decode_block(block)? {
+            crate::table::DtcBlock::Const(d) => Ok(d),
+            crate::table::DtcBlock::Data(m) => {
+                self.counters.mine().decoded.fetch_add(1, Ordering::Relaxed);
+                let d = crate::table::dtc::dtc_in_block(&m, n, offset);
+                self.dtc_cache.insert(key, &m);
+                Ok(d)
+            }
+        }
     }
 
     /// Counters since opening.

@@ -5,8 +5,39 @@ use super::error::Fault;
 use crate::slice::{Material, Slice};
 use std::fmt;
 
-/// File magic, the first 8 bytes of every table file.
+/// File magic, the first 8 bytes of every win/loss/draw table file.
 pub const MAGIC: [u8; 8] = *b"EGDBWLD\0";
+/// File magic of a distance-to-conversion file (`<slice>.dtc`, see [`super::dtc`]).
+pub const DTC_MAGIC: [u8; 8] = *b"EGDBDTC\0";
+
+/// What a table file holds, told by its magic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FileKind {
+    /// Win/loss/draw values ([`MAGIC`], `.egdb`).
+    #[default]
+    Wld,
+    /// Distances to conversion ([`DTC_MAGIC`], `.dtc`).
+    Dtc,
+}
+
+impl FileKind {
+    /// The magic of files of this kind.
+    pub const fn magic(self) -> [u8; 8] {
+        match self {
+            FileKind::Wld => MAGIC,
+            FileKind::Dtc => DTC_MAGIC,
+        }
+    }
+    fn of_magic(m: &[u8]) -> Option<FileKind> {
+        if m == MAGIC {
+            Some(FileKind::Wld)
+        } else if m == DTC_MAGIC {
+            Some(FileKind::Dtc)
+        } else {
+            None
+        }
+    }
+}
 /// Format version written by this code (and the only one it reads).
 pub const FORMAT_VERSION: u32 = 2;
 /// Rules id of English (American) checkers ([`crate::rules::English`]).
@@ -45,6 +76,8 @@ fn ser_display<S: serde::Serializer, T: fmt::Display>(v: &T, s: S) -> Result<S::
 /// Every field of the fixed header, in file order (offsets in bytes).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
+    /// 0..8: the magic, i.e. what the file holds.
+    pub kind: FileKind,
     /// 8: format version ([`FORMAT_VERSION`]).
     pub version: u8,
     /// 9: rules id ([`crate::rules::Rules::ID`]).
@@ -85,7 +118,7 @@ impl Header {
     /// offset 56, is computed over these and the offset table by the writer).
     pub fn to_bytes(&self) -> [u8; HEADER_SUMMED] {
         let mut out = [0u8; HEADER_SUMMED];
-        out[..8].copy_from_slice(&MAGIC);
+        out[..8].copy_from_slice(&self.kind.magic());
         let m = self.slice.material;
         let r = |x: Option<u8>| x.unwrap_or(NONE);
         out[8..20].copy_from_slice(&[
@@ -114,7 +147,7 @@ impl Header {
     /// The version of a file from its first bytes (at least 12), when they start with the
     /// magic: format 1 stored a u32 at offset 8, format 2 a byte.
     pub fn peek_version(h: &[u8]) -> Option<u32> {
-        if h.len() < 12 || h[..8] != MAGIC {
+        if h.len() < 12 || FileKind::of_magic(&h[..8]).is_none() {
             return None;
         }
         Some(if h[8] == 1 {
@@ -137,9 +170,7 @@ impl Header {
                 expected: HEADER_LEN as u64,
             });
         }
-        if h[..8] != MAGIC {
-            return Err(Fault::BadMagic);
-        }
+        let kind = FileKind::of_magic(&h[..8]).ok_or(Fault::BadMagic)?;
         if u32::from(h[8]) != FORMAT_VERSION {
             return Err(Fault::Version(Self::peek_version(h).unwrap_or(0)));
         }
@@ -148,6 +179,7 @@ impl Header {
         })?;
         let opt = |x: u8| (x != NONE).then_some(x);
         Ok(Header {
+            kind,
             version: h[8],
             rules: h[9],
             codec: h[10],
@@ -237,6 +269,7 @@ mod tests {
     #[test]
     fn bytes_round_trip_and_overflowing_material_is_an_error() {
         let h = Header {
+            kind: FileKind::Wld,
             version: FORMAT_VERSION as u8,
             rules: RULES_ENGLISH as u8,
             codec: 2,

@@ -23,15 +23,18 @@
 //! writer), [`read`] ([`TableFile`]), [`error`] ([`TableError`], [`Fault`]).
 
 pub mod codec;
+pub mod dtc;
 pub mod error;
 pub mod header;
 pub mod read;
 pub mod write;
 
 pub use codec::{ValueCodec, Wld2Bit, CODEC_2BIT_ZSTD, DONT_CARE};
+pub use dtc::{dtc_path, DtcBlock, DtcByte, DtcFile, CODEC_DTC_BYTE};
 pub use error::{Fault, TableError};
 pub use header::{
-    Header, TableMeta, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED, MAGIC, RULES_ENGLISH,
+    FileKind, Header, TableMeta, DTC_MAGIC, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED, MAGIC,
+    RULES_ENGLISH,
 };
 pub use read::{Access, Block, TableFile};
 pub use write::{

@@ -267,6 +267,9 @@ impl TableFile {
         }
         let h = self.read_at(0, HEADER_LEN)?.into_owned();
         let header = Header::parse(&h).map_err(|f| self.fault(f))?;
+        if header.kind != super::header::FileKind::Wld {
+            return Err(self.fault(Fault::BadMagic));
+        }
         if u32::from(header.rules) != rules {
             return Err(self.fault(Fault::Rules {
                 found: u32::from(header.rules),

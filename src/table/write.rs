@@ -95,7 +95,7 @@ pub fn write_table_with(
 
 /// Write `bytes` to `path` atomically: temporary file in the same directory, fsync, rename,
 /// directory fsync (best effort). Returns the bytes written.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<u64, TableError> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<u64, TableError> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -311,6 +311,7 @@ fn encode<C: ValueCodec>(
     let file_len = HEADER_LEN + table_len + data_len + 8;
     let mut out = Vec::with_capacity(file_len);
     let header = Header {
+        kind: super::header::FileKind::Wld,
         version: FORMAT_VERSION as u8,
         rules: opts.rules as u8,
         codec: C::ID as u8,

@@ -1,0 +1,171 @@
+//! Perfect play from the tables: every legal move scored by its distance to conversion
+//! ([`scored_moves`]), the best one ([`best_move`]) and the whole perfect line ([`line()`]).
+//!
+//! Values are [`Dtc`]s (issue 9's metric, plies): a *conversion* is a capture or any man move
+//! (crowning included); the winner converts as soon as possible, the loser as late as possible.
+//! Following the best moves always ends a won game: within a slice the distance falls by one
+//! every ply, and a conversion moves to a slice built earlier.
+//!
+//! ```no_run
+//! use checkers_egdb::play::{best_move, line};
+//! use checkers_egdb::probe::Tablebase;
+//! use checkers_egdb::Position;
+//! let tb = Tablebase::open("egdb").unwrap(); // built with `egdb build --dtc`
+//! let p = Position::from_fen("B:WK32:BK23,K19").unwrap();
+//! let m = best_move(&tb, &p).unwrap().unwrap();
+//! println!("{} {}", checkers_egdb::notation::format_move(&m.mv), m.value); // ... win 29
+//! let l = line(&tb, &p, 200).unwrap();
+//! println!("{} moves, ended by {:?}", l.moves.len(), l.end);
+//! ```
+
+use crate::board::Position;
+use crate::movegen::Move;
+use crate::probe::{Dtc, ProbeError, Tablebase};
+use crate::rules::Rules;
+use std::cmp::Ordering;
+use std::collections::HashSet;
+
+/// One legal move with its value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScoredMove {
+    /// The move (capture paths with the same result are listed once).
+    pub mv: Move,
+    /// The position after the move (the opponent to move).
+    pub after: Position,
+    /// The move's value from the MOVER's view, counted from the position before the move:
+    /// for a move that is not a conversion, 1 + the distance of `after` with win and loss
+    /// swapped (a king move to a position lost in 4 plies for the opponent is `Win(5)`); for
+    /// a conversion (capture or man move) `Win(1)` / `Loss(1)` by the metric's definition,
+    /// whatever distance the new slice starts with (see `after_value`); `Draw` if `after` is
+    /// drawn.
+    pub value: Dtc,
+    /// The value and distance of `after` from the OPPONENT's view (the side to move there),
+    /// as [`Tablebase::probe_dtc`] gives it. For a conversion this is where the count starts
+    /// again.
+    pub after_value: Dtc,
+    /// Whether the move is a conversion (a capture or a man move).
+    pub conversion: bool,
+}
+
+/// How good a value is for the mover: wins by smallest distance, then draws, then losses by
+/// largest distance. Smaller is better.
+fn badness(v: Dtc) -> (u8, i64) {
+    match v {
+        Dtc::Win(n) => (0, i64::from(n)),
+        Dtc::Draw => (1, 0),
+        Dtc::Loss(n) => (2, -i64::from(n)),
+    }
+}
+
+/// The canonical order of moves with equal values: by the from square, then the landing
+/// squares in order (numbers 1-32), as PDN writes them.
+fn canonical(a: &Move, b: &Move) -> Ordering {
+    (a.from, a.path()).cmp(&(b.from, b.path()))
+}
+
+/// Every legal move of `p` with its value, best first: wins by smallest distance, then draws,
+/// then losses by largest distance; moves of equal value in canonical order (from square,
+/// then landing squares, numerically). Capture paths with the same from square, landing
+/// square and captured pieces are listed once (the first path). Empty when the side to move
+/// has no legal move (it has lost).
+///
+/// # Errors
+/// As [`Tablebase::probe_dtc`] (e.g. [`ProbeError::MissingDtc`], too many pieces, an invalid
+/// position).
+pub fn scored_moves(tb: &Tablebase, p: &Position) -> Result<Vec<ScoredMove>, ProbeError> {
+    p.validate()?;
+    let rules = tb.rules();
+    let mut out = Vec::new();
+    for mv in p.unique_moves() {
+        let after = p.apply(&mv);
+        let after_value = tb.probe_dtc(&after)?;
+        let conversion = rules.is_conversion(p, &after);
+        let value = match (after_value, conversion) {
+            (Dtc::Draw, _) => Dtc::Draw,
+            (Dtc::Loss(_), true) => Dtc::Win(1),
+            (Dtc::Win(_), true) => Dtc::Loss(1),
+            (Dtc::Loss(n), false) => Dtc::Win(n + 1),
+            (Dtc::Win(n), false) => Dtc::Loss(n + 1),
+        };
+        out.push(ScoredMove {
+            mv,
+            after,
+            value,
+            after_value,
+            conversion,
+        });
+    }
+    out.sort_by(|a, b| {
+        badness(a.value)
+            .cmp(&badness(b.value))
+            .then_with(|| canonical(&a.mv, &b.mv))
+    });
+    Ok(out)
+}
+
+/// The first of [`scored_moves`]: a move of perfect play (`None` when the side to move has
+/// no legal move). Its `value` equals [`Tablebase::probe_dtc`] of `p`.
+///
+/// # Errors
+/// As [`scored_moves`].
+pub fn best_move(tb: &Tablebase, p: &Position) -> Result<Option<ScoredMove>, ProbeError> {
+    Ok(scored_moves(tb, p)?.into_iter().next())
+}
+
+/// Why a [`Line`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum LineEnd {
+    /// The side to move at the end has no legal move: it has lost (every won line ends so).
+    NoMoves,
+    /// The last move reached a position met before in the line (drawn lines end so).
+    Repetition,
+    /// The line reached the ply limit.
+    MaxPlies,
+}
+
+/// A line of perfect play: best moves ([`best_move`]) for both sides from `start`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    /// The starting position.
+    pub start: Position,
+    /// The moves in order; each `after` is the next position.
+    pub moves: Vec<ScoredMove>,
+    /// Why the line stopped.
+    pub end: LineEnd,
+}
+
+/// Perfect play from `p` to the end of the game, at most `max_plies` moves: both sides play
+/// [`best_move`]. A won (or lost) start ends with the loser to move and no legal move
+/// ([`LineEnd::NoMoves`]); a drawn one plays drawing moves until a position repeats
+/// ([`LineEnd::Repetition`], the repeating move included) or the limit
+/// ([`LineEnd::MaxPlies`]).
+///
+/// # Errors
+/// As [`scored_moves`].
+pub fn line(tb: &Tablebase, p: &Position, max_plies: u32) -> Result<Line, ProbeError> {
+    let mut seen = HashSet::new();
+    let mut pos = *p;
+    seen.insert(pos);
+    let mut moves = Vec::new();
+    let end = loop {
+        if !tb.rules().has_move(&pos) {
+            break LineEnd::NoMoves;
+        }
+        if moves.len() as u32 >= max_plies {
+            break LineEnd::MaxPlies;
+        }
+        let Some(m) = best_move(tb, &pos)? else {
+            break LineEnd::NoMoves;
+        };
+        pos = m.after;
+        moves.push(m);
+        if !seen.insert(pos) {
+            break LineEnd::Repetition;
+        }
+    };
+    Ok(Line {
+        start: *p,
+        moves,
+        end,
+    })
+}

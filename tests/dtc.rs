@@ -1,0 +1,357 @@
+//! Distance-to-conversion tables (`egdb build --dtc`), `Tablebase::probe_dtc` and the play
+//! functions, checked against the independent DTC oracle (tests/dtc_oracle: forward iteration
+//! over every position with the path move generator, no slices, no un-moves) and against
+//! published facts (../shared/reference.md).
+
+mod dtc_oracle;
+mod probe_common;
+
+use checkers_egdb::generate::{build, BuildOptions};
+use checkers_egdb::play::{best_move, line, scored_moves, LineEnd};
+use checkers_egdb::probe::{Dtc, Tablebase};
+use checkers_egdb::{Position, Wld};
+use std::path::Path;
+
+fn pos(fen: &str) -> Position {
+    Position::from_fen(fen).unwrap()
+}
+
+fn build_dtc(dir: &Path, pieces: u32) {
+    let mut o = BuildOptions::new(dir, pieces);
+    o.dtc = true;
+    build(&o).unwrap();
+}
+
+fn oracle_dtc(v: Wld, d: Option<u32>) -> Dtc {
+    match v {
+        Wld::Win => Dtc::Win(d.unwrap()),
+        Wld::Loss => Dtc::Loss(d.unwrap()),
+        Wld::Draw => Dtc::Draw,
+    }
+}
+
+/// Every position with at most `n` pieces: `probe_dtc` equals the oracle.
+fn compare_with_oracle(tb: &Tablebase, n: u32) -> usize {
+    let o = dtc_oracle::solve(n);
+    use rayon::prelude::*;
+    let bad: Vec<String> = o
+        .positions
+        .par_iter()
+        .enumerate()
+        .filter_map(|(i, p)| {
+            let want = oracle_dtc(o.value[i], o.dtc[i]);
+            let got = tb.probe_dtc(p).unwrap();
+            (got != want).then(|| format!("{}: tables {got}, oracle {want}", p.to_fen()))
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "{} differences, e.g. {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
+    o.positions.len()
+}
+
+#[test]
+fn three_pieces_equal_the_oracle_and_the_published_facts() {
+    let dir = tempfile::tempdir().unwrap();
+    build_dtc(dir.path(), 3);
+    let tb = Tablebase::open(dir.path()).unwrap();
+    let n = compare_with_oracle(&tb, 3);
+    assert!(n > 100_000);
+
+    // Facts decided outside our code (issue 9, reference.md).
+    assert_eq!(tb.probe_dtc(&pos("W:W5:BK2")).unwrap(), Dtc::Win(1));
+    assert_eq!(tb.probe_dtc(&pos("W:WK29:BK25")).unwrap(), Dtc::Win(1));
+    assert_eq!(tb.probe_dtc(&pos("B:WK13:BK1")).unwrap(), Dtc::Win(11));
+    assert_eq!(tb.probe_dtc(&pos("B:WK14:BK1,K2")).unwrap(), Dtc::Win(33));
+    assert_eq!(tb.probe_dtc(&pos("B:WK32:B")).unwrap(), Dtc::Loss(0));
+    // K v K longest win 11; 2K v K: 33 with the kings to move, 34 for the lone king.
+    let mut kk = 0;
+    let (mut two, mut one) = (0, 0);
+    for p in probe_common::all_positions(3) {
+        let m = checkers_egdb::Material::of(&p);
+        let d = tb.probe_dtc(&p).unwrap();
+        if m == checkers_egdb::Material::new(0, 1, 0, 1).unwrap() {
+            if let Dtc::Win(k) = d {
+                kk = kk.max(k);
+            }
+        }
+        if m == checkers_egdb::Material::new(0, 2, 0, 1).unwrap() {
+            match (p.side, d) {
+                (checkers_egdb::Color::Black, Dtc::Win(k)) => two = two.max(k),
+                (checkers_egdb::Color::White, Dtc::Loss(k)) => one = one.max(k),
+                _ => {}
+            }
+        }
+    }
+    assert_eq!((kk, two, one), (11, 33, 34));
+
+    // The best move of W:W5:BK2 is the crowning 5-1, a conversion.
+    let m = best_move(&tb, &pos("W:W5:BK2")).unwrap().unwrap();
+    assert_eq!(checkers_egdb::notation::format_move(&m.mv), "5-1");
+    assert_eq!(m.value, Dtc::Win(1));
+    assert!(m.conversion);
+}
+
+#[test]
+fn dtc_only_build_on_existing_wld_files_gives_the_same_bytes() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    build_dtc(a.path(), 3);
+    build(&BuildOptions::new(b.path(), 3)).unwrap();
+    let before = std::fs::read_dir(b.path()).unwrap().count();
+    build_dtc(b.path(), 3);
+    let mut files = 0;
+    for e in std::fs::read_dir(a.path()).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name();
+        let x = std::fs::read(e.path()).unwrap();
+        let y = std::fs::read(b.path().join(&name)).unwrap();
+        assert_eq!(x, y, "{name:?}");
+        files += 1;
+    }
+    assert_eq!(files, 2 * before);
+    // Resumable: a second run builds nothing.
+    let mut o = BuildOptions::new(b.path(), 3);
+    o.dtc = true;
+    let s = build(&o).unwrap();
+    assert_eq!((s.slices_built, s.dtc_files), (0, 0));
+    // A missing distance file is a clear error for probe_dtc, not a value.
+    let s: checkers_egdb::Slice = "0101-nn".parse().unwrap();
+    std::fs::remove_file(checkers_egdb::table::dtc_path(b.path(), &s)).unwrap();
+    let tb = Tablebase::open(b.path()).unwrap();
+    let e = tb.probe_dtc(&pos("B:WK13:BK1")).unwrap_err();
+    assert!(e.to_string().contains("0101-nn"), "{e}");
+}
+
+/// Lines of perfect play: a won start ends with the loser to move and no move, never repeats,
+/// each winning move keeps the win with the distance falling by one unless it converts; a
+/// loser playing random or repetition-seeking moves still loses.
+#[test]
+fn lines_end_in_wins_and_random_losers_still_lose() {
+    let dir = tempfile::tempdir().unwrap();
+    build_dtc(dir.path(), 3);
+    let tb = Tablebase::open(dir.path()).unwrap();
+    let mut won = 0;
+    let mut seed = 12345u64;
+    let mut rnd = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for (k, p) in probe_common::all_positions(3).into_iter().enumerate() {
+        if k % 7 != 0 {
+            continue;
+        }
+        let d = tb.probe_dtc(&p).unwrap();
+        let Dtc::Win(_) = d else { continue };
+        won += 1;
+        let l = line(&tb, &p, 500).unwrap();
+        assert_eq!(l.end, LineEnd::NoMoves, "{}", p.to_fen());
+        assert_eq!(l.moves.len() % 2, 1, "the winner moves last");
+        let mut seen = std::collections::HashSet::new();
+        seen.insert(p);
+        let mut cur = p;
+        for (i, m) in l.moves.iter().enumerate() {
+            assert!(seen.insert(m.after), "repetition in a won line");
+            let before = tb.probe_dtc(&cur).unwrap();
+            assert_eq!(m.value, before, "best move keeps the value");
+            if i % 2 == 0 {
+                assert!(matches!(m.value, Dtc::Win(_)));
+            }
+            if !m.conversion {
+                assert_eq!(
+                    m.after_value.plies().unwrap() + 1,
+                    before.plies().unwrap(),
+                    "distance falls by one within a slice"
+                );
+            }
+            cur = m.after;
+        }
+        // The loser plays at random (or back to an earlier position when it can).
+        let mut cur = p;
+        let mut history = vec![p];
+        let mut plies = 0;
+        loop {
+            let ms = scored_moves(&tb, &cur).unwrap();
+            if ms.is_empty() {
+                break;
+            }
+            plies += 1;
+            assert!(plies < 400, "the winner did not finish: {}", p.to_fen());
+            let pick = if plies % 2 == 1 {
+                &ms[0]
+            } else if rnd() % 2 == 0 {
+                ms.iter()
+                    .find(|m| history.contains(&m.after))
+                    .unwrap_or(&ms[(rnd() % ms.len() as u64) as usize])
+            } else {
+                &ms[(rnd() % ms.len() as u64) as usize]
+            };
+            if plies % 2 == 1 {
+                assert!(matches!(pick.value, Dtc::Win(_)));
+            }
+            cur = pick.after;
+            history.push(cur);
+        }
+        assert_eq!(plies % 2, 1, "the side that started won: {}", p.to_fen());
+    }
+    assert!(won > 1000);
+    // A drawn start: drawing moves until a repetition or the limit.
+    let p = pos("B:WK32:BK1");
+    assert_eq!(tb.probe_dtc(&p).unwrap(), Dtc::Draw);
+    let l = line(&tb, &p, 50).unwrap();
+    assert!(matches!(l.end, LineEnd::Repetition | LineEnd::MaxPlies));
+    assert!(l.moves.iter().all(|m| m.value == Dtc::Draw));
+}
+
+/// Every position with at most 4 pieces (14 million) against the oracle, the distance files
+/// built both in one pass and from existing WLD files. About a minute on 2 cores in release.
+#[test]
+fn four_pieces_equal_the_oracle() {
+    let dir = tempfile::tempdir().unwrap();
+    build_dtc(dir.path(), 4);
+    let tb = Tablebase::open(dir.path()).unwrap();
+    let n = compare_with_oracle(&tb, 4);
+    assert!(n > 10_000_000);
+}
+
+/// `verify_dir` re-derives every distance with the oracle: a built directory passes, a
+/// distance changed in a file (with valid checksums) is found.
+#[test]
+fn verify_rederives_distances_and_finds_a_changed_one() {
+    use checkers_egdb::table::{dtc_path, DtcFile, RULES_ENGLISH};
+    let dir = tempfile::tempdir().unwrap();
+    build_dtc(dir.path(), 3);
+    let rep = checkers_egdb::verify::verify_dir(dir.path(), &|_, _, _| {}).unwrap();
+    assert!(rep.dtc_slices > 50);
+    // The longest list: K v K 11 (both sides to move), 2K v K 33 / 34 (published facts).
+    let rows = checkers_egdb::stats::longest_dtc(dir.path()).unwrap();
+    let row = |m: [u8; 4], stm: char| {
+        rows.iter()
+            .find(|r| [r.bm, r.bk, r.wm, r.wk] == m && r.stm == stm)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(row([0, 1, 0, 1], 'B').longest_win.unwrap().0, 11);
+    assert_eq!(row([0, 1, 0, 1], 'W').longest_win.unwrap().0, 11);
+    let (d, fen) = row([0, 2, 0, 1], 'B').longest_win.unwrap();
+    assert_eq!(d, 33);
+    let tb = Tablebase::open(dir.path()).unwrap();
+    assert_eq!(tb.probe_dtc(&pos(&fen)).unwrap(), Dtc::Win(33));
+    let (d, fen) = row([0, 2, 0, 1], 'W').longest_loss.unwrap();
+    assert_eq!(d, 34);
+    assert_eq!(tb.probe_dtc(&pos(&fen)).unwrap(), Dtc::Loss(34));
+    drop(tb);
+    assert_eq!(rep.dtc_positions, rep.positions);
+
+    let p = pos("B:WK14:BK1,K2"); // won in 33
+    let s = checkers_egdb::Slice::of(&p);
+    let i = checkers_egdb::SliceIndex::new(s).rank(&p) as usize;
+    let path = dtc_path(dir.path(), &s);
+    let f = DtcFile::open(&path, RULES_ENGLISH).unwrap();
+    let meta = f.meta().clone();
+    let mut d = f.decode_all().unwrap();
+    assert_eq!(d[i], 33);
+    d[i] = 35;
+    drop(f);
+    let mask = bitvec::bitvec![u64, bitvec::order::Lsb0; 0; d.len()];
+    checkers_egdb::table::dtc::write_dtc(&path, &meta, &d, &mask, &Default::default()).unwrap();
+    let e = checkers_egdb::verify::verify_dir(dir.path(), &|_, _, _| {}).unwrap_err();
+    assert!(
+        matches!(e, checkers_egdb::verify::VerifyError::DtcMismatch { .. }),
+        "{e}"
+    );
+}
+
+/// The command line: `build --dtc`, `probe --dtc`, `moves --values`, `line`, `stats --dtc`.
+#[test]
+fn command_line_distance_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let egdb = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_egdb"))
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // WLD first, then only the distance files.
+    let (ok, _, e) = egdb(&["build", "--pieces", "3", "--dir", d, "--quiet"]);
+    assert!(ok, "{e}");
+    let (ok, out, _) = egdb(&["probe", "--dir", d, "--dtc", "W:W5:BK2"]);
+    assert!(
+        !ok && out.starts_with("W:W5:BK2\terror: missing distance") && out.contains("--dtc"),
+        "{out}"
+    );
+    let (ok, out, e) = egdb(&["build", "--pieces", "3", "--dir", d, "--dtc"]);
+    assert!(ok && out.contains("distances"), "{out}{e}");
+
+    let (ok, out, _) = egdb(&[
+        "probe",
+        "--dir",
+        d,
+        "--dtc",
+        "W:W5:BK2",
+        "W:WK29:BK25",
+        "B:WK32:BK1",
+    ]);
+    assert!(ok);
+    assert_eq!(
+        out,
+        "W:W5:BK2\twin\t1\nW:WK29:BK25\twin\t1\nB:WK32:BK1\tdraw\t-\n"
+    );
+    let (_, out, _) = egdb(&["probe", "--dir", d, "--dtc", "--json", "B:WK13:BK1"]);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        (v["value"].as_str(), v["dtc"].as_u64()),
+        (Some("win"), Some(11))
+    );
+
+    let (ok, out, _) = egdb(&["moves", "--dir", d, "--values", "W:W5:BK2"]);
+    assert!(ok);
+    // The crowning converts (win 1 for the mover); the K v K position after it starts a new
+    // count (its distance, checked against the oracle above, is the last column).
+    let first = out.lines().next().unwrap();
+    let tb = Tablebase::open(dir.path()).unwrap();
+    let after = tb.probe_dtc(&pos("B:WK1:BK2")).unwrap();
+    assert_eq!(
+        first,
+        format!("5-1\twin\t1\tB:WK1:BK2\tloss {}", after.plies().unwrap())
+    );
+    drop(tb);
+
+    let (ok, out, _) = egdb(&["line", "--dir", d, "B:WK14:BK1,K2"]);
+    assert!(ok);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "start\twin 33\tB:WK14:BK1,K2");
+    assert_eq!(lines.len(), 33 + 2);
+    assert!(lines[33].starts_with("33. ") && lines[33].contains("loss 0"));
+    assert_eq!(lines[34], "end\tno legal move: the side to move has lost");
+    let (_, out, _) = egdb(&[
+        "line",
+        "--dir",
+        d,
+        "--json",
+        "B:WK32:BK1",
+        "--max-plies",
+        "6",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["value"], "draw");
+    assert!(v["end"] == "repetition" || v["end"] == "max_plies");
+
+    let (ok, out, _) = egdb(&["stats", "--dir", d, "--dtc"]);
+    assert!(ok);
+    assert!(
+        out.lines().any(|l| l == "0 2 0 1 B 33 B:WK14:BK1,K2 - -"),
+        "{out}"
+    );
+}
