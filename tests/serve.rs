@@ -24,22 +24,28 @@ impl Drop for Server {
     }
 }
 
-/// Tables of at most 4 pieces, built once per test binary.
+/// Tables of at most 4 pieces with their distance files, built once per test binary.
 fn tables() -> &'static std::path::Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
         let d = tempfile::tempdir().unwrap();
-        build(&BuildOptions::new(d.path(), 4)).unwrap();
+        let mut o = BuildOptions::new(d.path(), 4);
+        o.dtc = true;
+        build(&o).unwrap();
         d
     })
     .path()
 }
 
 fn start(extra: &[&str]) -> Server {
+    start_in(tables(), extra)
+}
+
+fn start_in(dir: &std::path::Path, extra: &[&str]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_egdb"))
         .arg("serve")
         .arg("--dir")
-        .arg(tables())
+        .arg(dir)
         .args(["--bind", "127.0.0.1:0"])
         .args(extra)
         .stdout(Stdio::piped())
@@ -115,7 +121,10 @@ fn probe_endpoint_shapes_and_values() {
     assert_eq!(v["fen"], "W:WK32:BK26");
     assert_eq!(v["side"], "white");
     assert_eq!(v["pieces"], 2);
-    assert!(v["dtc"].is_null(), "WLD tables have no distance: {v}");
+    assert!(
+        v["dtc"].as_u64().is_some(),
+        "a won position has a distance: {v}"
+    );
     let moves = v["moves"].as_array().unwrap();
     assert_eq!(moves.len(), 2); // 32-27 and 32-28
     for m in moves {
@@ -151,6 +160,46 @@ fn probe_endpoint_shapes_and_values() {
     assert_eq!(v["value"], "win");
     assert_eq!(moves_of(&v), ["5-1"]);
     assert_eq!(v["moves"][0]["crowns"], true);
+}
+
+/// Distances to conversion (reference.md §3, §7): a crowning or a capture is a conversion
+/// (DTC 1); `W:WK4:BK12` loses in 2 (4-8 forced, then Black must capture); K v K `B:WK13:BK1`
+/// wins in 11, the longest.
+#[test]
+fn probe_endpoint_distances() {
+    let srv = start(&[]);
+    for (fen, value, dtc) in [
+        ("W:W5:BK2", "win", 1),
+        ("W:WK29:BK25", "win", 1),
+        ("W:WK4:BK12", "loss", 2),
+        ("B:WK13:BK1", "win", 11),
+    ] {
+        let (st, v) = get_json(&srv.addr, &format!("/api/probe?fen={fen}"));
+        assert_eq!(st, 200, "{v}");
+        assert_eq!(
+            (v["value"].as_str(), v["dtc"].as_u64()),
+            (Some(value), Some(dtc)),
+            "{fen}: {v}"
+        );
+    }
+    // The winning king v king line ends with the loser to move and no move, the distance
+    // falling by one per ply.
+    let (_, v) = get_json(&srv.addr, "/api/line?fen=B:WK13:BK1");
+    assert_eq!(v["end"], "no_moves", "{v}");
+    assert_eq!(v["moves"].as_array().unwrap().len(), 11, "{v}");
+}
+
+/// Without distance files the explorer still answers, from win/loss/draw alone.
+#[test]
+fn probe_endpoint_without_distance_files() {
+    let d = tempfile::tempdir().unwrap();
+    build(&BuildOptions::new(d.path(), 2)).unwrap();
+    let srv = start_in(d.path(), &[]);
+    let (st, v) = get_json(&srv.addr, "/api/probe?fen=W:WK32:BK26");
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["value"], "win");
+    assert!(v["dtc"].is_null(), "no distance files, no distance: {v}");
+    assert_eq!(v["moves"][0]["value"], "win");
 }
 
 #[test]

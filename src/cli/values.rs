@@ -1,9 +1,10 @@
 //! The one adapter between the front ends (`egdb serve`, `egdb annotate`) and the tables'
-//! values. Today it computes everything from win/loss/draw (`Tablebase::probe_wld`); distances
-//! are absent (`plies: None`, shown as `-`). When the distance tables land, only this file
-//! changes: [`eval`] calls `Tablebase::probe_dtc` and [`scored_moves`] / [`line()`] wrap
-//! `checkers_egdb::play::{scored_moves, line}` (see the comments at each function).
-use checkers_egdb::probe::{ProbeError, Tablebase};
+//! values. With distance files (`egdb build --dtc`) it answers from
+//! `Tablebase::probe_dtc` and `checkers_egdb::play::{scored_moves, line}`; where a distance
+//! file is missing (a directory built without `--dtc`) it falls back to win/loss/draw
+//! (`Tablebase::probe_wld`), distances absent (`plies: None`, shown as `-`).
+use checkers_egdb::play;
+use checkers_egdb::probe::{Dtc, ProbeError, Tablebase};
 use checkers_egdb::{Move, Position, Wld};
 use std::cmp::Ordering;
 use std::collections::HashSet;
@@ -43,19 +44,44 @@ impl Eval {
     }
 }
 
-/// Value of `p` for the side to move.
-///
-/// DTC wiring: `tb.probe_dtc(p)` and map `Dtc::Win(n)` to `Eval { wld: Win, plies: Some(n) }`,
-/// `Dtc::Loss(n)` to `Eval { wld: Loss, plies: Some(n) }`, `Dtc::Draw` to `Eval { wld: Draw,
-/// plies: None }`.
+impl From<Dtc> for Eval {
+    fn from(d: Dtc) -> Eval {
+        Eval {
+            wld: d.wld(),
+            plies: d.plies(),
+        }
+    }
+}
+
+/// Value of `p` for the side to move, with its DTC when the distance files are there.
 ///
 /// # Errors
-/// As [`Tablebase::probe_wld`].
+/// As [`Tablebase::probe_dtc`], except a missing distance file (then win/loss/draw alone).
 pub fn eval(tb: &Tablebase, p: &Position) -> Result<Eval, ProbeError> {
+    match tb.probe_dtc(p) {
+        Ok(d) => Ok(d.into()),
+        Err(ProbeError::MissingDtc { .. }) => eval_wld(tb, p),
+        Err(e) => Err(e),
+    }
+}
+
+/// Value of `p` from win/loss/draw alone (no distance).
+fn eval_wld(tb: &Tablebase, p: &Position) -> Result<Eval, ProbeError> {
     Ok(Eval {
         wld: tb.probe_wld(p)?,
         plies: None,
     })
+}
+
+impl From<play::ScoredMove> for ScoredMove {
+    fn from(m: play::ScoredMove) -> ScoredMove {
+        ScoredMove {
+            mv: m.mv,
+            after: m.after,
+            value: m.value.into(),
+            after_value: m.after_value.into(),
+        }
+    }
 }
 
 /// One legal move with the values around it.
@@ -73,18 +99,27 @@ pub struct ScoredMove {
     pub after_value: Eval,
 }
 
-/// Every legal move of `p` (capture paths with the same effect once), best first for the side
-/// to move; ties keep move-generation order. Empty when the side to move has no move.
-///
-/// DTC wiring: `checkers_egdb::play::scored_moves(tb, p)` mapped field by field.
+/// Every legal move of `p`, best first for the side to move (`checkers_egdb::play`'s order and
+/// distances: a conversion counts 1 ply, another move 1 + the DTC after it). Without distance
+/// files: capture paths with the same effect once, by value only, ties in move-generation
+/// order. Empty when the side to move has no move.
 ///
 /// # Errors
 /// As [`eval`], for any position after a move.
 pub fn scored_moves(tb: &Tablebase, p: &Position) -> Result<Vec<ScoredMove>, ProbeError> {
+    match play::scored_moves(tb, p) {
+        Ok(v) => Ok(v.into_iter().map(ScoredMove::from).collect()),
+        Err(ProbeError::MissingDtc { .. }) => scored_moves_wld(tb, p),
+        Err(e) => Err(e),
+    }
+}
+
+/// [`scored_moves`] from win/loss/draw alone.
+fn scored_moves_wld(tb: &Tablebase, p: &Position) -> Result<Vec<ScoredMove>, ProbeError> {
     let mut out = Vec::new();
     for mv in p.unique_moves() {
         let after = p.apply(&mv);
-        let after_value = eval(tb, &after)?;
+        let after_value = eval_wld(tb, &after)?;
         let value = Eval {
             wld: after_value.wld.negate(),
             plies: after_value.plies.map(|n| n + 1),
@@ -134,14 +169,30 @@ pub struct Line {
 }
 
 /// Play the best move (the first of [`scored_moves`]) from `p` until the side to move has no
-/// move, a position repeats, or `max_plies` moves were played. With WLD only, "best" keeps the
-/// value but need not make progress, so a won line may end by repetition.
-///
-/// DTC wiring: `checkers_egdb::play::line(tb, p, max_plies)` mapped field by field.
+/// move, a position repeats, or `max_plies` moves were played: `checkers_egdb::play::line`
+/// with distance files (a won line ends with the loser to move and no move). Without them
+/// "best" keeps the value but need not make progress, so a won line may end by repetition.
 ///
 /// # Errors
 /// As [`scored_moves`].
 pub fn line(tb: &Tablebase, p: &Position, max_plies: usize) -> Result<Line, ProbeError> {
+    match play::line(tb, p, u32::try_from(max_plies).unwrap_or(u32::MAX)) {
+        Ok(l) => Ok(Line {
+            start: l.start,
+            moves: l.moves.into_iter().map(ScoredMove::from).collect(),
+            end: match l.end {
+                play::LineEnd::NoMoves => LineEnd::NoMoves,
+                play::LineEnd::Repetition => LineEnd::Repetition,
+                play::LineEnd::MaxPlies => LineEnd::MaxPlies,
+            },
+        }),
+        Err(ProbeError::MissingDtc { .. }) => line_wld(tb, p, max_plies),
+        Err(e) => Err(e),
+    }
+}
+
+/// [`line`] from win/loss/draw alone.
+fn line_wld(tb: &Tablebase, p: &Position, max_plies: usize) -> Result<Line, ProbeError> {
     let mut seen = HashSet::new();
     seen.insert(*p);
     let mut cur = *p;
@@ -150,7 +201,7 @@ pub fn line(tb: &Tablebase, p: &Position, max_plies: usize) -> Result<Line, Prob
         if moves.len() >= max_plies {
             break LineEnd::MaxPlies;
         }
-        let Some(best) = scored_moves(tb, &cur)?.into_iter().next() else {
+        let Some(best) = scored_moves_wld(tb, &cur)?.into_iter().next() else {
             break LineEnd::NoMoves;
         };
         cur = best.after;
