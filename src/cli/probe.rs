@@ -66,20 +66,6 @@ fn escape_field(s: &str) -> String {
     out
 }
 
-/// `s` with control characters escaped (`\t`, `\n`, `\u{1b}`) and everything else as is: for
-/// messages, whose quoted characters are already escaped by their `Debug` form.
-fn escape_controls(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_debug().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
 /// Longest stdin line `egdb probe` accepts, in bytes without the newline: far more than any
 /// FEN (at most about 100 bytes), small enough that a hostile input costs no memory.
 pub const MAX_LINE: usize = 4096;
@@ -240,7 +226,7 @@ pub fn run(args: Args) -> CliResult {
                 out,
                 "{}\terror: {}",
                 escape_field(input),
-                escape_controls(e)
+                super::one_line(e)
             ),
             (Err(e), true) => writeln!(out, "{}", serde_json::json!({"input": input, "error": e})),
         }
