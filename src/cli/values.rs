@@ -191,7 +191,7 @@ pub fn line(tb: &Tablebase, p: &Position, max_plies: usize) -> Result<Line, Prob
     }
 }
 
-/// [`line`] from win/loss/draw alone.
+/// [`line()`] from win/loss/draw alone.
 fn line_wld(tb: &Tablebase, p: &Position, max_plies: usize) -> Result<Line, ProbeError> {
     let mut seen = HashSet::new();
     seen.insert(*p);
