@@ -408,8 +408,21 @@ pub fn verify_dir(
         f.verify_checksum().map_err(bad)?;
         Ok(Some(f.decode_all().map_err(bad)?))
     };
+    // Distance files are all or nothing: once any slice has one, a slice without one is an
+    // error (a deleted or never-built `.dtc` file), not something to skip.
+    let any_dtc = infos
+        .iter()
+        .any(|f| crate::table::dtc_path(dir, &f.slice).exists());
     for f in &infos {
-        let Some(own) = load(&f.slice)? else { continue };
+        let Some(own) = load(&f.slice)? else {
+            if any_dtc {
+                return Err(VerifyError::DtcFile {
+                    slice: f.slice,
+                    why: "the distance file is missing (other slices have one; rebuild with egdb build --dtc)".into(),
+                });
+            }
+            continue;
+        };
         let hdr = crate::table::DtcFile::open(
             &crate::table::dtc_path(dir, &f.slice),
             crate::rules::english::ID,

@@ -101,11 +101,18 @@ fn dtc_only_build_on_existing_wld_files_gives_the_same_bytes() {
     let b = tempfile::tempdir().unwrap();
     build_dtc(a.path(), 3);
     build(&BuildOptions::new(b.path(), 3)).unwrap();
-    let before = std::fs::read_dir(b.path()).unwrap().count();
+    // Table files only (not the build's lock file, `.egdb-build.lock`).
+    let tables = |d: &std::path::Path| {
+        std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .collect::<Vec<_>>()
+    };
+    let before = tables(b.path()).len();
     build_dtc(b.path(), 3);
     let mut files = 0;
-    for e in std::fs::read_dir(a.path()).unwrap() {
-        let e = e.unwrap();
+    for e in tables(a.path()) {
         let name = e.file_name();
         let x = std::fs::read(e.path()).unwrap();
         let y = std::fs::read(b.path().join(&name)).unwrap();
@@ -123,6 +130,9 @@ fn dtc_only_build_on_existing_wld_files_gives_the_same_bytes() {
     std::fs::remove_file(checkers_egdb::table::dtc_path(b.path(), &s)).unwrap();
     let tb = Tablebase::open(b.path()).unwrap();
     let e = tb.probe_dtc(&pos("B:WK13:BK1")).unwrap_err();
+    assert!(e.to_string().contains("0101-nn"), "{e}");
+    // ...and verify reports it instead of skipping the slice.
+    let e = checkers_egdb::verify::verify_dir(b.path(), &|_, _, _| {}).unwrap_err();
     assert!(e.to_string().contains("0101-nn"), "{e}");
 }
 

@@ -200,6 +200,9 @@ fn probe_endpoint_without_distance_files() {
     assert_eq!(v["value"], "win");
     assert!(v["dtc"].is_null(), "no distance files, no distance: {v}");
     assert_eq!(v["moves"][0]["value"], "win");
+    // No perfect line without distances (a line by value alone may never convert).
+    let (st, v) = get_json(&srv.addr, "/api/line?fen=W:WK32:BK26");
+    assert_eq!((st, v["kind"].as_str()), (404, Some("no_distances")), "{v}");
 }
 
 #[test]

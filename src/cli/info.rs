@@ -18,6 +18,14 @@ pub struct Args {
     pub slices: bool,
 }
 
+/// Whether `name` is a distance file's name (`SLICE.dtc`, written by `egdb build --dtc`).
+fn is_dtc_file_name(name: &str) -> bool {
+    name.strip_suffix(".dtc").is_some_and(|stem| {
+        stem.parse::<checkers_egdb::Slice>()
+            .is_ok_and(|s| name == format!("{s}.dtc"))
+    })
+}
+
 /// Run `egdb info`.
 pub fn run(args: Args) -> CliResult {
     let (infos, bad) = read_dir_info_all(&args.dir)?;
@@ -27,7 +35,7 @@ pub fn run(args: Args) -> CliResult {
             .filter_map(Result::ok)
             .filter(|e| e.path().is_file())
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| slice_of_file_name(n).is_none() && n != LOCK_FILE)
+            .filter(|n| slice_of_file_name(n).is_none() && n != LOCK_FILE && !is_dtc_file_name(n))
             .collect();
         ignored.sort();
         for n in ignored {

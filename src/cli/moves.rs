@@ -16,9 +16,9 @@ pub struct Args {
     #[arg(long)]
     pub unique: bool,
     /// Score every move from the tables (needs the `.dtc` files of `egdb build --dtc`), best
-    /// first: `MOVE<TAB>VALUE<TAB>DTC<TAB>AFTER` with the move's value and distance for the
-    /// mover (a conversion counts 1), and the value and distance of the resulting position
-    /// for the opponent. Capture paths with the same result are listed once.
+    /// first: `MOVE<TAB>VALUE<TAB>DTC<TAB>AFTER<TAB>AFTER_VALUE AFTER_DTC`: the move's value and
+    /// distance for the mover (a conversion counts 1), the resulting position's FEN, and its
+    /// value and distance for the opponent (`-` for a draw). Capture paths with the same result are listed once.
     #[arg(long)]
     pub values: bool,
     /// One JSON object per move (with `--values`).

@@ -7,7 +7,6 @@ use checkers_egdb::play;
 use checkers_egdb::probe::{Dtc, ProbeError, Tablebase};
 use checkers_egdb::{Move, Position, Wld};
 use std::cmp::Ordering;
-use std::collections::HashSet;
 
 /// A position's value for the side to move, with its distance to conversion when known.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,11 +169,11 @@ pub struct Line {
 
 /// Play the best move (the first of [`scored_moves`]) from `p` until the side to move has no
 /// move, a position repeats, or `max_plies` moves were played: `checkers_egdb::play::line`
-/// with distance files (a won line ends with the loser to move and no move). Without them
-/// "best" keeps the value but need not make progress, so a won line may end by repetition.
+/// (a won line ends with the loser to move and no move).
 ///
 /// # Errors
-/// As [`scored_moves`].
+/// As `checkers_egdb::play::line`: a missing distance file is an error
+/// ([`ProbeError::MissingDtc`]), since a line by win/loss/draw alone need not make progress.
 pub fn line(tb: &Tablebase, p: &Position, max_plies: usize) -> Result<Line, ProbeError> {
     match play::line(tb, p, u32::try_from(max_plies).unwrap_or(u32::MAX)) {
         Ok(l) => Ok(Line {
@@ -186,33 +185,8 @@ pub fn line(tb: &Tablebase, p: &Position, max_plies: usize) -> Result<Line, Prob
                 play::LineEnd::MaxPlies => LineEnd::MaxPlies,
             },
         }),
-        Err(ProbeError::MissingDtc { .. }) => line_wld(tb, p, max_plies),
+        // Without distances "best" need not make progress: a won line could end in a
+        // repetition, which is no perfect line. Say what is missing instead.
         Err(e) => Err(e),
     }
-}
-
-/// [`line()`] from win/loss/draw alone.
-fn line_wld(tb: &Tablebase, p: &Position, max_plies: usize) -> Result<Line, ProbeError> {
-    let mut seen = HashSet::new();
-    seen.insert(*p);
-    let mut cur = *p;
-    let mut moves = Vec::new();
-    let end = loop {
-        if moves.len() >= max_plies {
-            break LineEnd::MaxPlies;
-        }
-        let Some(best) = scored_moves_wld(tb, &cur)?.into_iter().next() else {
-            break LineEnd::NoMoves;
-        };
-        cur = best.after;
-        moves.push(best);
-        if !seen.insert(cur) {
-            break LineEnd::Repetition;
-        }
-    };
-    Ok(Line {
-        start: *p,
-        moves,
-        end,
-    })
 }

@@ -87,6 +87,10 @@ impl From<ProbeError> for ApiError {
             ProbeError::TooManyPieces { .. } | ProbeError::MissingSlice { .. } => {
                 ApiError(StatusCode::NOT_FOUND, "outside_tables", e.to_string())
             }
+            // A perfect line needs the distance files (`egdb build --dtc`).
+            ProbeError::MissingDtc { .. } => {
+                ApiError(StatusCode::NOT_FOUND, "no_distances", e.to_string())
+            }
             ProbeError::InvalidPosition(_) => {
                 ApiError(StatusCode::BAD_REQUEST, "bad_fen", e.to_string())
             }
