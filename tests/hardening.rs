@@ -216,6 +216,61 @@ fn probe_caps_stdin_line_length() {
     assert_eq!(code, Some(1));
 }
 
+/// `egdb prove` reads stdin as `egdb probe` does: an over-long line (8 MB) and a line that is
+/// not UTF-8 each get one short error line, the next lines are still answered; a blank
+/// argument gets its error line.
+#[test]
+fn prove_bounds_stdin_lines_and_answers_every_input() {
+    let (d, values) = tables2();
+    let mut input = vec![b'x'; 8 << 20];
+    input.extend_from_slice(b"\n\xff\xfe\nW:WK32:BK26\n");
+    let run = |args: &[&str], stdin: &[u8]| {
+        let mut child = egdb()
+            .args(["prove", "--tt-mb", "16", "--nodes", "1000", "--dir"])
+            .arg(d.path())
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut w = child.stdin.take().unwrap();
+        let data = stdin.to_vec();
+        let feeder = std::thread::spawn(move || {
+            let _ = w.write_all(&data);
+        });
+        let out = child.wait_with_output().unwrap();
+        feeder.join().unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    let v = values[&Position::from_fen("W:WK32:BK26").unwrap()];
+    let (code, out) = run(&[], &input);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", &out[..out.len().min(300)]);
+    assert!(
+        lines[0].len() < 200 && lines[0].contains("error: line 1 is longer than 4096 bytes"),
+        "{}",
+        &lines[0][..lines[0].len().min(300)]
+    );
+    assert!(
+        lines[1].contains("error: line 2 is not valid UTF-8"),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[2].starts_with(&format!("W:WK32:BK26\t{v}")),
+        "{}",
+        lines[2]
+    );
+    assert_eq!(code, Some(1));
+    let (code, out) = run(&["", "W:WK32:BK26"], b"");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].contains("error: bad FEN: empty FEN"), "{out}");
+    assert!(lines[1].starts_with(&format!("W:WK32:BK26\t{v}")), "{out}");
+    assert_eq!(code, Some(1));
+}
+
 /// Item 4: every FEN argument gets its line, a blank one an error line.
 #[test]
 fn probe_answers_blank_arguments() {

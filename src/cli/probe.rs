@@ -50,7 +50,7 @@ pub struct Args {
 }
 
 /// One input: a FEN string, or a stdin line that is not UTF-8 (the reason says which line).
-type Input = Result<String, (String, String)>;
+pub type Input = Result<String, (String, String)>;
 
 /// `s` with backslash and every control or non-printable character escaped the way Rust's
 /// `escape_debug` does (`\t`, `\n`, `\u{1b}`), quotes left as they are: echoed input can then
@@ -112,7 +112,7 @@ fn read_line_capped(
 
 /// Read stdin line by line as bytes, so that a line that is not UTF-8 is reported on its own;
 /// a line longer than [`MAX_LINE`] is reported (its start echoed) without being kept.
-fn stdin_lines() -> impl Iterator<Item = std::io::Result<Input>> {
+pub fn stdin_lines() -> impl Iterator<Item = std::io::Result<Input>> {
     let mut stdin = std::io::stdin().lock();
     let mut lineno = 0u64;
     std::iter::from_fn(move || {

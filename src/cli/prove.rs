@@ -1,7 +1,8 @@
 //! `egdb prove [--dir DIR] [--time S] [--nodes N] [--tt-mb M] [--threads T] [--cert FILE]
 //! [--json] [FEN...]`: settle positions beyond the tables by proof-number search.
 //!
-//! FENs come from the arguments or, without any, from stdin one per line (blank lines skipped).
+//! FENs come from the arguments or, without any, from stdin one per line (blank lines skipped;
+//! lines capped at 4096 bytes and read as bytes, exactly as `egdb probe` reads them).
 //! Each input gives one line on stdout, in input order:
 //! - `FEN<TAB>win|loss|draw|unknown<TAB>DETAILS` where DETAILS are space-separated `key=value`
 //!   pairs: `nodes=` (expansions, both goals), `seconds=`, `win=` and `notlose=`
@@ -19,7 +20,7 @@ use checkers_egdb::probe::{max_cache_bytes, Tablebase};
 use checkers_egdb::prove::search::Outcome;
 use checkers_egdb::prove::{cert, GoalReport, ProveOptions, ProveReport, Prover};
 use checkers_egdb::Position;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -145,10 +146,14 @@ pub fn run(args: Args) -> CliResult {
         Some(_) => Some(prover.table_set()?),
         None => None,
     };
-    let inputs: Box<dyn Iterator<Item = std::io::Result<String>>> = if args.fens.is_empty() {
-        Box::new(std::io::stdin().lock().lines())
+    // Stdin as `egdb probe` reads it: lines capped at `probe::MAX_LINE` bytes, a line that is
+    // not UTF-8 answered with an error line, a blank line skipped; every argument (a blank one
+    // too) gets its line.
+    let from_stdin = args.fens.is_empty();
+    let inputs: Box<dyn Iterator<Item = std::io::Result<super::probe::Input>>> = if from_stdin {
+        Box::new(super::probe::stdin_lines())
     } else {
-        Box::new(args.fens.clone().into_iter().map(Ok))
+        Box::new(args.fens.clone().into_iter().map(|f| Ok(Ok(f))))
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -156,13 +161,19 @@ pub fn run(args: Args) -> CliResult {
     let mut proofs = Vec::new();
     for input in inputs {
         let input = input.map_err(|e| format!("cannot read stdin: {e}"))?;
-        let input = input.trim();
-        if input.is_empty() {
+        let (text, bad) = match input {
+            Ok(l) => (l, None),
+            Err((lossy, why)) => (lossy, Some(why)),
+        };
+        let input = text.trim();
+        if input.is_empty() && bad.is_none() && from_stdin {
             continue;
         }
-        let result = Position::from_fen(input)
-            .map_err(|e| format!("bad FEN: {e}"))
-            .and_then(|p| prover.prove(&p).map_err(|e| e.to_string()));
+        let result = match bad {
+            Some(why) => Err(why),
+            None => Position::from_fen(input).map_err(|e| format!("bad FEN: {e}")),
+        }
+        .and_then(|p| prover.prove(&p).map_err(|e| e.to_string()));
         match result {
             Ok(r) => {
                 writeln!(out, "{}", line(&r, args.json))?;
