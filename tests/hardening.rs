@@ -164,10 +164,14 @@ fn egdb_probe_survives_a_file_shortened_under_it() {
 /// Run `egdb probe` on the tables in `dir` with `args`, feeding `stdin`; (status, stdout,
 /// stderr).
 fn probe_with_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> (Option<i32>, String, String) {
+    let mut a = vec!["probe", "--dir", dir.to_str().unwrap()];
+    a.extend_from_slice(args);
+    egdb_with_stdin(&a, stdin)
+}
+
+/// Run `egdb ARGS`, feeding `stdin`; (status, stdout, stderr).
+fn egdb_with_stdin(args: &[&str], stdin: &[u8]) -> (Option<i32>, String, String) {
     let mut child = egdb()
-        .arg("probe")
-        .arg("--dir")
-        .arg(dir)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -224,24 +228,12 @@ fn prove_bounds_stdin_lines_and_answers_every_input() {
     let (d, values) = tables2();
     let mut input = vec![b'x'; 8 << 20];
     input.extend_from_slice(b"\n\xff\xfe\nW:WK32:BK26\n");
+    let dir = d.path().to_str().unwrap();
     let run = |args: &[&str], stdin: &[u8]| {
-        let mut child = egdb()
-            .args(["prove", "--tt-mb", "16", "--nodes", "1000", "--dir"])
-            .arg(d.path())
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut w = child.stdin.take().unwrap();
-        let data = stdin.to_vec();
-        let feeder = std::thread::spawn(move || {
-            let _ = w.write_all(&data);
-        });
-        let out = child.wait_with_output().unwrap();
-        feeder.join().unwrap();
-        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+        let mut a = vec!["prove", "--tt-mb", "16", "--nodes", "1000", "--dir", dir];
+        a.extend_from_slice(args);
+        let (code, out, _) = egdb_with_stdin(&a, stdin);
+        (code, out)
     };
     let v = values[&Position::from_fen("W:WK32:BK26").unwrap()];
     let (code, out) = run(&[], &input);
