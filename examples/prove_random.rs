@@ -5,9 +5,10 @@
 //!
 //! ```text
 //! cargo run --release --example prove_random -- --tables DIR [--truth DIR] [--pieces 6]
-//!     [--count 200] [--seed 1] [--nodes N] [--time S] [--tt-mb 256] [--threads 2] [--check]
+//!     [--count 200] [--seed 1] [--nodes N] [--time S] [--tt-mb 256] [--threads 2] [--check] [--verbose]
 //! ```
 //! `--check` also extracts every certificate and verifies it with the independent checker.
+//! `--verbose` prints one line per position on stderr (FEN, value, seconds, nodes).
 //! Exit status 1 on any mismatch or rejected certificate.
 use checkers_egdb::probe::Tablebase;
 use checkers_egdb::prove::{cert, ProveOptions, Prover};
@@ -106,6 +107,7 @@ fn main() {
     let (mut settled, mut mismatches, mut bad_certs) = (0usize, 0usize, 0usize);
     let mut times = Vec::new();
     let mut by_value = [0usize; 3];
+    let verbose = args.iter().any(|a| a == "--verbose");
     let t0 = std::time::Instant::now();
     for _ in 0..count {
         let p = random_position(&mut rng, pieces);
@@ -118,6 +120,10 @@ fn main() {
             }
         };
         times.push(r.seconds);
+        if verbose {
+            let v = r.value.map_or("unknown".to_string(), |v| v.to_string());
+            eprintln!("{}\t{v}\t{:.3}s\t{} nodes", p.to_fen(), r.seconds, r.nodes);
+        }
         if let Some(v) = r.value {
             settled += 1;
             by_value[v as usize] += 1;

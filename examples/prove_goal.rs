@@ -1,0 +1,70 @@
+//! Diagnostic run of one prover goal on one position: `cargo run --release --example prove_goal
+//! -- DIR FEN win|notlose|children [--weak] [--nodes N] [--tt-mb M]`. Prints the outcome,
+//! node count, table fill and the search counters every `--step` nodes (default 2,000,000);
+//! `children` lists the FEN after each legal move instead.
+use checkers_egdb::probe::Tablebase;
+use checkers_egdb::prove::search::{Budget, Dfpn, Goal, Outcome};
+use checkers_egdb::prove::Checkers;
+use checkers_egdb::Position;
+use std::time::Instant;
+
+fn main() {
+    let a: Vec<String> = std::env::args().collect();
+    let tb = Tablebase::open(&a[1]).expect("tables");
+    let p = Position::from_fen(&a[2]).expect("fen");
+    if a[3] == "children" {
+        for m in p.moves() {
+            println!("{}", p.apply(&m).to_fen());
+        }
+        return;
+    }
+    let goal = if a[3] == "win" {
+        Goal::Win
+    } else {
+        Goal::NotLose
+    };
+    let flag = |f: &str| a.iter().any(|x| x == f);
+    let num = |f: &str, d: u64| {
+        a.iter()
+            .position(|x| x == f)
+            .and_then(|i| a.get(i + 1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let game = Checkers::new(&tb);
+    let mut d = Dfpn::new(&game, goal, (num("--tt-mb", 512) as usize) << 20);
+    d.set_weak(flag("--weak"));
+    let step = num("--step", 2_000_000);
+    let total = num("--nodes", 40_000_000);
+    let t = Instant::now();
+    let mut used = 0;
+    while used < total {
+        let s = d
+            .solve_for(
+                p,
+                p.side,
+                &[],
+                &Budget {
+                    nodes: Some(step),
+                    ..Default::default()
+                },
+            )
+            .expect("search");
+        used += step;
+        let st = d.stats();
+        println!(
+            "{:>6.1}s nodes={} {:?} pathdep={} dep_hits={} maxdepth={} fill={}/{}",
+            t.elapsed().as_secs_f64(),
+            st.nodes,
+            s.outcome,
+            st.path_dependent,
+            st.dep_hits,
+            st.max_depth,
+            d.table().len(),
+            d.table().capacity()
+        );
+        if !matches!(s.outcome, Outcome::Unknown { .. }) {
+            break;
+        }
+    }
+}
