@@ -7,6 +7,11 @@
 //! depend on the path (see `search.rs`), so every solved entry is a fact about the game and may be
 //! reused for any later root.
 //!
+//! Memory: the table starts small and doubles, up to the size it was created with, whenever a
+//! new key finds its bucket full while an eighth of the slots or more are filled (a bucket
+//! filling up at a lower load replaces an entry instead). A short search thus costs
+//! little memory and no time to clear a large table (a 1 GiB table took 2 s to allocate).
+//!
 //! Replacement: each key hashes to a bucket of [`WAYS`] slots. A key already present is updated
 //! in place (a solved entry is never overwritten by an unsolved one). Otherwise an empty slot is
 //! taken, or else the slot whose entry is least valuable: unsolved before solved, then the
@@ -45,11 +50,22 @@ impl<P> Entry<P> {
     }
 }
 
+/// Buckets of a new table (it grows from there; see the module docs).
+const START_BUCKETS: usize = 1 << 10;
+
+/// A filled slot: the high 32 bits of the key's hash (to place it again when the table grows)
+/// and the entry.
+type Slot<P> = Option<(u32, Entry<P>)>;
+
 /// Bounded transposition table; see the module docs.
 #[derive(Debug)]
 pub struct Table<P> {
-    slots: Vec<Option<Entry<P>>>,
+    slots: Vec<Slot<P>>,
     buckets: usize,
+    /// Buckets the table may grow to.
+    max_buckets: usize,
+    /// Filled slots.
+    filled: usize,
     /// Entries stored into an empty slot or over another key (statistics).
     pub replaced: u64,
 }
@@ -57,28 +73,36 @@ pub struct Table<P> {
 impl<P: Copy + Eq> Table<P> {
     /// A table using about `bytes` bytes (at least one bucket).
     pub fn with_bytes(bytes: usize) -> Table<P> {
-        let per = std::mem::size_of::<Option<Entry<P>>>().max(1);
+        let per = std::mem::size_of::<Slot<P>>().max(1);
         Table::with_entries(bytes / per)
     }
 
-    /// A table of at least `n` entries (rounded up to whole buckets, at least one).
+    /// A table of at most `n` entries (rounded up to whole buckets, at least one).
     pub fn with_entries(n: usize) -> Table<P> {
-        let buckets = n.div_ceil(WAYS).max(1);
+        let max_buckets = n.div_ceil(WAYS).max(1);
+        let buckets = max_buckets.min(START_BUCKETS);
         Table {
             slots: vec![None; buckets * WAYS],
             buckets,
+            max_buckets,
+            filled: 0,
             replaced: 0,
         }
     }
 
-    /// Number of slots.
+    /// Most entries the table may hold (slots once fully grown).
     pub fn capacity(&self) -> usize {
+        self.max_buckets * WAYS
+    }
+
+    /// Slots allocated now.
+    pub fn allocated(&self) -> usize {
         self.slots.len()
     }
 
-    /// Filled slots (counts every slot: O(capacity)).
+    /// Filled slots.
     pub fn len(&self) -> usize {
-        self.slots.iter().filter(|s| s.is_some()).count()
+        self.filled
     }
 
     /// Whether no slot is filled.
@@ -89,43 +113,73 @@ impl<P: Copy + Eq> Table<P> {
     /// Forget everything.
     pub fn clear(&mut self) {
         self.slots.iter_mut().for_each(|s| *s = None);
+        self.filled = 0;
     }
 
-    fn bucket(&self, hash: u64) -> std::ops::Range<usize> {
-        // Multiply-shift onto the bucket count (uses the high bits of the hash).
-        let b = ((hash as u128 * self.buckets as u128) >> 64) as usize;
+    /// Slots of the bucket of a key whose hash has these high 32 bits (multiply-shift onto the
+    /// bucket count).
+    fn bucket(&self, high: u32) -> std::ops::Range<usize> {
+        let b = ((high as u64 * self.buckets as u64) >> 32) as usize;
         b * WAYS..(b + 1) * WAYS
     }
 
     /// The entry of (`pos`, `or_node`), whose hash is `hash`.
     pub fn get(&self, hash: u64, pos: &P, or_node: bool) -> Option<&Entry<P>> {
-        self.slots[self.bucket(hash)]
+        self.slots[self.bucket((hash >> 32) as u32)]
             .iter()
             .flatten()
+            .map(|(_, e)| e)
             .find(|e| e.pos == *pos && e.or_node == or_node)
+    }
+
+    /// Double the bucket count (at most to the maximum) and place every entry again (a doubling
+    /// splits each bucket in two, so every entry finds a slot).
+    fn grow(&mut self) {
+        let buckets = (self.buckets * 2).min(self.max_buckets);
+        let old = std::mem::replace(&mut self.slots, vec![None; buckets * WAYS]);
+        self.buckets = buckets;
+        self.filled = 0;
+        for (high, e) in old.into_iter().flatten() {
+            self.place(high, e);
+        }
     }
 
     /// Store `e` (whose key hashes to `hash`) following the replacement rule of the module docs.
     pub fn put(&mut self, hash: u64, e: Entry<P>) {
-        let range = self.bucket(hash);
-        let slots = &mut self.slots[range];
-        if let Some(s) = slots
+        let high = (hash >> 32) as u32;
+        let range = self.bucket(high);
+        if let Some((_, s)) = self.slots[range]
             .iter_mut()
             .flatten()
-            .find(|s| s.pos == e.pos && s.or_node == e.or_node)
+            .find(|(_, s)| s.pos == e.pos && s.or_node == e.or_node)
         {
             if !s.solved() || e.solved() {
                 *s = e;
             }
             return;
         }
+        let full = self.slots[self.bucket(high)].iter().all(Option::is_some);
+        if full && 8 * self.filled >= self.slots.len() && self.buckets < self.max_buckets {
+            self.grow();
+        }
+        self.place(high, e);
+    }
+
+    /// Store a key known to be absent: an empty slot of its bucket, else over the least
+    /// valuable entry.
+    fn place(&mut self, high: u32, e: Entry<P>) {
+        let range = self.bucket(high);
+        let slots = &mut self.slots[range];
         let victim = (0..WAYS)
             .min_by_key(|&i| match &slots[i] {
                 None => (0u8, 0u32),
-                Some(s) => (1 + u8::from(s.solved()), s.work),
+                Some((_, s)) => (1 + u8::from(s.solved()), s.work),
             })
             .unwrap_or(0);
-        slots[victim] = Some(e);
+        if slots[victim].is_none() {
+            self.filled += 1;
+        }
+        slots[victim] = Some((high, e));
         self.replaced += 1;
     }
 }
@@ -165,5 +219,30 @@ mod tests {
         assert_eq!(t.get(0, &1, true).unwrap().pn, 0);
         t.clear();
         assert!(t.is_empty());
+    }
+
+    fn mix(mut x: u64) -> u64 {
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    }
+
+    #[test]
+    fn grows_on_demand_and_loses_nothing_below_its_maximum() {
+        let mut t = Table::<u32>::with_entries(1 << 22);
+        assert_eq!(t.capacity(), 1 << 22);
+        assert!(t.allocated() <= START_BUCKETS * WAYS);
+        let n = 50_000u32;
+        for k in 0..n {
+            t.put(mix(k as u64), e(k, 3, 3, k));
+        }
+        // Nearly every key is still there (a bucket can fill at a low load), and the table
+        // holds a small multiple of the entries, far below its maximum.
+        let kept = (0..n)
+            .filter(|&k| t.get(mix(k as u64), &k, true).map(|x| x.work) == Some(k))
+            .count();
+        assert!(kept * 1000 >= n as usize * 999, "{kept}");
+        assert_eq!(t.len(), kept);
+        assert!(t.allocated() <= 16 * n as usize, "{}", t.allocated());
     }
 }
