@@ -252,8 +252,15 @@ impl<'t> Prover<'t> {
             .map_err(|e| ProveError::InvalidPosition(e.to_string()))?;
         let start = Instant::now();
         let game = self.game;
-        let mut win = Dfpn::with_table(&game, Goal::Win, self.win_tt.take().expect("table"));
-        let mut nl = Dfpn::with_table(&game, Goal::NotLose, self.nl_tt.take().expect("table"));
+        let (mut wt, mut nt) = (
+            self.win_tt.take().expect("table"),
+            self.nl_tt.take().expect("table"),
+        );
+        // This root's entries push out the earlier roots' first.
+        wt.new_generation();
+        nt.new_generation();
+        let mut win = Dfpn::with_table(&game, Goal::Win, wt);
+        let mut nl = Dfpn::with_table(&game, Goal::NotLose, nt);
         let result = self.run(&mut win, &mut nl, pos, start);
         self.win_tt = Some(win.into_table());
         self.nl_tt = Some(nl.into_table());

@@ -14,8 +14,9 @@
 //!
 //! Replacement: each key hashes to a bucket of [`WAYS`] slots. A key already present is updated
 //! in place (a solved entry is never overwritten by an unsolved one). Otherwise an empty slot is
-//! taken, or else the slot whose entry is least valuable: unsolved before solved, then the
-//! smallest subtree (`work`, nodes expanded below the entry when it was stored).
+//! taken, or else the slot whose entry is least valuable: entries of earlier roots (generations)
+//! before the current search's, unsolved before solved, then the smallest subtree (`work`,
+//! nodes expanded below the entry when it was stored).
 
 /// Infinity for proof and disproof numbers (a solved node has one number 0, the other `INF`).
 pub const INF: u32 = u32::MAX;
@@ -53,9 +54,9 @@ impl<P> Entry<P> {
 /// Buckets of a new table (it grows from there; see the module docs).
 const START_BUCKETS: usize = 1 << 10;
 
-/// A filled slot: the high 32 bits of the key's hash (to place it again when the table grows)
-/// and the entry.
-type Slot<P> = Option<(u32, Entry<P>)>;
+/// A filled slot: the high 32 bits of the key's hash (to place it again when the table grows),
+/// the generation that stored it (see [`Table::new_generation`]) and the entry.
+type Slot<P> = Option<(u32, u32, Entry<P>)>;
 
 /// Bounded transposition table; see the module docs.
 #[derive(Debug)]
@@ -66,6 +67,8 @@ pub struct Table<P> {
     max_buckets: usize,
     /// Filled slots.
     filled: usize,
+    /// Current generation (one per root searched).
+    generation: u32,
     /// Entries stored into an empty slot or over another key (statistics).
     pub replaced: u64,
 }
@@ -86,6 +89,7 @@ impl<P: Copy + Eq> Table<P> {
             buckets,
             max_buckets,
             filled: 0,
+            generation: 0,
             replaced: 0,
         }
     }
@@ -128,7 +132,7 @@ impl<P: Copy + Eq> Table<P> {
         self.slots[self.bucket((hash >> 32) as u32)]
             .iter()
             .flatten()
-            .map(|(_, e)| e)
+            .map(|(_, _, e)| e)
             .find(|e| e.pos == *pos && e.or_node == or_node)
     }
 
@@ -139,8 +143,8 @@ impl<P: Copy + Eq> Table<P> {
         let old = std::mem::replace(&mut self.slots, vec![None; buckets * WAYS]);
         self.buckets = buckets;
         self.filled = 0;
-        for (high, e) in old.into_iter().flatten() {
-            self.place(high, e);
+        for (high, generation, e) in old.into_iter().flatten() {
+            self.place(high, generation, e);
         }
     }
 
@@ -148,13 +152,15 @@ impl<P: Copy + Eq> Table<P> {
     pub fn put(&mut self, hash: u64, e: Entry<P>) {
         let high = (hash >> 32) as u32;
         let range = self.bucket(high);
-        if let Some((_, s)) = self.slots[range]
+        let generation = self.generation;
+        if let Some((_, g, s)) = self.slots[range]
             .iter_mut()
             .flatten()
-            .find(|(_, s)| s.pos == e.pos && s.or_node == e.or_node)
+            .find(|(_, _, s)| s.pos == e.pos && s.or_node == e.or_node)
         {
             if !s.solved() || e.solved() {
                 *s = e;
+                *g = generation;
             }
             return;
         }
@@ -162,24 +168,35 @@ impl<P: Copy + Eq> Table<P> {
         if full && 8 * self.filled >= self.slots.len() && self.buckets < self.max_buckets {
             self.grow();
         }
-        self.place(high, e);
+        self.place(high, generation, e);
+    }
+
+    /// Start a new generation (call before searching another root): when a bucket is full,
+    /// entries of earlier generations are replaced before the current search's own, so that
+    /// facts kept from earlier roots never push out the proof being built.
+    pub fn new_generation(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
     }
 
     /// Store a key known to be absent: an empty slot of its bucket, else over the least
     /// valuable entry.
-    fn place(&mut self, high: u32, e: Entry<P>) {
+    fn place(&mut self, high: u32, generation: u32, e: Entry<P>) {
+        let current = self.generation;
         let range = self.bucket(high);
         let slots = &mut self.slots[range];
         let victim = (0..WAYS)
             .min_by_key(|&i| match &slots[i] {
                 None => (0u8, 0u32),
-                Some((_, s)) => (1 + u8::from(s.solved()), s.work),
+                Some((_, g, s)) => (
+                    1 + 2 * u8::from(*g == current) + u8::from(s.solved()),
+                    s.work,
+                ),
             })
             .unwrap_or(0);
         if slots[victim].is_none() {
             self.filled += 1;
         }
-        slots[victim] = Some((high, e));
+        slots[victim] = Some((high, generation, e));
         self.replaced += 1;
     }
 }
@@ -219,6 +236,23 @@ mod tests {
         assert_eq!(t.get(0, &1, true).unwrap().pn, 0);
         t.clear();
         assert!(t.is_empty());
+    }
+
+    #[test]
+    fn earlier_generations_go_first() {
+        let mut t = Table::<u32>::with_entries(WAYS);
+        for k in 0..WAYS as u32 {
+            t.put(0, e(k, 0, INF, 1000)); // solved, large: valuable
+        }
+        t.new_generation();
+        t.put(0, e(10, 3, 3, 1)); // unsolved, small, but of the current root
+        t.put(0, e(11, 3, 3, 1));
+        assert!(t.get(0, &10, true).is_some() && t.get(0, &11, true).is_some());
+        // Two of the earlier root's entries made room.
+        let old = (0..WAYS as u32)
+            .filter(|&k| t.get(0, &k, true).is_some())
+            .count();
+        assert_eq!(old, WAYS - 2);
     }
 
     fn mix(mut x: u64) -> u64 {
