@@ -164,6 +164,16 @@ impl Cursor {
         }
         Some(c)
     }
+    /// `s` as an error message quotes it: at most 40 characters, then `...` and the length.
+    fn quote(s: &str) -> String {
+        let n = s.chars().count();
+        if n <= 40 {
+            format!("{s:?}")
+        } else {
+            let head: String = s.chars().take(40).collect();
+            format!("{head:?}... ({n} characters)")
+        }
+    }
     fn err(&self, message: impl Into<String>) -> PdnError {
         PdnError {
             line: self.line,
@@ -264,15 +274,24 @@ pub fn parse_games(text: &str) -> Result<Vec<Game>, PdnError> {
                     c.bump();
                 }
                 if c.bump() != Some('"') {
-                    return Err(c.err(format!("tag {name} has no quoted value")));
+                    return Err(c.err(format!("tag {} has no quoted value", Cursor::quote(&name))));
                 }
                 let mut value = String::new();
                 loop {
                     match c.bump() {
-                        None => return Err(c.err(format!("tag {name}: unterminated string"))),
+                        None => {
+                            return Err(
+                                c.err(format!("tag {}: unterminated string", Cursor::quote(&name)))
+                            )
+                        }
                         Some('\\') => match c.bump() {
                             Some(x) => value.push(x),
-                            None => return Err(c.err(format!("tag {name}: unterminated string"))),
+                            None => {
+                                return Err(c.err(format!(
+                                    "tag {}: unterminated string",
+                                    Cursor::quote(&name)
+                                )))
+                            }
                         },
                         Some('"') => break,
                         Some(x) => value.push(x),
@@ -282,7 +301,7 @@ pub fn parse_games(text: &str) -> Result<Vec<Game>, PdnError> {
                     c.bump();
                 }
                 if c.bump() != Some(']') {
-                    return Err(c.err(format!("tag {name}: expected ]")));
+                    return Err(c.err(format!("tag {}: expected ]", Cursor::quote(&name))));
                 }
                 g.headers.push((name, value));
                 started = true;
@@ -387,7 +406,8 @@ pub fn parse_games(text: &str) -> Result<Vec<Game>, PdnError> {
                     continue;
                 }
                 return Err(c.err(format!(
-                    "unexpected {w:?}: expected a move, a move number, a result or a tag"
+                    "unexpected {}: expected a move, a move number, a result or a tag",
+                    Cursor::quote(&w)
                 )));
             }
         }
@@ -426,6 +446,10 @@ mod tests {
         assert!(parse_games("{ open").is_err());
         assert!(parse_games("[Event x]").is_err());
         assert!(parse_games("1. 11-15 (").is_err());
+        // A huge token is quoted in part, not echoed whole.
+        let e = parse_games(&format!("1. {} *", "a".repeat(100_000))).unwrap_err();
+        assert!(e.message.len() < 200, "{}", e.message.len());
+        assert!(e.message.contains("(100000 characters)"), "{}", e.message);
         // A game without a result ends at the next tags.
         let games = parse_games("[A \"1\"]\n1. 9-14\n[A \"2\"]\n1. 9-13").unwrap();
         assert_eq!(games.len(), 2);

@@ -42,6 +42,14 @@ pub struct TableSet {
 /// Why a certificate was rejected.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CheckError {
+    /// The certificate file could not be read.
+    #[error("cannot read the certificate {path}: {what}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The OS error.
+        what: String,
+    },
     /// The text does not follow the format.
     #[error("line {line}: {what}")]
     Syntax {
@@ -340,11 +348,12 @@ pub fn check_certificate(text: &str, dir: &Path) -> Result<CheckReport, CheckErr
 /// Read the certificate file `path` and check it against the tables in `dir`.
 ///
 /// # Errors
-/// As [`check_certificate`]; a file that cannot be read gives [`CheckError::Syntax`] at line 0.
+/// As [`check_certificate`]; a file that cannot be read (missing, a directory, not UTF-8) gives
+/// [`CheckError::Read`].
 pub fn check_file(path: &Path, dir: &Path) -> Result<CheckReport, CheckError> {
-    let text = std::fs::read_to_string(path).map_err(|e| CheckError::Syntax {
-        line: 0,
-        what: format!("cannot read {}: {e}", path.display()),
+    let text = std::fs::read_to_string(path).map_err(|e| CheckError::Read {
+        path: path.display().to_string(),
+        what: e.to_string(),
     })?;
     check_certificate(&text, dir)
 }

@@ -104,6 +104,31 @@ pub fn run(args: Args) -> CliResult {
             pos as f64 / bytes.max(1) as f64
         );
     }
+    // Distance files (`egdb build --dtc`), when there are any: per piece count, files,
+    // slices with a WLD file but no distance file, bytes and positions per byte.
+    let dtc: Vec<(u32, u64, Option<u64>)> = infos
+        .iter()
+        .map(|f| {
+            let p = checkers_egdb::table::dtc_path(&args.dir, &f.slice);
+            let bytes = std::fs::metadata(&p).ok().map(|m| m.len());
+            (f.slice.material.pieces(), f.meta.positions, bytes)
+        })
+        .collect();
+    if dtc.iter().any(|d| d.2.is_some()) {
+        println!("pieces\tdtc_files\tdtc_missing\tpositions\tdtc_bytes\tpositions/byte");
+        for n in 1..=max {
+            let of_n: Vec<_> = dtc.iter().filter(|d| d.0 == n).collect();
+            let with: Vec<_> = of_n.iter().filter(|d| d.2.is_some()).collect();
+            let pos: u64 = with.iter().map(|d| d.1).sum();
+            let bytes: u64 = with.iter().filter_map(|d| d.2).sum();
+            println!(
+                "{n}\t{}\t{}\t{pos}\t{bytes}\t{:.1}",
+                with.len(),
+                of_n.len() - with.len(),
+                pos as f64 / bytes.max(1) as f64
+            );
+        }
+    }
     if args.slices {
         for n in 1..=max {
             for s in all

@@ -18,8 +18,9 @@ pub struct Args {
     pub plot: Option<PathBuf>,
     /// List the longest distance to conversion instead, per material and side to move, with
     /// one position attaining it: `bm bk wm wk stm longest_win FEN longest_loss FEN` (`-` when
-    /// there is none); needs the `.dtc` files of `egdb build --dtc`.
-    #[arg(long)]
+    /// there is none); needs the `.dtc` files of `egdb build --dtc`. Not with --plot (the
+    /// chart shows the win/draw/loss statistics).
+    #[arg(long, conflicts_with = "plot")]
     pub dtc: bool,
 }
 
@@ -151,6 +152,21 @@ pub fn run(args: Args) -> CliResult {
                     col(&r.longest_loss)
                 );
             }
+        }
+        // Slices with a WLD file but no distance file: their materials' rows above are
+        // partial or absent; say so and fail, as for missing WLD files.
+        let no_dtc: Vec<String> = infos
+            .iter()
+            .filter(|f| !checkers_egdb::table::dtc_path(&args.dir, &f.slice).exists())
+            .map(|f| f.slice.to_string())
+            .collect();
+        if let Some(first) = no_dtc.first() {
+            return Err(format!(
+                "distance files incomplete: {} slices have a .egdb file but no .dtc file (first \
+                 {first}; run egdb build --dtc); the rows above leave them out",
+                no_dtc.len()
+            )
+            .into());
         }
         return Ok(());
     }
