@@ -91,8 +91,10 @@ pub struct ProveReport {
     pub nodes: u64,
     /// Wall time of the search, in seconds.
     pub seconds: f64,
-    /// A principal variation from the root, as far as the search's tables know it (stops at the
-    /// first position the tables cover).
+    /// A principal variation from the root: as far as the search's tables know it (at most 80
+    /// plies) up to the first position the endgame tables cover, then, if the distance tables
+    /// (`.dtc`) are there, their perfect line from that position (at most 300 plies; a drawn
+    /// line stops at its first repetition).
     pub pv: Vec<Move>,
     /// Certificates (with [`ProveOptions::certificate`] and a settled value): one for a win or a
     /// loss, two for a draw (each side's *NotLose*).
@@ -214,8 +216,11 @@ pub struct Prover<'t> {
     nl_tt: Option<Table<Position>>,
 }
 
-/// Most plies of a principal variation.
+/// Most plies of a principal variation beyond the tables.
 const MAX_PV: usize = 80;
+
+/// Most plies of its continuation inside the tables (the distance tables' perfect line).
+const MAX_TABLE_LINE: u32 = 300;
 
 impl<'t> Prover<'t> {
     /// A prover over `tb` with `opts` (allocates the transposition tables).
@@ -495,6 +500,14 @@ impl<'t> Prover<'t> {
             line.push(m);
             cur = c;
             v = v.negate();
+        }
+        // Inside the tables: the perfect line of the distance tables, where they exist.
+        if cur.piece_count() <= self.game.max_pieces {
+            match crate::play::line(self.game.tb, &cur, MAX_TABLE_LINE) {
+                Ok(l) => line.extend(l.moves.into_iter().map(|m| m.mv)),
+                Err(ProbeError::MissingDtc { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
         }
         Ok(line)
     }
