@@ -6,6 +6,7 @@
 //! ```text
 //! cargo run --release --example prove_random -- --tables DIR [--truth DIR] [--pieces 6]
 //!     [--count 200] [--seed 1] [--nodes N] [--time S] [--tt-mb 256] [--threads 2] [--check] [--verbose]
+//!     [--layer POSITIONS]
 //! ```
 //! `--check` also extracts every certificate and verifies it with the independent checker.
 //! `--verbose` prints one line per position on stderr (FEN, value, seconds, nodes).
@@ -98,6 +99,7 @@ fn main() {
         tt_bytes: arg::<usize>(&args, "--tt-mb").unwrap_or(256) << 20,
         threads: arg(&args, "--threads").unwrap_or(2),
         certificate: check,
+        layer_positions: arg(&args, "--layer").unwrap_or(2_000_000),
     };
     let tb = Tablebase::open(&tables).expect("open --tables");
     let truth = truth.map(|d| Tablebase::open(d).expect("open --truth"));

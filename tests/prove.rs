@@ -138,6 +138,7 @@ fn opts(nodes: u64, certificate: bool) -> ProveOptions {
         tt_bytes: 64 << 20,
         threads: 2,
         certificate,
+        layer_positions: 0,
     }
 }
 
@@ -176,6 +177,84 @@ fn five_pieces_on_four_piece_tables_match_the_five_piece_tables() {
     assert!(captures > n / 20, "{captures}");
     assert_eq!(seen_values.len(), 3);
     assert!(settled * 100 >= n * 60, "settled {settled} of {n}");
+}
+
+/// The layer retrograde alone (the search gets a single node): on random 4-piece positions over
+/// the 3-piece tables, every value it settles equals the 4-piece tables' value (built by the
+/// builder, a separate program), and every certificate it writes passes the independent
+/// checker. King-only layers have no unknown exit, so their draws settle too.
+#[test]
+fn layer_retrograde_matches_the_tables_and_its_certificates_check() {
+    let d = dirs();
+    let tb3 = Tablebase::open(&d.t3).unwrap();
+    let truth = Tablebase::open(&d.t4).unwrap();
+    let set = table_set(&d.t3, 3).unwrap();
+    let o = ProveOptions {
+        layer_positions: 1_000_000,
+        ..opts(1, true)
+    };
+    let mut prover = Prover::new(&tb3, &o);
+    let mut rng = Rng(0x1a7e_0004);
+    let n = 300;
+    let mut by_layer: HashMap<Wld, usize> = HashMap::new();
+    for _ in 0..n {
+        let p = random_position(&mut rng, 4);
+        let r = prover.prove(&p).unwrap();
+        let Some(v) = r.value else { continue };
+        let want = truth.probe_wld(&p).unwrap();
+        assert_eq!(
+            v,
+            want,
+            "{}: prover says {v}, the tables {want}",
+            p.to_fen()
+        );
+        if r.layer > 0 {
+            *by_layer.entry(v).or_default() += 1;
+        }
+        let rep = check_certificate(&certificate_text(&set, &r.proofs), &d.t3)
+            .unwrap_or_else(|e| panic!("{}: certificate rejected: {e}", p.to_fen()));
+        assert_eq!(rep.values(), vec![(p, Some(v))], "{}", p.to_fen());
+    }
+    eprintln!("layer retrograde settled {by_layer:?} of {n}");
+    // It settles draws (what the search finds hardest) as well as wins and losses.
+    assert!(
+        by_layer.get(&Wld::Draw).is_some_and(|&c| c > 0),
+        "{by_layer:?}"
+    );
+    assert!(by_layer.len() == 3, "{by_layer:?}");
+}
+
+/// A draw the search alone does not settle in a million nodes (two kings against two, the
+/// tables holding 3 pieces) is settled by the layer retrograde, and both certificates check.
+#[test]
+fn two_kings_against_two_is_a_draw_by_the_layer_retrograde() {
+    let d = dirs();
+    let tb3 = Tablebase::open(&d.t3).unwrap();
+    let set = table_set(&d.t3, 3).unwrap();
+    let p = Position::from_fen("W:WK28,K32:BK1,K2").unwrap();
+    let r = prove(
+        &tb3,
+        &p,
+        &ProveOptions {
+            layer_positions: 0,
+            ..opts(1_000_000, false)
+        },
+    )
+    .unwrap();
+    assert_eq!(r.value, None);
+    let r = prove(
+        &tb3,
+        &p,
+        &ProveOptions {
+            layer_positions: 1_000_000,
+            ..opts(1000, true)
+        },
+    )
+    .unwrap();
+    assert_eq!(r.value, Some(Wld::Draw));
+    assert!(r.layer > 0);
+    let rep = check_certificate(&certificate_text(&set, &r.proofs), &d.t3).unwrap();
+    assert_eq!(rep.values(), vec![(p, Some(Wld::Draw))]);
 }
 
 /// The claimant's strategy graph of a proof: claimant positions follow their record, opponent
@@ -577,6 +656,7 @@ fn fourth_position_family_on_six_piece_tables() {
             tt_bytes: 1 << 30,
             threads: 2,
             certificate: true,
+            layer_positions: 4_000_000,
         };
         let r = prove(&tb, &p, &o).unwrap();
         eprintln!(

@@ -7,7 +7,9 @@
 //! - `FEN<TAB>win|loss|draw|unknown<TAB>DETAILS` where DETAILS are space-separated `key=value`
 //!   pairs: `nodes=` (expansions, both goals), `seconds=`, `win=` and `notlose=`
 //!   (`proven`, `disproven`, or `unknown` followed by `win_pn=`/`win_dn=` or
-//!   `notlose_pn=`/`notlose_dn=`), and `pv=` (moves separated by commas, possibly empty);
+//!   `notlose_pn=`/`notlose_dn=`), `layer=` (positions of the layer retrograde that settled
+//!   it, 0 if the search did), and `pv=` (moves separated by commas, possibly empty; empty when
+//!   the layer retrograde settled the position);
 //! - `INPUT<TAB>error: MESSAGE` for a bad FEN or a failed search (e.g. a missing table).
 //!
 //! `--json` prints one JSON object per line instead. `--cert FILE` writes the certificates of
@@ -42,6 +44,10 @@ pub struct Args {
     /// Search threads: 1 runs the two goals one after the other, 2 or more in parallel.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
+    /// Most positions of the layer retrograde tried where the search ends unknown (the king
+    /// placements reachable without a capture or a man move; about 170 bytes each; 0: never).
+    #[arg(long, default_value_t = 2_000_000)]
+    pub layer: usize,
     /// Write the certificates of the settled positions to this file.
     #[arg(long)]
     pub cert: Option<PathBuf>,
@@ -101,17 +107,19 @@ fn line(r: &ProveReport, json: bool) -> String {
             "seconds": r.seconds,
             "win": goal_json(&r.win),
             "notlose": goal_json(&r.not_lose),
+            "layer": r.layer,
             "pv": pv,
         })
         .to_string()
     } else {
         format!(
-            "{}\t{value}\tnodes={} seconds={:.3} {} {} pv={}",
+            "{}\t{value}\tnodes={} seconds={:.3} {} {} layer={} pv={}",
             r.position.to_fen(),
             r.nodes,
             r.seconds,
             goal_text("win", &r.win),
             goal_text("notlose", &r.not_lose),
+            r.layer,
             pv.join(",")
         )
     }
@@ -140,6 +148,7 @@ pub fn run(args: Args) -> CliResult {
         tt_bytes,
         threads: args.threads,
         certificate: args.cert.is_some(),
+        layer_positions: args.layer,
     };
     let mut prover = Prover::new(&tb, &opts);
     let tables = match &args.cert {

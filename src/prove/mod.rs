@@ -22,6 +22,7 @@
 //! ```
 
 pub mod cert;
+pub mod layer;
 pub mod search;
 pub mod tt;
 
@@ -30,6 +31,7 @@ use crate::movegen::Move;
 use crate::probe::{ProbeError, Tablebase};
 use crate::proofcheck::TableSet;
 pub use cert::Proof;
+use layer::Layer;
 use search::{Budget, Dfpn, Eval, Game, Goal, Outcome};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,10 +54,14 @@ pub struct ProveOptions {
     pub threads: usize,
     /// Extract certificates ([`ProveReport::proofs`]) for settled positions.
     pub certificate: bool,
+    /// Most positions of a layer retrograde ([`layer`]) tried on a position the search leaves
+    /// unknown (0: never). About 170 bytes per position.
+    pub layer_positions: usize,
 }
 
 impl Default for ProveOptions {
-    /// No node limit, 60 s, 256 MiB of tables, 2 threads, no certificate.
+    /// No node limit, 60 s, 256 MiB of tables, 2 threads, no certificate, layers of up to
+    /// 2,000,000 positions.
     fn default() -> Self {
         ProveOptions {
             nodes: None,
@@ -63,6 +69,7 @@ impl Default for ProveOptions {
             tt_bytes: 256 << 20,
             threads: 2,
             certificate: false,
+            layer_positions: 2_000_000,
         }
     }
 }
@@ -99,6 +106,9 @@ pub struct ProveReport {
     /// Certificates (with [`ProveOptions::certificate`] and a settled value): one for a win or a
     /// loss, two for a draw (each side's *NotLose*).
     pub proofs: Vec<Proof>,
+    /// Positions of the layer retrograde that settled the position (0: the search settled it
+    /// or no layer was tried; see [`layer`]).
+    pub layer: usize,
 }
 
 /// Why [`prove`] failed.
@@ -332,8 +342,8 @@ impl<'t> Prover<'t> {
                     .expect("search thread")
             })
         };
-        let (ow, on) = (rw?, rn?);
-        let value = match (ow, on) {
+        let (mut ow, mut on) = (rw?, rn?);
+        let mut value = match (ow, on) {
             (Outcome::Proven, Outcome::Disproven) => {
                 return Err(ProveError::Inconsistent(format!(
                     "{}: win proven and not-lose disproven",
@@ -345,6 +355,46 @@ impl<'t> Prover<'t> {
             (Outcome::Disproven, Outcome::Proven) => Some(Wld::Draw),
             _ => None,
         };
+        // What the search leaves unknown, the layer retrograde may settle (see `layer`).
+        let max = self.game.max_pieces;
+        let mut solved_layer = None;
+        if value.is_none() && self.opts.layer_positions > 0 && pos.piece_count() > max {
+            if let Some(l) = Layer::build(self.game.tb, max, pos, self.opts.layer_positions)? {
+                let (ms, mo) = (l.solve(pos.side), l.solve(pos.side.opponent()));
+                let (lo_l, hi_l) = (l.root_value(&ms), l.root_value(&mo));
+                let lo_s = match (ow, on) {
+                    (Outcome::Proven, _) => Wld::Win,
+                    (_, Outcome::Proven) => Wld::Draw,
+                    _ => Wld::Loss,
+                };
+                let hi_s = match (ow, on) {
+                    (_, Outcome::Disproven) => Wld::Loss,
+                    (Outcome::Disproven, _) => Wld::Draw,
+                    _ => Wld::Win,
+                };
+                let (lo, hi) = (lo_s.max(lo_l), hi_s.min(hi_l));
+                if lo > hi {
+                    return Err(ProveError::Inconsistent(format!(
+                        "{}: the search and the layer retrograde disagree",
+                        pos.to_fen()
+                    )));
+                }
+                if lo == hi {
+                    value = Some(lo);
+                    ow = if lo == Wld::Win {
+                        Outcome::Proven
+                    } else {
+                        Outcome::Disproven
+                    };
+                    on = if lo == Wld::Loss {
+                        Outcome::Disproven
+                    } else {
+                        Outcome::Proven
+                    };
+                    solved_layer = Some((l, ms, mo));
+                }
+            }
+        }
         let seconds = start.elapsed().as_secs_f64();
         let win_report = GoalReport {
             outcome: ow,
@@ -354,14 +404,17 @@ impl<'t> Prover<'t> {
             outcome: on,
             nodes: nl.stats().nodes - n0,
         };
-        let pv = match value {
-            Some(v) => self.pv(win, nl, pos, v)?,
-            None => Vec::new(),
+        let pv = match (value, &solved_layer) {
+            (Some(v), None) => self.pv(win, nl, pos, v)?,
+            _ => Vec::new(),
         };
         let mut proofs = Vec::new();
         if self.opts.certificate {
             if let Some(v) = value {
-                proofs = self.certificates(win, nl, pos, v)?;
+                proofs = match &solved_layer {
+                    None => self.certificates(win, nl, pos, v)?,
+                    Some((l, ms, mo)) => self.layer_certificates(win, nl, pos, v, l, ms, mo)?,
+                };
             }
         }
         Ok(ProveReport {
@@ -373,7 +426,83 @@ impl<'t> Prover<'t> {
             seconds,
             pv,
             proofs,
+            layer: solved_layer.as_ref().map_or(0, |(l, _, _)| l.len()),
         })
+    }
+
+    /// The certificates of a position the layer retrograde settled: each claim from the layer
+    /// model that establishes it, else from the search that did.
+    #[allow(clippy::too_many_arguments)]
+    fn layer_certificates(
+        &self,
+        win: &mut Dfpn<'_, Checkers<'t>>,
+        nl: &mut Dfpn<'_, Checkers<'t>>,
+        pos: &Position,
+        value: Wld,
+        l: &Layer,
+        ms: &layer::Model,
+        mo: &layer::Model,
+    ) -> Result<Vec<Proof>, ProveError> {
+        let (s, o) = (pos.side, pos.side.opponent());
+        let max = self.game.max_pieces;
+        let tb = self.game.tb;
+        // (claimant, goal, layer model, search and its result to follow).
+        let claims: Vec<(Color, Goal, &layer::Model, bool)> = match value {
+            Wld::Win => vec![(s, Goal::Win, ms, true)],
+            Wld::Loss => vec![(o, Goal::Win, mo, false)],
+            Wld::Draw => vec![(s, Goal::NotLose, ms, true), (o, Goal::NotLose, mo, false)],
+        };
+        let mut out = Vec::new();
+        for (claimant, goal, m, proven) in claims {
+            if let Some(p) = l.proof(tb, max, m, claimant, goal)? {
+                out.push(p);
+                continue;
+            }
+            // The search settled this half: extract it from the search.
+            let from_win = match value {
+                Wld::Win => true,
+                Wld::Loss => false,
+                Wld::Draw => claimant != s,
+            };
+            out.push(if from_win {
+                self.search_proof(win, pos, proven)?
+            } else {
+                self.search_proof(nl, pos, proven)?
+            });
+        }
+        Ok(out)
+    }
+
+    /// The certificate of the claim `d` established at `pos` (`proven` or disproven).
+    fn search_proof(
+        &self,
+        d: &mut Dfpn<'_, Checkers<'t>>,
+        pos: &Position,
+        proven: bool,
+    ) -> Result<Proof, ProveError> {
+        let deadline = self.opts.time.map(|t| Instant::now() + t);
+        let budget = Budget {
+            nodes: self.opts.nodes,
+            deadline,
+            cancel: None,
+        };
+        let s = std::thread::scope(|sc| {
+            std::thread::Builder::new()
+                .stack_size(STACK)
+                .spawn_scoped(sc, || {
+                    cert::extract(d, *pos, pos.side, proven, &budget, deadline)
+                })
+                .expect("spawn a certificate thread")
+                .join()
+                .expect("certificate thread")
+        })?;
+        let s = s.ok_or_else(|| {
+            ProveError::Certificate(format!(
+                "{}: the strategy could not be completed within the limits",
+                pos.to_fen()
+            ))
+        })?;
+        cert::proof_of(&s, self.game.max_pieces).map_err(ProveError::Inconsistent)
     }
 
     /// Extract the certificates of a settled position (in parallel for a draw).

@@ -1,0 +1,361 @@
+//! Layer retrograde: exact values on the reversible component ("layer") of a position beyond
+//! the tables, where proof-number search struggles (drawn king manoeuvres).
+//!
+//! A position's *layer* is every position reachable from it by reversible moves only (in
+//! checkers: non-capture king moves; they keep the men and the piece count, so the layer holds
+//! the king placements reachable with those men). Every other move is an *exit*: a capture or a
+//! man move. An exit into a position the tables cover is valued by the capture-resolving probe,
+//! an exit into a position with no legal move is a loss for its side to move, any other exit is
+//! *unknown*.
+//!
+//! The layer is solved by retrograde analysis twice, once pessimistic for each side `S`: an
+//! unknown exit counts as a loss for `S` when `S` takes it and as a win for `S`'s opponent when
+//! the opponent takes it. Values only get worse for `S` that way, so the root's value for `S`
+//! in the model pessimistic for `S` is a lower bound of its true value, and the value in the
+//! model pessimistic for the opponent an upper bound. Positions left undecided by the
+//! retrograde are draws (play can cycle forever inside the layer, and a repetition is a draw).
+//!
+//! A strategy read from a model is a certificate the independent checker accepts
+//! (`crate::proofcheck`): the claimant never takes an unknown exit, and every opponent position
+//! the strategy reaches has only exact exits (else the model would give the opponent a win
+//! there). Win strategies move to a position decided at a smaller ply, so they are acyclic.
+//!
+//! Memory: about 60 bytes per layer position plus 8 bytes per in-layer move; the caller bounds
+//! the number of positions.
+
+use super::cert::Proof;
+use super::search::Goal;
+use crate::board::{Color, Position, Wld};
+use crate::movegen::Move;
+use crate::probe::{ProbeError, Tablebase};
+use std::collections::{HashMap, VecDeque};
+
+/// Value of an exit for the side to move before it (`EXIT_NONE`: no exact exit).
+const EXIT_NONE: u8 = 0;
+
+fn code(v: Wld) -> u8 {
+    v as u8 + 1
+}
+
+fn men(p: &Position) -> (u32, u32) {
+    (p.black & !p.kings, p.white & !p.kings)
+}
+
+/// Whether `from` -> `to` is reversible (a non-capture king move).
+fn reversible(from: &Position, to: &Position) -> bool {
+    from.piece_count() == to.piece_count() && men(from) == men(to)
+}
+
+/// The layer of a root position with its in-layer moves and exit values.
+pub struct Layer {
+    positions: Vec<Position>,
+    index: HashMap<Position, u32>,
+    /// CSR in-layer successors of position i: `succ[start[i]..start[i + 1]]`.
+    start: Vec<u32>,
+    succ: Vec<u32>,
+    /// Best exact exit for the side to move (`EXIT_NONE` or `code(Wld)`).
+    best_exit: Vec<u8>,
+    /// Whether the position has an exit whose value is unknown.
+    unknown_exit: Vec<bool>,
+    /// Positions with no legal move at all.
+    stuck: Vec<bool>,
+}
+
+/// One solved model (pessimistic for one side): each position's value for its side to move and
+/// the ply at which the retrograde decided it (0 for undecided draws).
+pub struct Model {
+    /// The side the unknown exits count against.
+    pub pessimistic_for: Color,
+    value: Vec<Wld>,
+    ply: Vec<u32>,
+}
+
+impl Layer {
+    /// Enumerate the layer of `root` (which must have more pieces than `max_pieces`), valuing
+    /// exits with the tables of `tb` up to `max_pieces`. `Ok(None)` when the layer has more than
+    /// `limit` positions.
+    ///
+    /// # Errors
+    /// A table probe failed (missing or damaged table).
+    pub fn build(
+        tb: &Tablebase,
+        max_pieces: u32,
+        root: &Position,
+        limit: usize,
+    ) -> Result<Option<Layer>, ProbeError> {
+        let mut l = Layer {
+            positions: vec![*root],
+            index: HashMap::from([(*root, 0)]),
+            start: vec![0],
+            succ: Vec::new(),
+            best_exit: Vec::new(),
+            unknown_exit: Vec::new(),
+            stuck: Vec::new(),
+        };
+        let mut kids = Vec::new();
+        let mut i = 0;
+        while i < l.positions.len() {
+            let p = l.positions[i];
+            kids.clear();
+            p.for_each_successor(|c| kids.push(c));
+            let (mut best, mut unknown) = (EXIT_NONE, false);
+            for c in &kids {
+                if reversible(&p, c) {
+                    let next = l.positions.len() as u32;
+                    let j = *l.index.entry(*c).or_insert(next);
+                    if j == next {
+                        if l.positions.len() >= limit {
+                            return Ok(None);
+                        }
+                        l.positions.push(*c);
+                    }
+                    l.succ.push(j);
+                } else if c.piece_count() <= max_pieces {
+                    best = best.max(code(tb.probe_wld(c)?.negate()));
+                } else if c.moves().is_empty() {
+                    best = code(Wld::Win);
+                } else {
+                    unknown = true;
+                }
+            }
+            l.start.push(l.succ.len() as u32);
+            l.best_exit.push(best);
+            l.unknown_exit.push(unknown);
+            l.stuck.push(kids.is_empty());
+            i += 1;
+        }
+        Ok(Some(l))
+    }
+
+    /// Number of positions in the layer.
+    pub fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// Whether the layer is empty (never: it holds its root).
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+
+    fn succ_of(&self, i: usize) -> &[u32] {
+        &self.succ[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+
+    /// Best exit value for the side to move at `i` in the model pessimistic for `s`.
+    fn exit_value(&self, i: usize, s: Color) -> u8 {
+        let mut b = self.best_exit[i];
+        if self.unknown_exit[i] {
+            let v = if self.positions[i].side == s {
+                Wld::Loss
+            } else {
+                Wld::Win
+            };
+            b = b.max(code(v));
+        }
+        b
+    }
+
+    /// Solve the model pessimistic for `s` (see the module docs).
+    pub fn solve(&self, s: Color) -> Model {
+        let n = self.positions.len();
+        // Predecessors (CSR).
+        let mut pstart = vec![0u32; n + 1];
+        for &j in &self.succ {
+            pstart[j as usize + 1] += 1;
+        }
+        for i in 0..n {
+            pstart[i + 1] += pstart[i];
+        }
+        let mut fill = pstart.clone();
+        let mut pred = vec![0u32; self.succ.len()];
+        for i in 0..n {
+            for &j in self.succ_of(i) {
+                pred[fill[j as usize] as usize] = i as u32;
+                fill[j as usize] += 1;
+            }
+        }
+        let mut value = vec![Wld::Draw; n];
+        let mut ply = vec![0u32; n];
+        let mut decided = vec![false; n];
+        let mut remaining: Vec<u32> = (0..n).map(|i| self.succ_of(i).len() as u32).collect();
+        let mut level: Vec<u32> = Vec::new();
+        let mut level1: Vec<u32> = Vec::new();
+        for i in 0..n {
+            let e = self.exit_value(i, s);
+            if self.stuck[i] {
+                decided[i] = true;
+                value[i] = Wld::Loss;
+                level.push(i as u32);
+            } else if e == code(Wld::Win) {
+                decided[i] = true;
+                value[i] = Wld::Win;
+                ply[i] = 1;
+                level1.push(i as u32);
+            } else if remaining[i] == 0 {
+                // Only exits, none winning.
+                decided[i] = true;
+                if e == code(Wld::Draw) {
+                    value[i] = Wld::Draw;
+                } else {
+                    value[i] = Wld::Loss;
+                    ply[i] = 1;
+                    level1.push(i as u32);
+                }
+            }
+        }
+        // Decided positions by ply, processed in increasing order; a position decided while
+        // processing ply d gets ply d + 1.
+        let mut levels = vec![level, level1];
+        let mut d = 0usize;
+        while d < levels.len() {
+            let cur = std::mem::take(&mut levels[d]);
+            let mut next = Vec::new();
+            for &j in &cur {
+                let j = j as usize;
+                for &i in &pred[pstart[j] as usize..pstart[j + 1] as usize] {
+                    let i = i as usize;
+                    if decided[i] {
+                        continue;
+                    }
+                    if value[j] == Wld::Loss {
+                        decided[i] = true;
+                        value[i] = Wld::Win;
+                        ply[i] = d as u32 + 1;
+                        next.push(i as u32);
+                    } else {
+                        remaining[i] -= 1;
+                        if remaining[i] == 0 {
+                            decided[i] = true;
+                            if self.exit_value(i, s) == code(Wld::Draw) {
+                                value[i] = Wld::Draw;
+                            } else {
+                                value[i] = Wld::Loss;
+                                ply[i] = d as u32 + 1;
+                                next.push(i as u32);
+                            }
+                        }
+                    }
+                }
+            }
+            if !next.is_empty() {
+                if levels.len() == d + 1 {
+                    levels.push(Vec::new());
+                }
+                levels[d + 1].extend(next);
+            }
+            d += 1;
+        }
+        Model {
+            pessimistic_for: s,
+            value,
+            ply,
+        }
+    }
+
+    /// The root's value for its side to move in `m`.
+    pub fn root_value(&self, m: &Model) -> Wld {
+        m.value[0]
+    }
+
+    /// The value for `claimant` of exit or in-layer child `c` of position `i` in `m`, with
+    /// the child's ply (`None` for an unknown exit, which the claimant never takes).
+    fn child_for(&self, m: &Model, c: &Position, claimant: Color) -> Option<(Wld, u32)> {
+        if let Some(&j) = self.index.get(c) {
+            let v = m.value[j as usize];
+            let v = if c.side == claimant { v } else { v.negate() };
+            return Some((v, m.ply[j as usize]));
+        }
+        None
+    }
+
+    /// The claimant's strategy in `m` as a certificate proof: `None` unless the root satisfies
+    /// `goal` for `claimant` in `m`. Exits the claimant takes are leaves the checker values with
+    /// the tables (or positions without a legal move).
+    ///
+    /// # Errors
+    /// A table probe failed.
+    pub fn proof(
+        &self,
+        tb: &Tablebase,
+        max_pieces: u32,
+        m: &Model,
+        claimant: Color,
+        goal: Goal,
+    ) -> Result<Option<Proof>, ProbeError> {
+        let root = self.positions[0];
+        let rv = if root.side == claimant {
+            m.value[0]
+        } else {
+            m.value[0].negate()
+        };
+        if !goal.satisfied_by(rv) {
+            return Ok(None);
+        }
+        let mut records: Vec<(Position, Move)> = Vec::new();
+        let mut seen = vec![false; self.positions.len()];
+        let mut queue = VecDeque::from([0usize]);
+        seen[0] = true;
+        while let Some(i) = queue.pop_front() {
+            let p = self.positions[i];
+            if p.side != claimant {
+                for &j in self.succ_of(i) {
+                    if !std::mem::replace(&mut seen[j as usize], true) {
+                        queue.push_back(j as usize);
+                    }
+                }
+                continue;
+            }
+            let (v, my_ply) = (m.value[i], m.ply[i]);
+            let want_win = goal == Goal::Win || v == Wld::Win;
+            let mut chosen: Option<(Move, Option<usize>)> = None;
+            for mv in p.moves() {
+                let c = p.apply(&mv);
+                let ok = match self.child_for(m, &c, claimant) {
+                    Some((cv, cply)) => {
+                        if want_win {
+                            cv == Wld::Win && cply < my_ply
+                        } else {
+                            cv != Wld::Loss
+                        }
+                    }
+                    None if reversible(&p, &c) => false,
+                    None => {
+                        // An exit: exact leaves only.
+                        let cv = if c.piece_count() <= max_pieces {
+                            Some(tb.probe_wld(&c)?.negate())
+                        } else if c.moves().is_empty() {
+                            Some(Wld::Win)
+                        } else {
+                            None
+                        };
+                        match cv {
+                            Some(cv) if want_win => cv == Wld::Win,
+                            Some(cv) => cv != Wld::Loss,
+                            None => false,
+                        }
+                    }
+                };
+                if ok {
+                    chosen = Some((mv, self.index.get(&c).map(|&j| j as usize)));
+                    break;
+                }
+            }
+            let Some((mv, next)) = chosen else {
+                // Never expected: the model says the claimant has such a move.
+                return Ok(None);
+            };
+            records.push((p, mv));
+            if let Some(j) = next {
+                if !std::mem::replace(&mut seen[j], true) {
+                    queue.push_back(j);
+                }
+            }
+        }
+        Ok(Some(Proof {
+            root,
+            claimant,
+            goal,
+            records,
+        }))
+    }
+}
