@@ -477,27 +477,36 @@ pub fn propagate_ply<R: Retro>(rules: R, side: &Side, preds: &Side, ply: u32) ->
 
 /// Step 3: final values, capture mask, counts and resolution plies of one array.
 /// `times`: (initial pass, propagation) seconds of the unit; `plies`: plies propagated.
+///
+/// Runs in parallel (values, 64-position words of the capture mask, counts per chunk): it sits
+/// between units, where a serial pass would leave a core idle.
 pub fn collect(side: Side, times: (f64, f64), plies: u32) -> SolvedSlice {
-    let (mut w, mut l, mut d) = (0u64, 0u64, 0u64);
     let n = side.state.len();
-    let mut captures: BitVec<u64, Lsb0> = BitVec::repeat(false, n);
-    let values: Vec<u8> = side
+    let outcome = |c: &AtomicU8| State(c.load(Ordering::Relaxed)).outcome();
+    let values: Vec<u8> = side.state.par_iter().map(|c| outcome(c).0 as u8).collect();
+    let words: Vec<u64> = side
         .state
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let (value, capture) = State(c.into_inner()).outcome();
-            match value {
-                Wld::Win => w += 1,
-                Wld::Loss => l += 1,
-                Wld::Draw => d += 1,
-            }
-            if capture {
-                captures.set(i, true);
-            }
-            value as u8
+        .par_chunks(64)
+        .map(|ch| {
+            ch.iter()
+                .enumerate()
+                .fold(0u64, |w, (j, c)| w | (u64::from(outcome(c).1) << j))
         })
         .collect();
+    let mut captures: BitVec<u64, Lsb0> = BitVec::from_vec(words);
+    captures.truncate(n);
+    let (w, l, d) = values
+        .par_chunks(CHUNK)
+        .map(|ch| {
+            ch.iter().fold((0u64, 0u64, 0u64), |(w, l, d), &v| {
+                (
+                    w + u64::from(v == Wld::Win as u8),
+                    l + u64::from(v == Wld::Loss as u8),
+                    d + u64::from(v == Wld::Draw as u8),
+                )
+            })
+        })
+        .reduce(|| (0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2));
     SolvedSlice {
         slice: side.slice,
         values,
@@ -866,7 +875,8 @@ fn initial_state<R: Retro, E>(
 /// Call `f(index)` for every predecessor, in `preds`' slice, of Black-to-move position `q`
 /// (the positions of `preds` with a quiet move that stays in the unit, per `policy`, and
 /// leads to `q`). Capture positions among them are included; their state is final, so the
-/// callers' updates skip them.
+/// callers' updates skip them. (Filtering them out here with a capture test costs more than
+/// it saves: measured with callgrind, +5.6% instructions on `build --slice 2102-6n`.)
 #[inline]
 fn for_each_predecessor<R: Retro>(
     rules: R,
