@@ -319,16 +319,47 @@ pub fn solve_unit_opts<R: Retro, E: Send>(
     let other = |x: usize| if sides.len() == 1 { 0 } else { 1 - x };
 
     let t0 = std::time::Instant::now();
-    for (x, side) in sides.iter().enumerate() {
-        initial_pass(rules, side, &sides[other(x)], lookup, progress)?;
-    }
+    both_sides(&sides, |x| {
+        initial_pass(rules, &sides[x], &sides[other(x)], lookup, progress)
+    })?;
     let t1 = std::time::Instant::now();
+    let ply = propagate_all(rules, &sides);
+    let t2 = std::time::Instant::now();
+    let times = ((t1 - t0).as_secs_f64(), (t2 - t1).as_secs_f64());
+    Ok(sides
+        .into_iter()
+        .map(|side| collect(side, times, ply))
+        .collect())
+}
+
+/// Run `f(0)` and `f(1)` side by side (one array of a unit each; `f(0)` alone for a unit that
+/// is its own partner) and return the error of side 0 first, so the result does not depend on
+/// the scheduling. Both arrays in one parallel region keep the two cores busy on small units
+/// and small plies, where one array alone has too little work to split.
+fn both_sides<E: Send>(sides: &[Side], f: impl Fn(usize) -> Result<(), E> + Sync) -> Result<(), E> {
+    if sides.len() == 1 {
+        return f(0);
+    }
+    let (a, b) = rayon::join(|| f(0), || f(1));
+    a.and(b)
+}
+
+/// Step 2 for the whole unit: propagate ply after ply until a ply resolves nothing; returns
+/// the number of plies. Within a ply the two arrays are propagated side by side
+/// ([`both_sides`]): each reads the positions of its own array tagged at this ply and only
+/// changes unresolved positions of the other (tagging them for the next ply), so the two
+/// never touch the same state, and the updates commute (see [`propagate_ply`]).
+fn propagate_all<R: Retro>(rules: R, sides: &[Side]) -> u32 {
+    let other = |x: usize| if sides.len() == 1 { 0 } else { 1 - x };
     let mut ply: u32 = 0;
     loop {
-        let mut any = false;
-        for (x, side) in sides.iter().enumerate() {
-            any |= propagate_ply(rules, side, &sides[other(x)], ply);
-        }
+        let found = [AtomicBool::new(false), AtomicBool::new(false)];
+        let _ = both_sides::<()>(sides, |x| {
+            let f = propagate_ply(rules, &sides[x], &sides[other(x)], ply);
+            found[x].store(f, Ordering::Relaxed);
+            Ok(())
+        });
+        let any = found.iter().any(|f| f.load(Ordering::Relaxed));
         // Ply 0 may be empty while the initial pass left ply-1 positions to propagate; after
         // that an empty ply means nothing new was created.
         if !any && ply >= 1 {
@@ -336,12 +367,7 @@ pub fn solve_unit_opts<R: Retro, E: Send>(
         }
         ply += 1;
     }
-    let t2 = std::time::Instant::now();
-    let times = ((t1 - t0).as_secs_f64(), (t2 - t1).as_secs_f64());
-    Ok(sides
-        .into_iter()
-        .map(|side| collect(side, times, ply))
-        .collect())
+    ply
 }
 
 /// Step 1: the initial state of every position of `side`; `target` is the array its in-unit
@@ -649,7 +675,7 @@ pub fn solve_dtc_unit<R: Retro, E: Send>(
         assert_eq!(wld[x].values.len(), side.state.len(), "WLD input size");
     }
     let other = |x: usize| if sides.len() == 1 { 0 } else { 1 - x };
-    for (x, side) in sides.iter().enumerate() {
+    both_sides(&sides, |x| {
         let y = other(x);
         let target = &sides[y];
         let own = wld[x];
@@ -659,22 +685,12 @@ pub fn solve_dtc_unit<R: Retro, E: Send>(
             rank: target.slice.white_rank,
             kings_only: false,
         };
-        initial_pass_by(side, &|_| {}, |i, pos| {
+        initial_pass_by(&sides[x], &|_| {}, |i, pos| {
             dtc_initial_state(rules, pos, i as usize, own, theirs, target, policy, lookup)
         })
-        .map_err(DtcError::Lookup)?;
-    }
-    let mut ply: u32 = 0;
-    loop {
-        let mut any = false;
-        for (x, side) in sides.iter().enumerate() {
-            any |= propagate_ply(rules, side, &sides[other(x)], ply);
-        }
-        if !any && ply >= 1 {
-            break;
-        }
-        ply += 1;
-    }
+    })
+    .map_err(DtcError::Lookup)?;
+    let ply = propagate_all(rules, &sides);
     let seconds = t0.elapsed().as_secs_f64();
     let mut out = Vec::with_capacity(sides.len());
     for (x, side) in sides.into_iter().enumerate() {
