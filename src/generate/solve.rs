@@ -908,16 +908,29 @@ fn for_each_predecessor<R: Retro>(
     let black_kings = r.kings_of(Color::Black);
     let white_kings = r.kings_of(Color::White);
     let men = black_men | white_men;
-    // King un-moves keep the men (so they always stay in the unit): rank the men once.
-    let base = if black_kings != 0 {
-        preds.index.men_base(black_men, white_men)
+    // King un-moves keep the men (so they always stay in the unit): rank the men once, and
+    // the white kings once (a black king's step changes their rank only when it passes over
+    // one of them; profile of a 6-piece unit: ranking king un-moves was 14% of the build).
+    let (base, white_rank) = if black_kings != 0 {
+        (
+            preds.index.men_base(black_men, white_men),
+            preds.index.white_king_rank(white_kings, men | black_kings),
+        )
     } else {
-        0
+        (0, 0)
     };
     rules.for_each_quiet_unmove(&r, |from, to, is_king| {
         if is_king {
             let bk = black_kings ^ to ^ from;
-            f(base + preds.index.king_offset(bk, white_kings, men));
+            // Squares strictly between the two ends of the step.
+            let (lo, hi) = (from.min(to), from.max(to));
+            let between = (hi - 1) & !((lo << 1) - 1);
+            f(base
+                + if white_kings & between == 0 {
+                    preds.index.king_offset_with(bk, men, white_rank)
+                } else {
+                    preds.index.king_offset(bk, white_kings, men)
+                });
         } else {
             if policy.kings_only || !policy.stays((black_men ^ to) | from, false) {
                 return;
