@@ -44,8 +44,8 @@ def category(st):
         return "write: encoding (other)"
     if has(st, "initial_pass"):
         if has(st, "resolve_with"):
-            kind = "exit" if has(st, "initial_state::{{closure}}") else "capture position"
-            return f"initial: dependency lookup of a {kind}"
+            kind = "an exit" if has(st, "initial_state::{{closure}}") else "a capture position"
+            return f"initial: dependency lookup of {kind}"
         if has(st, "initial_state::{{closure}}"):
             return "initial: successor loop"
         return "initial: move generation, index walk"
