@@ -1,9 +1,11 @@
 //! Diagnostic run of one prover goal on one position: `cargo run --release --example prove_goal
-//! -- DIR FEN win|notlose|children [--weak] [--nodes N] [--tt-mb M]`. Prints the outcome,
+//! -- DIR FEN win|notlose|children|layer [--weak] [--nodes N] [--tt-mb M]`. Prints the outcome,
 //! node count, table fill and the search counters every `--step` nodes (default 2,000,000);
-//! `children` lists the FEN after each legal move instead.
+//! `children` lists the FEN after each legal move instead; `layer` runs the layer retrograde
+//! alone (size, time, bounds).
 use checkers_egdb::probe::Tablebase;
 use checkers_egdb::prove::search::{Budget, Dfpn, Goal, Outcome};
+use checkers_egdb::prove::layer::Layer;
 use checkers_egdb::prove::Checkers;
 use checkers_egdb::Position;
 use std::time::Instant;
@@ -12,6 +14,25 @@ fn main() {
     let a: Vec<String> = std::env::args().collect();
     let tb = Tablebase::open(&a[1]).expect("tables");
     let p = Position::from_fen(&a[2]).expect("fen");
+    if a[3] == "layer" {
+        // The layer retrograde alone: size, time, the root's value in each model.
+        let t = Instant::now();
+        let max = tb.max_pieces();
+        let l = Layer::build(&tb, max, &p, 50_000_000)
+            .expect("probe")
+            .expect("layer of at most 50 M positions");
+        let built = t.elapsed().as_secs_f64();
+        let (ms, mo) = (l.solve(p.side), l.solve(p.side.opponent()));
+        println!(
+            "layer {} positions, built in {built:.2} s, solved twice in {:.2} s; root value \
+             for the side to move: at least {:?}, at most {:?}",
+            l.len(),
+            t.elapsed().as_secs_f64() - built,
+            l.root_value(&ms),
+            l.root_value(&mo)
+        );
+        return;
+    }
     if a[3] == "children" {
         for m in p.moves() {
             println!("{}", p.apply(&m).to_fen());
