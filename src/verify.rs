@@ -4,8 +4,10 @@
 //! re-derived from its successors with the slow path generator ([`crate::movegen::Oracle`]:
 //! neither the generator's fast engine nor its un-move code): no move = loss, otherwise the
 //! best of the negated successor values, successors looked up in the tables with captures
-//! resolved by search ([`crate::probe::resolve_with`] over the oracle). Capture positions
-//! (stored as "don't care") are resolved by search and, with all others, counted against the
+//! resolved by search ([`crate::probe::resolve_with`] over the oracle). Positions whose stored
+//! entry is "don't care" ([`crate::probe::resolve::is_dont_care`]: captures, threat positions,
+//! no move) are never read as values: they are derived the same way and, with all others,
+//! counted against the
 //! win/loss/draw totals in the header. The functions are generic over the [`Rules`] used as
 //! the oracle; [`verify_dir`] uses [`Oracle`].
 //!
@@ -199,7 +201,9 @@ pub fn verify_slice<R: Rules, S: RawSource + ?Sized>(
                     source: e,
                 };
                 let derived = derive_value(rules, src, &p).map_err(perr)?;
-                if !rules.has_capture(&p) {
+                // Positions the probe never reads (captures, threats, no move: codec 4
+                // stores no value there) are only counted.
+                if !crate::probe::resolve::is_dont_care(rules, &p) {
                     let stored = src.raw(slice, i).map_err(perr)?;
                     if stored != derived {
                         return Err(VerifyError::Mismatch {
@@ -272,7 +276,12 @@ pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
             if rules.has_capture(&p) {
                 continue;
             }
-            let v = src.raw(slice, i).map_err(perr)?;
+            // A threat position stores no value (codec 4): resolved by a one-ply search.
+            let v = if crate::probe::resolve::is_dont_care(rules, &p) {
+                resolve_with(rules, src, &p).map_err(perr)?
+            } else {
+                src.raw(slice, i).map_err(perr)?
+            };
             if v == Wld::Draw && rules.has_quiet_move(&p) {
                 continue;
             }

@@ -355,7 +355,7 @@ pub fn write_solved(dir: &Path, sv: &solve::SolvedSlice) -> Result<BuildSummary,
         &meta,
         &sv.values,
         &sv.captures,
-        &WriteOptions::default(),
+        &WriteOptions::for_build(),
     )
     .map_err(|e| BuildError::Write {
         slice: sv.slice,

@@ -77,6 +77,9 @@ pub fn resolve<S: RawSource + ?Sized>(src: &S, pos: &Position) -> Result<Wld, Pr
 ///   de-duplicated capture successors, stopping at the first win. A successor whose lookup
 ///   fails does not hide a win found among the others; otherwise its error is returned (the
 ///   first one met), so a missing table is never read as a draw.
+/// - A threat position (the side not to move has a capture, [`is_threat`]) none of whose
+///   successors is a threat position: the best of `negate(resolve(successor))` over its quiet
+///   moves (a one-ply search; codec-4 tables store no value there, see [`is_dont_care`]).
 /// - Otherwise: `src.raw_position(&p.normalized())`.
 ///
 /// # Errors
@@ -87,32 +90,84 @@ pub fn resolve_with<R: Rules, S: RawSource + ?Sized>(
     pos: &Position,
 ) -> Result<Wld, ProbeError> {
     if rules.has_capture(pos) {
-        let mut best = Wld::Loss;
-        let mut err = None;
-        // Successors without allocating; once a win is found the rest are skipped.
-        rules.for_each_successor(pos, |succ| {
-            if best == Wld::Win {
-                return;
-            }
-            match resolve_with(rules, src, &succ) {
-                Ok(v) => best = best.max(v.negate()),
-                Err(e) => {
-                    if err.is_none() {
-                        err = Some(e);
-                    }
-                }
-            }
-        });
-        if best == Wld::Win {
-            return Ok(Wld::Win);
-        }
-        return match err {
-            Some(e) => Err(e),
-            None => Ok(best),
-        };
+        return best_successor(rules, src, pos);
     }
     if !rules.has_quiet_move(pos) {
         return Ok(Wld::Loss);
     }
+    let flipped = Position {
+        side: pos.side.opponent(),
+        ..*pos
+    };
+    if rules.has_capture(&flipped) && !any_threat_successor(rules, pos) {
+        // A threat position (codec 4 stores no value there): one-ply search over the quiet
+        // moves. No successor is a threat position, so each resolves by capture search, as a
+        // position without moves, or by one lookup: no deeper recursion at this material.
+        return best_successor(rules, src, pos);
+    }
     src.raw_position(&pos.normalized())
+}
+
+/// Whether `pos` is a *threat* position: the side to move has no capture but has a quiet
+/// move, and the side not to move has a capture (it would have one if it were to move).
+#[inline]
+pub fn is_threat<R: Rules>(rules: R, pos: &Position) -> bool {
+    let flipped = Position {
+        side: pos.side.opponent(),
+        ..*pos
+    };
+    rules.has_capture(&flipped) && !rules.has_capture(pos) && rules.has_quiet_move(pos)
+}
+
+/// Whether some successor of `pos` is a threat position ([`is_threat`]).
+fn any_threat_successor<R: Rules>(rules: R, pos: &Position) -> bool {
+    let mut any = false;
+    rules.for_each_successor(pos, |succ| {
+        any = any || is_threat(rules, &succ);
+    });
+    any
+}
+
+/// Whether the value of `pos` is never read from its table by [`resolve_with`] under `rules`
+/// (so a writer may store anything there): the side to move has a capture (resolved by capture
+/// search), has no legal move (a loss), or `pos` is a threat position ([`is_threat`]) none of
+/// whose successors is a threat position (resolved by a one-ply search). Tables of codec 4
+/// (docs/format.md) store no value at these positions; codec 2 stores the true value of the
+/// threat positions, which the probe does not read either.
+pub fn is_dont_care<R: Rules>(rules: R, pos: &Position) -> bool {
+    rules.has_capture(pos)
+        || !rules.has_quiet_move(pos)
+        || (is_threat(rules, pos) && !any_threat_successor(rules, pos))
+}
+
+/// The best of `negate(resolve(successor))` over the successors of `pos` (which has a legal
+/// move), stopping at the first win. A successor whose lookup fails does not hide a win found
+/// among the others; otherwise its error is returned (the first one met).
+fn best_successor<R: Rules, S: RawSource + ?Sized>(
+    rules: R,
+    src: &S,
+    pos: &Position,
+) -> Result<Wld, ProbeError> {
+    let mut best = Wld::Loss;
+    let mut err = None;
+    rules.for_each_successor(pos, |succ| {
+        if best == Wld::Win {
+            return;
+        }
+        match resolve_with(rules, src, &succ) {
+            Ok(v) => best = best.max(v.negate()),
+            Err(e) => {
+                if err.is_none() {
+                    err = Some(e);
+                }
+            }
+        }
+    });
+    if best == Wld::Win {
+        return Ok(Wld::Win);
+    }
+    match err {
+        Some(e) => Err(e),
+        None => Ok(best),
+    }
 }

@@ -492,7 +492,9 @@ impl<R: Rules> Tablebase<R> {
         resolve_with(self.rules, self, p)
     }
 
-    /// Value of a quiet position (the side to move has no capture): one table lookup, no search.
+    /// Value of a quiet position (the side to move has no capture): one table lookup, no search
+    /// (except for a threat position that the tables store no value for,
+    /// [`crate::probe::resolve::is_dont_care`]: a one-ply search, as [`Tablebase::probe_wld`]).
     ///
     /// # Errors
     /// [`ProbeError::CapturePosition`] if the side to move has a capture, else as
@@ -504,6 +506,9 @@ impl<R: Rules> Tablebase<R> {
         }
         if !self.rules.has_quiet_move(p) {
             return Ok(Wld::Loss);
+        }
+        if crate::probe::resolve::is_dont_care(self.rules, p) {
+            return resolve_with(self.rules, self, p);
         }
         self.lookup(&p.normalized(), false)
     }
@@ -552,7 +557,12 @@ impl<R: Rules> Tablebase<R> {
         let s = Slice::of(&n);
         let t = self.loaded(&s, false)?;
         let index = t.index.rank(&n);
-        let v = self.value_at(t, index, false)?;
+        let v = if crate::probe::resolve::is_dont_care(self.rules, p) {
+            // A threat position: no stored value (codec 4), a one-ply search.
+            resolve_with(self.rules, self, p)?
+        } else {
+            self.value_at(t, index, false)?
+        };
         if v == Wld::Draw {
             return Ok(Dtc::Draw);
         }

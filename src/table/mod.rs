@@ -29,7 +29,9 @@ pub mod header;
 pub mod read;
 pub mod write;
 
-pub use codec::{ValueCodec, Wld2Bit, CODEC_2BIT_ZSTD, DONT_CARE};
+pub use codec::{
+    ValueCodec, Wld2Bit, Wld2BitThreats, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, DONT_CARE,
+};
 pub use dtc::{dtc_path, DtcBlock, DtcByte, DtcFile, CODEC_DTC_BYTE};
 pub use error::{Fault, TableError};
 pub use header::{

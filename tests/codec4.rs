@@ -1,0 +1,121 @@
+//! Codec 4 (threat positions don't care, docs/format.md) against codec 2: the same tables
+//! built by `egdb build` with each codec; every position with at most 4 pieces (both sides to
+//! move) must probe to the value the codec-2 files give under codec 2's reading, which this
+//! test implements itself: captures resolved by search over the slow move generator's
+//! successors, no move = loss, otherwise the stored value (read with `TableFile::decode_all`).
+//! Neither the probe's resolution code nor the codec-4 writer is used for the reference.
+
+mod probe_common;
+
+use checkers_egdb::probe::Tablebase;
+use checkers_egdb::table::{TableFile, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD};
+use checkers_egdb::{Position, Slice, SliceIndex, Wld};
+use probe_common::all_positions;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+
+fn build(dir: &Path, pieces: u32, codec: Option<&str>) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_egdb"));
+    c.args(["build", "--quiet", "--pieces", &pieces.to_string(), "--dir"])
+        .arg(dir);
+    match codec {
+        Some(k) => c.env("EGDB_TABLE_CODEC", k),
+        None => c.env_remove("EGDB_TABLE_CODEC"),
+    };
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Every table file of `dir`: slice -> (codec, bytes, decoded values).
+fn load(dir: &Path) -> HashMap<Slice, (u32, u64, Vec<u8>)> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "egdb"))
+        .map(|p| {
+            let t = TableFile::open(&p).unwrap();
+            t.verify_checksum().unwrap();
+            (
+                t.meta().slice,
+                (t.codec(), t.file_bytes(), t.decode_all().unwrap()),
+            )
+        })
+        .collect()
+}
+
+/// Codec 2's reading of `p`: captures by search, no move = loss, else the stored value of the
+/// Black-to-move form.
+fn old_value(old: &HashMap<Slice, (u32, u64, Vec<u8>)>, p: &Position) -> Wld {
+    // The slow move generator (`checkers_egdb::movegen`), not the fast engine.
+    let succ: Vec<Position> = p.unique_moves().iter().map(|m| p.apply(m)).collect();
+    if succ.is_empty() {
+        return Wld::Loss;
+    }
+    if p.has_capture() {
+        return succ
+            .iter()
+            .map(|s| old_value(old, s).negate())
+            .max()
+            .unwrap();
+    }
+    let n = p.normalized();
+    let s = Slice::of(&n);
+    let i = SliceIndex::new(s).rank(&n);
+    Wld::from_u8(old[&s].2[i as usize]).unwrap()
+}
+
+#[test]
+fn codec4_tables_probe_like_codec2_tables_up_to_4_pieces() {
+    let d = tempfile::tempdir().unwrap();
+    let (new_dir, old_dir) = (d.path().join("new"), d.path().join("old"));
+    build(&new_dir, 4, None);
+    build(&old_dir, 4, Some("2"));
+    let new = load(&new_dir);
+    let old = load(&old_dir);
+    assert_eq!(new.len(), old.len());
+    assert!(new.values().all(|t| t.0 == CODEC_2BIT_THREATS));
+    assert!(old.values().all(|t| t.0 == CODEC_2BIT_ZSTD));
+    let (nb, ob): (u64, u64) = (
+        new.values().map(|t| t.1).sum(),
+        old.values().map(|t| t.1).sum(),
+    );
+    assert!(nb < ob, "codec 4 takes {nb} bytes, codec 2 {ob}");
+
+    // The codec-4 files do leave threat positions unstored: some stored entry differs from the
+    // true value (else the test below would not exercise the one-ply resolution).
+    let differs = new
+        .iter()
+        .any(|(s, t)| t.2 != old[s].2 && SliceIndex::new(*s).size() > 0);
+    assert!(differs);
+
+    let tb = Tablebase::open(&new_dir).unwrap();
+    let all = all_positions(4);
+    let bad: Vec<String> = all
+        .par_iter()
+        .filter_map(|p| {
+            let want = old_value(&old, p);
+            let got = tb.probe_wld(p);
+            (got != Ok(want)).then(|| format!("{} want {want} got {got:?}", p.to_fen()))
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "{} of {} positions differ, e.g. {:?}",
+        bad.len(),
+        all.len(),
+        &bad[..bad.len().min(5)]
+    );
+    // probe_wld_raw of quiet positions agrees too (threat positions are searched).
+    let bad_raw = all
+        .par_iter()
+        .filter(|p| !p.has_capture())
+        .filter(|p| tb.probe_wld_raw(p) != Ok(old_value(&old, p)))
+        .count();
+    assert_eq!(bad_raw, 0);
+}
