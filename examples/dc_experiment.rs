@@ -9,7 +9,8 @@
 //! - set `c`: capture positions only (side to move has a capture; today's writer);
 //!   `t`: also "threat" positions (side to move has no capture, the side not to move has one)
 //!   whose quiet successors are not threat positions themselves (the codec-4 rule, one-ply
-//!   resolvable); `a`: every threat position (upper bound, KingsRow's "either side");
+//!   resolvable); `2`: also threat positions whose threat successors are all of that kind
+//!   (two-ply resolvable); `a`: every threat position (upper bound, KingsRow's "either side");
 //! - fill `maj`: block majority (the library's writer); `prev`: the previous known value in
 //!   the block (the next one at the block start); `pn`: the neighbours' value where the
 //!   previous and next known values agree, else the block majority.
@@ -80,11 +81,35 @@ fn class(p: &Position) -> u8 {
             }
         }
     });
-    if deep {
-        3
-    } else {
+    if !deep {
         2
+    } else if dc_level(p, 2) {
+        4
+    } else {
+        3
     }
+}
+
+fn threat(p: &Position) -> bool {
+    let flip = Position {
+        side: p.side.opponent(),
+        ..*p
+    };
+    English.has_capture(&flip) && !English.has_capture(p) && English.has_quiet_move(p)
+}
+
+/// Threat position whose threat successors are all `dc_level(.., k - 1)` (k = 1: none).
+fn dc_level(p: &Position, k: u32) -> bool {
+    if !threat(p) {
+        return false;
+    }
+    let mut ok = true;
+    English.for_each_successor(p, |c| {
+        if ok && threat(&c) {
+            ok = k > 1 && dc_level(&c, k - 1);
+        }
+    });
+    ok
 }
 
 fn fill(v: &mut [u8], how: &str, block: usize) {
@@ -183,7 +208,7 @@ fn main() {
     // Largest first, for balance.
     paths.sort_by(|a, b| b.cmp(a));
     // pieces -> (files, positions, old bytes, class counts, bytes per cfg)
-    type Row = (u64, u64, u64, [u64; 4], Vec<u64>);
+    type Row = (u64, u64, u64, [u64; 5], Vec<u64>);
     let acc: Mutex<BTreeMap<u32, Row>> = Mutex::new(BTreeMap::new());
     let t0 = Instant::now();
     paths.par_iter().for_each(|(_, path)| {
@@ -195,7 +220,7 @@ fn main() {
             .into_par_iter()
             .map(|i| class(&ix.unrank(i).unwrap()))
             .collect();
-        let mut counts = [0u64; 4];
+        let mut counts = [0u64; 5];
         cls.iter().for_each(|&c| counts[c as usize] += 1);
         let sizes: Vec<u64> = cfgs
             .iter()
@@ -206,6 +231,7 @@ fn main() {
                         'c' => k == 1,
                         't' => k == 1 || k == 2,
                         'a' => k != 0,
+                        '2' => k == 1 || k == 2 || k == 4,
                         _ => panic!("set {}", c.set),
                     };
                     if dc {
@@ -251,11 +277,11 @@ fn main() {
         let mut a = acc.lock().unwrap();
         let e = a
             .entry(m.slice.material.pieces())
-            .or_insert_with(|| (0, 0, 0, [0; 4], vec![0; cfgs.len()]));
+            .or_insert_with(|| (0, 0, 0, [0; 5], vec![0; cfgs.len()]));
         e.0 += 1;
         e.1 += m.positions;
         e.2 += t.file_bytes();
-        for k in 0..4 {
+        for k in 0..5 {
             e.3[k] += counts[k];
         }
         for (k, s) in sizes.iter().enumerate() {
@@ -267,10 +293,11 @@ fn main() {
     let mut tot = (0u64, 0u64, vec![0u64; cfgs.len()]);
     for (k, (f, n, old, cnt, sz)) in &a {
         println!(
-            "{k} pieces: {f} files, {n} positions; capture {:.1}%, threat 1-ply {:.1}%, threat deeper {:.1}%",
+            "{k} pieces: {f} files, {n} positions; capture {:.1}%, threat 1-ply {:.1}%, threat deeper {:.1}% (of which 2-ply {:.1}%)",
             100.0 * cnt[1] as f64 / *n as f64,
             100.0 * cnt[2] as f64 / *n as f64,
-            100.0 * cnt[3] as f64 / *n as f64
+            100.0 * (cnt[3] + cnt[4]) as f64 / *n as f64,
+            100.0 * cnt[4] as f64 / *n as f64
         );
         println!(
             "  as stored: {old} bytes, {:.1} pos/byte",

@@ -77,9 +77,9 @@ pub fn resolve<S: RawSource + ?Sized>(src: &S, pos: &Position) -> Result<Wld, Pr
 ///   de-duplicated capture successors, stopping at the first win. A successor whose lookup
 ///   fails does not hide a win found among the others; otherwise its error is returned (the
 ///   first one met), so a missing table is never read as a draw.
-/// - A threat position (the side not to move has a capture, [`is_threat`]) none of whose
-///   successors is a threat position: the best of `negate(resolve(successor))` over its quiet
-///   moves (a one-ply search; codec-4 tables store no value there, see [`is_dont_care`]).
+/// - A threat position (the side not to move has a capture, [`is_threat`]) that resolves
+///   within [`THREAT_DEPTH`] plies (see [`is_dont_care`]; codec-4 tables store no value
+///   there): the best of `negate(resolve(successor))` over its quiet moves.
 /// - Otherwise: `src.raw_position(&p.normalized())`.
 ///
 /// # Errors
@@ -99,10 +99,11 @@ pub fn resolve_with<R: Rules, S: RawSource + ?Sized>(
         side: pos.side.opponent(),
         ..*pos
     };
-    if rules.has_capture(&flipped) && !any_threat_successor(rules, pos) {
-        // A threat position (codec 4 stores no value there): one-ply search over the quiet
-        // moves. No successor is a threat position, so each resolves by capture search, as a
-        // position without moves, or by one lookup: no deeper recursion at this material.
+    if rules.has_capture(&flipped) && threat_resolvable(rules, pos, THREAT_DEPTH) {
+        // A threat position (codec 4 stores no value there): a search over the quiet moves.
+        // Each successor is a capture position (capture search), has no move, is no threat
+        // position (one lookup) or is a threat position resolvable in one ply less: the
+        // search is at most THREAT_DEPTH plies deep at this material.
         return best_successor(rules, src, pos);
     }
     src.raw_position(&pos.normalized())
@@ -119,25 +120,34 @@ pub fn is_threat<R: Rules>(rules: R, pos: &Position) -> bool {
     rules.has_capture(&flipped) && !rules.has_capture(pos) && rules.has_quiet_move(pos)
 }
 
-/// Whether some successor of `pos` is a threat position ([`is_threat`]).
-fn any_threat_successor<R: Rules>(rules: R, pos: &Position) -> bool {
-    let mut any = false;
+/// Plies of quiet moves the probe searches at most to resolve a threat position
+/// ([`is_dont_care`]).
+pub const THREAT_DEPTH: u32 = 2;
+
+/// Whether the threat position `pos` resolves within `depth` plies of quiet moves: every
+/// successor that is a threat position ([`is_threat`]) resolves within `depth - 1` (none may
+/// at depth 1).
+fn threat_resolvable<R: Rules>(rules: R, pos: &Position, depth: u32) -> bool {
+    let mut ok = true;
     rules.for_each_successor(pos, |succ| {
-        any = any || is_threat(rules, &succ);
+        if ok && is_threat(rules, &succ) {
+            ok = depth > 1 && threat_resolvable(rules, &succ, depth - 1);
+        }
     });
-    any
+    ok
 }
 
 /// Whether the value of `pos` is never read from its table by [`resolve_with`] under `rules`
 /// (so a writer may store anything there): the side to move has a capture (resolved by capture
-/// search), has no legal move (a loss), or `pos` is a threat position ([`is_threat`]) none of
-/// whose successors is a threat position (resolved by a one-ply search). Tables of codec 4
+/// search), has no legal move (a loss), or `pos` is a threat position ([`is_threat`]) that
+/// resolves within [`THREAT_DEPTH`] plies: none of its successors is a threat position (a
+/// one-ply search), or each that is resolves so within one ply less. Tables of codec 4
 /// (docs/format.md) store no value at these positions; codec 2 stores the true value of the
 /// threat positions, which the probe does not read either.
 pub fn is_dont_care<R: Rules>(rules: R, pos: &Position) -> bool {
     rules.has_capture(pos)
         || !rules.has_quiet_move(pos)
-        || (is_threat(rules, pos) && !any_threat_successor(rules, pos))
+        || (is_threat(rules, pos) && threat_resolvable(rules, pos, THREAT_DEPTH))
 }
 
 /// The best of `negate(resolve(successor))` over the successors of `pos` (which has a legal

@@ -68,9 +68,22 @@ pub fn slice_of_file_name(name: &str) -> Option<Slice> {
 #[cfg(test)]
 mod tests {
     use super::codec::{pack_2bit, pack_base3, packed_value, repack_2bit_to_base3};
-    use super::write::{encode_with_width, fill_majority};
+    use super::write::{encode_with_width, fill_majority, fill_neighbours};
     use super::*;
     use crate::board::Wld;
+
+    #[test]
+    fn neighbour_filling_continues_agreeing_runs_only() {
+        const D: u8 = DONT_CARE;
+        let mut v = [D, D, 2, D, 2, 0, D, D, 1, 1, D, 0, D];
+        fill_neighbours(&mut v);
+        // Edge runs take their one neighbour; runs between equal values take it; a run between
+        // different values is left for the majority filling.
+        assert_eq!(v, [2, 2, 2, 2, 2, 0, D, D, 1, 1, D, 0, 0]);
+        let mut all = [D; 5];
+        fill_neighbours(&mut all);
+        assert_eq!(all, [D; 5]);
+    }
 
     fn slice(name: &str) -> Slice {
         name.parse().unwrap()
