@@ -276,7 +276,7 @@ pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
             if rules.has_capture(&p) {
                 continue;
             }
-            // A threat position stores no value (codec 4): resolved by a one-ply search.
+            // A threat position stores no value (codec 4): resolved by a search of at most two plies.
             let v = if crate::probe::resolve::is_dont_care(rules, &p) {
                 resolve_with(rules, src, &p).map_err(perr)?
             } else {

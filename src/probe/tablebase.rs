@@ -494,7 +494,7 @@ impl<R: Rules> Tablebase<R> {
 
     /// Value of a quiet position (the side to move has no capture): one table lookup, no search
     /// (except for a threat position that the tables store no value for,
-    /// [`crate::probe::resolve::is_dont_care`]: a one-ply search, as [`Tablebase::probe_wld`]).
+    /// [`crate::probe::resolve::is_dont_care`]: a search of at most two plies, as [`Tablebase::probe_wld`]).
     ///
     /// # Errors
     /// [`ProbeError::CapturePosition`] if the side to move has a capture, else as
@@ -558,7 +558,7 @@ impl<R: Rules> Tablebase<R> {
         let t = self.loaded(&s, false)?;
         let index = t.index.rank(&n);
         let v = if crate::probe::resolve::is_dont_care(self.rules, p) {
-            // A threat position: no stored value (codec 4), a one-ply search.
+            // A threat position: no stored value (codec 4), a search of at most two plies.
             resolve_with(self.rules, self, p)?
         } else {
             self.value_at(t, index, false)?
