@@ -281,8 +281,8 @@ fn main() {
         e.0 += 1;
         e.1 += m.positions;
         e.2 += t.file_bytes();
-        for k in 0..5 {
-            e.3[k] += counts[k];
+        for (a, c) in e.3.iter_mut().zip(counts) {
+            *a += c;
         }
         for (k, s) in sizes.iter().enumerate() {
             e.4[k] += s;
