@@ -1,9 +1,9 @@
-//! Convert WLD table files (`*.egdb`) of codec 2 to the current codec (4, docs/format.md) and
+//! Convert WLD table files (`*.egdb`) of codec 2 to codec 4 (docs/format.md) and
 //! check the result.
 //! Usage:
 //!   cargo run --release --example convert_tables -- IN_DIR OUT_DIR [BLOCK_POSITIONS] [CHECK_N]
 //! Every file of IN_DIR is decoded and written again into OUT_DIR with the default
-//! [`WriteOptions`] (block size overridable); codec 2 stores the true value of every position
+//! [`WriteOptions`] under codec 4 (block size overridable); codec 2 stores the true value of every position
 //! that codec 4 leaves don't care, except captures, which codec 4 leaves don't care too, so
 //! the conversion needs no search. A codec-4 input file is copied as is. Prints positions and
 //! bytes per piece count, before and after. With CHECK_N, draws CHECK_N random positions per
@@ -60,7 +60,10 @@ fn main() {
         std::process::exit(2);
     }
     let (inp, out) = (PathBuf::from(&args[1]), PathBuf::from(&args[2]));
-    let mut opts = WriteOptions::default();
+    let mut opts = WriteOptions {
+        codec: CODEC_2BIT_THREATS,
+        ..WriteOptions::default()
+    };
     if let Some(b) = args.get(3) {
         opts.block_positions = b.parse().expect("block positions");
     }

@@ -16,14 +16,14 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
+/// `egdb build --pieces PIECES --dir DIR [--codec CODEC]` (no flag: the default, codec 2).
 fn build(dir: &Path, pieces: u32, codec: Option<&str>) {
     let mut c = Command::new(env!("CARGO_BIN_EXE_egdb"));
     c.args(["build", "--quiet", "--pieces", &pieces.to_string(), "--dir"])
         .arg(dir);
-    match codec {
-        Some(k) => c.env("EGDB_TABLE_CODEC", k),
-        None => c.env_remove("EGDB_TABLE_CODEC"),
-    };
+    if let Some(k) = codec {
+        c.args(["--codec", k]);
+    }
     let out = c.output().unwrap();
     assert!(
         out.status.success(),
@@ -74,8 +74,8 @@ fn old_value(old: &HashMap<Slice, (u32, u64, Vec<u8>)>, p: &Position) -> Wld {
 fn codec4_tables_probe_like_codec2_tables_up_to_4_pieces() {
     let d = tempfile::tempdir().unwrap();
     let (new_dir, old_dir) = (d.path().join("new"), d.path().join("old"));
-    build(&new_dir, 4, None);
-    build(&old_dir, 4, Some("2"));
+    build(&new_dir, 4, Some("4"));
+    build(&old_dir, 4, None);
     let new = load(&new_dir);
     let old = load(&old_dir);
     assert_eq!(new.len(), old.len());
@@ -118,4 +118,99 @@ fn codec4_tables_probe_like_codec2_tables_up_to_4_pieces() {
         .filter(|p| tb.probe_wld_raw(p) != Ok(old_value(&old, p)))
         .count();
     assert_eq!(bad_raw, 0);
+}
+
+/// Positions (both sides to move, at most 4 pieces) whose probe in `tb` differs from codec 2's
+/// reading of `old`, as FEN with both values.
+fn differing(tb: &Tablebase, old: &HashMap<Slice, (u32, u64, Vec<u8>)>) -> Vec<String> {
+    all_positions(4)
+        .par_iter()
+        .filter_map(|p| {
+            let want = old_value(old, p);
+            let got = tb.probe_wld(p);
+            let raw_ok = p.has_capture() || tb.probe_wld_raw(p) == Ok(want);
+            (got != Ok(want) || !raw_ok).then(|| format!("{} want {want} got {got:?}", p.to_fen()))
+        })
+        .collect()
+}
+
+#[test]
+fn directory_mixing_codecs_builds_probes_and_verifies_like_codec2() {
+    let d = tempfile::tempdir().unwrap();
+    let (mix, old_dir) = (d.path().join("mix"), d.path().join("old"));
+    build(&old_dir, 4, None);
+    let old = load(&old_dir);
+    assert!(old.values().all(|t| t.0 == CODEC_2BIT_ZSTD));
+
+    // Up to 3 pieces in codec 4, then a resumed build of 4 pieces in codec 2: its 4-piece
+    // units read codec-4 dependencies (the dependency store decides per file).
+    build(&mix, 3, Some("4"));
+    build(&mix, 4, None);
+    let first = load(&mix);
+    assert_eq!(first.len(), old.len());
+    // Every codec-2 file is value for value the pure codec-2 build's (capture entries aside,
+    // which both fill the same way from the same values).
+    for (s, t) in &first {
+        if t.0 == CODEC_2BIT_ZSTD {
+            assert_eq!(t.2, old[s].2, "slice {s}");
+        } else {
+            assert!(s.material.pieces() <= 3, "slice {s}");
+        }
+    }
+    // Every other 4-piece file removed and rebuilt in codec 4 (the files already present keep
+    // their codec): 4-piece codec-2 and codec-4 files side by side.
+    let mut four: Vec<Slice> = first
+        .keys()
+        .filter(|s| s.material.pieces() == 4)
+        .copied()
+        .collect();
+    four.sort();
+    for s in four.iter().step_by(2) {
+        std::fs::remove_file(checkers_egdb::table::table_path(&mix, s)).unwrap();
+    }
+    build(&mix, 4, Some("4"));
+    let mixed = load(&mix);
+    assert_eq!(mixed.len(), old.len());
+    for codec in [CODEC_2BIT_ZSTD, CODEC_2BIT_THREATS] {
+        assert!(
+            mixed
+                .iter()
+                .any(|(s, t)| s.material.pieces() == 4 && t.0 == codec),
+            "no 4-piece file of codec {codec}"
+        );
+    }
+
+    let bad = differing(&Tablebase::open(&mix).unwrap(), &old);
+    assert!(
+        bad.is_empty(),
+        "{} positions differ, e.g. {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
+
+    // `egdb verify` (the dependency store over both codecs) accepts the mixed directory.
+    let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(["verify", "--quiet", "--dir"])
+        .arg(&mix)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn build_codec_flag_refuses_other_values() {
+    let d = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(["build", "--quiet", "--pieces", "2", "--codec", "3", "--dir"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--codec") && err.contains("2 or 4"), "{err}");
+    assert!(std::fs::read_dir(d.path()).unwrap().next().is_none());
 }
