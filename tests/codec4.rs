@@ -153,7 +153,10 @@ fn directory_mixing_codecs_builds_probes_and_verifies_like_codec2() {
     for (s, t) in &first {
         if t.0 == CODEC_2BIT_ZSTD {
             let diff = t.2.iter().zip(&old[s].2).filter(|(a, b)| a != b).count();
-            assert_eq!(diff, 0, "slice {s}: entries differing from the codec-2 build");
+            assert_eq!(
+                diff, 0,
+                "slice {s}: entries differing from the codec-2 build"
+            );
         } else {
             assert!(s.material.pieces() <= 3, "slice {s}");
         }
