@@ -20,9 +20,9 @@ use xxhash_rust::xxh64::{xxh64, Xxh64};
 /// bytes, 13,104 base-3 bytes once decoded).
 pub const DEFAULT_BLOCK_POSITIONS: u32 = 65_520;
 
-/// Writer settings. [`WriteOptions::default`] is what `egdb build` uses. (Other don't-care
-/// fillings than the block majority, and other packings, are experiments in
-/// `examples/table_experiment.rs`.)
+/// Writer settings. [`WriteOptions::default`] is what `egdb build` uses (with `codec` from
+/// `--codec`). (Other don't-care fillings than the block majority, and other packings, are
+/// experiments in `examples/table_experiment.rs`.)
 #[derive(Clone, Copy, Debug)]
 pub struct WriteOptions {
     /// Positions per block (a positive multiple of 20).
