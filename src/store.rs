@@ -12,7 +12,7 @@ use crate::probe::Tablebase;
 use crate::probe::{ProbeError, RawSource};
 use crate::rules::{English, Rules};
 use crate::slice::Slice;
-use crate::table::{table_path, TableFile, ValueCodec, Wld2Bit};
+use crate::table::{table_path, TableFile, ValueCodec, Wld2Bit, CODEC_2BIT_THREATS};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -99,6 +99,9 @@ struct Decoded {
     index: SliceIndex,
     /// [`Wld2Bit`] stored form: 2 bits per position (0 loss, 1 draw, 2 win).
     packed: Vec<u8>,
+    /// Decoded from a codec-4 file: threat positions hold no value
+    /// ([`RawSource::threats_dont_care`]).
+    threats_dc: bool,
 }
 
 impl DecodedTables {
@@ -299,19 +302,18 @@ impl DecodedTables {
         Ok(self.spill.get_or_init(|| tb))
     }
 
-    /// A quiet Black-to-move position of `slice` looked up through the spill source (the
+    /// A lookup `look` (of a quiet Black-to-move position) through the spill source (the
     /// directory is listed again once if the file was written after the source was opened).
     #[cold]
     #[inline(never)]
-    fn spilled(&self, slice: &Slice, p: Option<&Position>, index: u64) -> Result<Wld, ProbeError> {
+    fn spilled<T>(
+        &self,
+        look: impl Fn(&Tablebase) -> Result<T, ProbeError>,
+    ) -> Result<T, ProbeError> {
         self.counters
             .spilled_lookups
             .fetch_add(1, Ordering::Relaxed);
         let tb = self.spill()?;
-        let look = |tb: &Tablebase| match p {
-            Some(p) => tb.raw_position(p),
-            None => tb.raw(slice, index),
-        };
         match look(tb) {
             Err(ProbeError::MissingSlice { .. }) => {
                 tb.rescan()?;
@@ -367,6 +369,8 @@ impl DecodedTables {
             Decoded {
                 index: SliceIndex::new(*slice),
                 packed: Wld2Bit::pack(values),
+                // The solver's values: true at every position without a capture.
+                threats_dc: false,
             }
         });
         if fresh {
@@ -396,6 +400,7 @@ impl DecodedTables {
         let d = cell.get_or_init(|| Decoded {
             index: SliceIndex::new(*slice),
             packed: Wld2Bit::pack(&values),
+            threats_dc: file.codec() == CODEC_2BIT_THREATS,
         });
         drop(values);
         self.counters.loaded.fetch_add(1, Ordering::Relaxed);
@@ -419,7 +424,7 @@ impl Decoded {
 impl RawSource for DecodedTables {
     fn raw(&self, slice: &Slice, index: u64) -> Result<Wld, ProbeError> {
         let Some(d) = self.get(slice)? else {
-            return self.spilled(slice, None, index);
+            return self.spilled(|tb| tb.raw(slice, index));
         };
         if index >= d.index.size() {
             return Err(ProbeError::IndexOutOfRange {
@@ -434,8 +439,31 @@ impl RawSource for DecodedTables {
     fn raw_position(&self, p: &Position) -> Result<Wld, ProbeError> {
         let s = Slice::of(p);
         let Some(d) = self.get(&s)? else {
-            return self.spilled(&s, Some(p), 0);
+            return self.spilled(|tb| tb.raw_position(p));
         };
         d.value(&s, d.index.rank(p))
+    }
+
+    fn threats_dont_care(&self, slice: &Slice) -> Result<bool, ProbeError> {
+        match self.get(slice)? {
+            Some(d) => Ok(d.threats_dc),
+            None => self.spilled(|tb| tb.threats_dont_care(slice)),
+        }
+    }
+
+    #[inline]
+    fn raw_quiet(
+        &self,
+        p: &Position,
+        threat: &dyn Fn() -> bool,
+    ) -> Result<Option<Wld>, ProbeError> {
+        let s = Slice::of(p);
+        let Some(d) = self.get(&s)? else {
+            return self.spilled(|tb| tb.raw_quiet(p, threat));
+        };
+        if d.threats_dc && threat() {
+            return Ok(None);
+        }
+        d.value(&s, d.index.rank(p)).map(Some)
     }
 }

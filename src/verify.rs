@@ -4,8 +4,11 @@
 //! re-derived from its successors with the slow path generator ([`crate::movegen::Oracle`]:
 //! neither the generator's fast engine nor its un-move code): no move = loss, otherwise the
 //! best of the negated successor values, successors looked up in the tables with captures
-//! resolved by search ([`crate::probe::resolve_with`] over the oracle). Capture positions
-//! (stored as "don't care") are resolved by search and, with all others, counted against the
+//! resolved by search ([`crate::probe::resolve_with`] over the oracle). Positions whose stored
+//! entry is "don't care" (captures; in a codec-4 slice also the threat positions and positions
+//! without a move of [`crate::probe::resolve::is_dont_care`], decided per slice by
+//! [`RawSource::threats_dont_care`]) are never read as values: they are derived the same way
+//! and, with all others, counted against the
 //! win/loss/draw totals in the header. The functions are generic over the [`Rules`] used as
 //! the oracle; [`verify_dir`] uses [`Oracle`].
 //!
@@ -188,6 +191,13 @@ pub fn verify_slice<R: Rules, S: RawSource + ?Sized>(
     let n = index.size();
     const CHUNK: u64 = 1 << 14;
     let chunks = n.div_ceil(CHUNK);
+    // Codec 4 stores no value at the threat positions and the positions without a move.
+    let threats_dc = src
+        .threats_dont_care(slice)
+        .map_err(|e| VerifyError::Probe {
+            slice: *slice,
+            source: e,
+        })?;
     let per: Vec<Result<(u64, u64, u64), VerifyError>> = (0..chunks)
         .into_par_iter()
         .map(|c| {
@@ -199,7 +209,14 @@ pub fn verify_slice<R: Rules, S: RawSource + ?Sized>(
                     source: e,
                 };
                 let derived = derive_value(rules, src, &p).map_err(perr)?;
-                if !rules.has_capture(&p) {
+                // Positions whose entry is don't care (captures; in a codec-4 slice also
+                // threats and no move) are only counted.
+                let dont_care = if threats_dc {
+                    crate::probe::resolve::is_dont_care(rules, &p)
+                } else {
+                    rules.has_capture(&p)
+                };
+                if !dont_care {
                     let stored = src.raw(slice, i).map_err(perr)?;
                     if stored != derived {
                         return Err(VerifyError::Mismatch {
@@ -262,6 +279,12 @@ pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
     let n = index.size();
     const CHUNK: u64 = 1 << 14;
     let chunks = n.div_ceil(CHUNK);
+    let threats_dc = src
+        .threats_dont_care(slice)
+        .map_err(|e| VerifyError::Probe {
+            slice: *slice,
+            source: e,
+        })?;
     (0..chunks).into_par_iter().try_for_each(|c| {
         for i in c * CHUNK..((c + 1) * CHUNK).min(n) {
             let p = index.unrank(i).expect("index below size");
@@ -272,7 +295,13 @@ pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
             if rules.has_capture(&p) {
                 continue;
             }
-            let v = src.raw(slice, i).map_err(perr)?;
+            // A threat position of a codec-4 slice stores no value: resolved by a search of at
+            // most two plies.
+            let v = if threats_dc && crate::probe::resolve::is_dont_care(rules, &p) {
+                resolve_with(rules, src, &p).map_err(perr)?
+            } else {
+                src.raw(slice, i).map_err(perr)?
+            };
             if v == Wld::Draw && rules.has_quiet_move(&p) {
                 continue;
             }

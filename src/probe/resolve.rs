@@ -30,6 +30,36 @@ pub trait RawSource: Sync {
         let index = with_index(&s, |ix| ix.rank(p));
         self.raw(&s, index)
     }
+
+    /// Whether the stored values of `slice` may be don't care at the threat positions
+    /// [`is_dont_care`] names: `true` for a codec-4 file ([`crate::table::CODEC_2BIT_THREATS`],
+    /// docs/format.md), `false` where every position without a capture holds its true value
+    /// (codec 2, or values handed over by the generator). Decided per slice, so a directory
+    /// may mix both codecs.
+    ///
+    /// # Errors
+    /// As [`RawSource::raw`] (e.g. [`ProbeError::MissingSlice`]).
+    fn threats_dont_care(&self, slice: &Slice) -> Result<bool, ProbeError>;
+
+    /// The stored value of the quiet Black-to-move position `p`, or `None` when `p`'s slice
+    /// leaves threat positions don't care ([`RawSource::threats_dont_care`]) and `threat()`
+    /// (called only then) says `p` is one the caller resolves by search. The default looks
+    /// the slice up twice; sources override it with one lookup.
+    ///
+    /// # Errors
+    /// As [`RawSource::raw`].
+    fn raw_quiet(
+        &self,
+        p: &Position,
+        threat: &dyn Fn() -> bool,
+    ) -> Result<Option<Wld>, ProbeError> {
+        let s = Slice::of(p);
+        if self.threats_dont_care(&s)? && threat() {
+            return Ok(None);
+        }
+        let index = with_index(&s, |ix| ix.rank(p));
+        self.raw(&s, index).map(Some)
+    }
 }
 
 /// Run `f` with the (per-thread cached) [`SliceIndex`] of `s`.
@@ -77,7 +107,12 @@ pub fn resolve<S: RawSource + ?Sized>(src: &S, pos: &Position) -> Result<Wld, Pr
 ///   de-duplicated capture successors, stopping at the first win. A successor whose lookup
 ///   fails does not hide a win found among the others; otherwise its error is returned (the
 ///   first one met), so a missing table is never read as a draw.
-/// - Otherwise: `src.raw_position(&p.normalized())`.
+/// - Otherwise the stored value of `p.normalized()` ([`RawSource::raw_quiet`]), except in a
+///   slice that stores no value at threat positions (codec 4,
+///   [`RawSource::threats_dont_care`]): there a threat position (the side not to move has a
+///   capture, [`is_threat`]) that resolves within [`THREAT_DEPTH`] plies (see
+///   [`is_dont_care`]) is the best of `negate(resolve(successor))` over its quiet moves.
+///   Codec-2 slices are read directly, with no extra move generation.
 ///
 /// # Errors
 /// Whatever `src` returns for a needed lookup.
@@ -87,32 +122,103 @@ pub fn resolve_with<R: Rules, S: RawSource + ?Sized>(
     pos: &Position,
 ) -> Result<Wld, ProbeError> {
     if rules.has_capture(pos) {
-        let mut best = Wld::Loss;
-        let mut err = None;
-        // Successors without allocating; once a win is found the rest are skipped.
-        rules.for_each_successor(pos, |succ| {
-            if best == Wld::Win {
-                return;
-            }
-            match resolve_with(rules, src, &succ) {
-                Ok(v) => best = best.max(v.negate()),
-                Err(e) => {
-                    if err.is_none() {
-                        err = Some(e);
-                    }
-                }
-            }
-        });
-        if best == Wld::Win {
-            return Ok(Wld::Win);
-        }
-        return match err {
-            Some(e) => Err(e),
-            None => Ok(best),
-        };
+        return best_successor(rules, src, pos);
     }
     if !rules.has_quiet_move(pos) {
         return Ok(Wld::Loss);
     }
-    src.raw_position(&pos.normalized())
+    match src.raw_quiet(&pos.normalized(), &|| threat_search(rules, pos))? {
+        Some(v) => Ok(v),
+        // A threat position of a codec-4 slice (no value stored): a search over the quiet
+        // moves. Each successor is a capture position (capture search), has no move, is no
+        // threat position (one lookup) or is a threat position resolvable in one ply less:
+        // the search is at most THREAT_DEPTH plies deep at this material.
+        None => best_successor(rules, src, pos),
+    }
+}
+
+/// Whether the quiet position `pos` (the side to move has no capture and has a quiet move) is
+/// a threat position that resolves within [`THREAT_DEPTH`] plies: what a codec-4 file stores
+/// no value for ([`is_dont_care`]).
+#[inline]
+pub(crate) fn threat_search<R: Rules>(rules: R, pos: &Position) -> bool {
+    let flipped = Position {
+        side: pos.side.opponent(),
+        ..*pos
+    };
+    rules.has_capture(&flipped) && threat_resolvable(rules, pos, THREAT_DEPTH)
+}
+
+/// Whether `pos` is a *threat* position: the side to move has no capture but has a quiet
+/// move, and the side not to move has a capture (it would have one if it were to move).
+#[inline]
+pub fn is_threat<R: Rules>(rules: R, pos: &Position) -> bool {
+    let flipped = Position {
+        side: pos.side.opponent(),
+        ..*pos
+    };
+    rules.has_capture(&flipped) && !rules.has_capture(pos) && rules.has_quiet_move(pos)
+}
+
+/// Plies of quiet moves the probe searches at most to resolve a threat position
+/// ([`is_dont_care`]).
+pub const THREAT_DEPTH: u32 = 2;
+
+/// Whether the threat position `pos` resolves within `depth` plies of quiet moves: every
+/// successor that is a threat position ([`is_threat`]) resolves within `depth - 1` (none may
+/// at depth 1).
+fn threat_resolvable<R: Rules>(rules: R, pos: &Position, depth: u32) -> bool {
+    let mut ok = true;
+    rules.for_each_successor(pos, |succ| {
+        if ok && is_threat(rules, &succ) {
+            ok = depth > 1 && threat_resolvable(rules, &succ, depth - 1);
+        }
+    });
+    ok
+}
+
+/// Whether the value of `pos` is never read from its table by [`resolve_with`] under `rules`
+/// (so a writer may store anything there): the side to move has a capture (resolved by capture
+/// search), has no legal move (a loss), or `pos` is a threat position ([`is_threat`]) that
+/// resolves within [`THREAT_DEPTH`] plies: none of its successors is a threat position (a
+/// one-ply search), or each that is resolves so within one ply less. Tables of codec 4
+/// (docs/format.md) store no value at these positions; codec 2 stores the true value of the
+/// threat positions and of the positions without a move, and the probe reads the threat
+/// positions' values there ([`RawSource::threats_dont_care`]).
+pub fn is_dont_care<R: Rules>(rules: R, pos: &Position) -> bool {
+    rules.has_capture(pos)
+        || !rules.has_quiet_move(pos)
+        || (is_threat(rules, pos) && threat_resolvable(rules, pos, THREAT_DEPTH))
+}
+
+/// The best of `negate(resolve(successor))` over the successors of `pos` (which has a legal
+/// move), stopping at the first win. A successor whose lookup fails does not hide a win found
+/// among the others; otherwise its error is returned (the first one met).
+pub(crate) fn best_successor<R: Rules, S: RawSource + ?Sized>(
+    rules: R,
+    src: &S,
+    pos: &Position,
+) -> Result<Wld, ProbeError> {
+    let mut best = Wld::Loss;
+    let mut err = None;
+    rules.for_each_successor(pos, |succ| {
+        if best == Wld::Win {
+            return;
+        }
+        match resolve_with(rules, src, &succ) {
+            Ok(v) => best = best.max(v.negate()),
+            Err(e) => {
+                if err.is_none() {
+                    err = Some(e);
+                }
+            }
+        }
+    });
+    if best == Wld::Win {
+        return Ok(Wld::Win);
+    }
+    match err {
+        Some(e) => Err(e),
+        None => Ok(best),
+    }
 }

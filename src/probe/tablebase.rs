@@ -3,13 +3,15 @@
 
 use super::cache::{block_key, BlockCache, FRAME_COST};
 use super::error::{ProbeError, SharedIoError};
-use super::resolve::{resolve_with, RawSource};
+use super::resolve::{best_successor, resolve_with, threat_search, RawSource};
 use super::slots::{slot_of, SlotTable, MAX_PIECES, N_SLOTS};
 use crate::board::{Position, Wld};
 use crate::index::{Divider, SliceIndex};
 use crate::rules::{English, Rules};
 use crate::slice::Slice;
-use crate::table::{slice_of_file_name, Access, Block, TableFile, ValueCodec, Wld2Bit};
+use crate::table::{
+    slice_of_file_name, Access, Block, TableFile, ValueCodec, Wld2Bit, CODEC_2BIT_THREATS,
+};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
@@ -23,6 +25,8 @@ struct Loaded {
     /// The slice's slot number ([`slot_of`]), the cache key's prefix.
     slot: usize,
     uniform: Option<Wld>,
+    /// Codec 4: threat positions store no value ([`RawSource::threats_dont_care`]).
+    threats_dc: bool,
 }
 
 /// An opened distance file.
@@ -406,6 +410,7 @@ impl<R: Rules> Tablebase<R> {
             block_div: Divider::new(file.block_positions() as u64),
             uniform: file.uniform(),
             slot: slot_of(s).unwrap_or(0),
+            threats_dc: file.codec() == CODEC_2BIT_THREATS,
             file,
             index: SliceIndex::new(*s),
         }))
@@ -414,8 +419,29 @@ impl<R: Rules> Tablebase<R> {
     /// Stored value of a quiet Black-to-move position (through the cache).
     #[inline]
     fn lookup(&self, p: &Position, cached_only: bool) -> Result<Wld, ProbeError> {
-        let s = Slice::of(p);
-        let t = self.loaded(&s, cached_only)?;
+        let t = self.loaded(&Slice::of(p), cached_only)?;
+        self.read_loaded(t, p, cached_only)
+    }
+
+    /// [`RawSource::raw_quiet`] through the cache: one slot lookup; `threat` is called only
+    /// for a codec-4 slice.
+    #[inline]
+    fn lookup_quiet(
+        &self,
+        p: &Position,
+        cached_only: bool,
+        threat: &dyn Fn() -> bool,
+    ) -> Result<Option<Wld>, ProbeError> {
+        let t = self.loaded(&Slice::of(p), cached_only)?;
+        if t.threats_dc && threat() {
+            return Ok(None);
+        }
+        self.read_loaded(t, p, cached_only).map(Some)
+    }
+
+    /// Stored value of the quiet Black-to-move position `p` of the loaded slice `t`.
+    #[inline]
+    fn read_loaded(&self, t: &Loaded, p: &Position, cached_only: bool) -> Result<Wld, ProbeError> {
         if let Some(u) = t.uniform {
             return Ok(u);
         }
@@ -492,7 +518,10 @@ impl<R: Rules> Tablebase<R> {
         resolve_with(self.rules, self, p)
     }
 
-    /// Value of a quiet position (the side to move has no capture): one table lookup, no search.
+    /// Value of a quiet position (the side to move has no capture): one table lookup, no search
+    /// (except for a threat position of a codec-4 slice, which stores no value there,
+    /// [`crate::probe::resolve::is_dont_care`]: a search of at most two plies, as
+    /// [`Tablebase::probe_wld`]).
     ///
     /// # Errors
     /// [`ProbeError::CapturePosition`] if the side to move has a capture, else as
@@ -505,7 +534,10 @@ impl<R: Rules> Tablebase<R> {
         if !self.rules.has_quiet_move(p) {
             return Ok(Wld::Loss);
         }
-        self.lookup(&p.normalized(), false)
+        match self.lookup_quiet(&p.normalized(), false, &|| threat_search(self.rules, p))? {
+            Some(v) => Ok(v),
+            None => best_successor(self.rules, self, p),
+        }
     }
 
     /// [`Tablebase::probe_wld`] that never reads a file or decompresses a block (the
@@ -552,7 +584,13 @@ impl<R: Rules> Tablebase<R> {
         let s = Slice::of(&n);
         let t = self.loaded(&s, false)?;
         let index = t.index.rank(&n);
-        let v = self.value_at(t, index, false)?;
+        let v = if t.threats_dc && threat_search(self.rules, p) {
+            // A threat position of a codec-4 slice: no stored value, a search of at most two
+            // plies.
+            best_successor(self.rules, self, p)?
+        } else {
+            self.value_at(t, index, false)?
+        };
         if v == Wld::Draw {
             return Ok(Dtc::Draw);
         }
@@ -641,6 +679,17 @@ impl<R: Rules> RawSource for Tablebase<R> {
     fn raw_position(&self, p: &Position) -> Result<Wld, ProbeError> {
         self.lookup(p, false)
     }
+    fn threats_dont_care(&self, slice: &Slice) -> Result<bool, ProbeError> {
+        Ok(self.loaded(slice, false)?.threats_dc)
+    }
+    #[inline]
+    fn raw_quiet(
+        &self,
+        p: &Position,
+        threat: &dyn Fn() -> bool,
+    ) -> Result<Option<Wld>, ProbeError> {
+        self.lookup_quiet(p, false, threat)
+    }
 }
 
 struct CachedOnly<'a, R: Rules>(&'a Tablebase<R>);
@@ -658,5 +707,15 @@ impl<R: Rules> RawSource for CachedOnly<'_, R> {
     }
     fn raw_position(&self, p: &Position) -> Result<Wld, ProbeError> {
         self.0.lookup(p, true)
+    }
+    fn threats_dont_care(&self, slice: &Slice) -> Result<bool, ProbeError> {
+        Ok(self.0.loaded(slice, true)?.threats_dc)
+    }
+    fn raw_quiet(
+        &self,
+        p: &Position,
+        threat: &dyn Fn() -> bool,
+    ) -> Result<Option<Wld>, ProbeError> {
+        self.0.lookup_quiet(p, true, threat)
     }
 }

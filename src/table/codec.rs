@@ -16,6 +16,12 @@ pub const DONT_CARE: u8 = 3;
 /// (Codec 1, base-3 packing, belonged to format version 1 and is no longer read.)
 pub const CODEC_2BIT_ZSTD: u32 = 2;
 
+/// Codec id: the stored form of [`CODEC_2BIT_ZSTD`] (2 bits per value, zstd per block), with
+/// more don't-care positions: besides captures, the positions without a legal move and the
+/// threat positions [`crate::probe::is_dont_care`] resolves by a search of at most two plies; don't-care
+/// runs are filled from their neighbours (docs/format.md). Type [`Wld2BitThreats`].
+pub const CODEC_2BIT_THREATS: u32 = 4;
+
 /// A value codec: the packing of symbols in stored blocks and in memory.
 pub trait ValueCodec: Send + Sync + 'static {
     /// Codec id in byte 10 of the header; the reader refuses other ids.
@@ -84,6 +90,42 @@ impl ValueCodec for Wld2Bit {
     #[inline(always)]
     fn value(symbol: u8) -> Option<Wld> {
         Wld::from_u8(symbol)
+    }
+}
+
+/// Codec [`CODEC_2BIT_THREATS`]: [`Wld2Bit`]'s packing under another id (the writer marks
+/// more positions don't care, [`crate::probe::is_dont_care`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Wld2BitThreats;
+
+impl ValueCodec for Wld2BitThreats {
+    const ID: u32 = CODEC_2BIT_THREATS;
+    const MAX_SYMBOL: u8 = 2;
+    const DONT_CARE: Option<u8> = Some(DONT_CARE);
+    const PER_BYTE: usize = 5;
+    type Value = Wld;
+
+    fn pack(symbols: &[u8]) -> Vec<u8> {
+        Wld2Bit::pack(symbols)
+    }
+    #[inline(always)]
+    fn stored_len(n: usize) -> usize {
+        Wld2Bit::stored_len(n)
+    }
+    #[inline(always)]
+    fn stored_symbol(stored: &[u8], i: usize) -> u8 {
+        Wld2Bit::stored_symbol(stored, i)
+    }
+    fn unpack(stored: &[u8], n: usize) -> Result<Vec<u8>, usize> {
+        Wld2Bit::unpack(stored, n)
+    }
+    #[inline(always)]
+    fn symbol_in_byte(byte: u8, k: usize) -> u8 {
+        Wld2Bit::symbol_in_byte(byte, k)
+    }
+    #[inline(always)]
+    fn value(symbol: u8) -> Option<Wld> {
+        Wld2Bit::value(symbol)
     }
 }
 

@@ -1,7 +1,7 @@
 //! The reader: [`TableFile`] opens, maps (or reads) and validates a table file and decodes its
 //! blocks.
 
-use super::codec::{ValueCodec, Wld2Bit};
+use super::codec::{ValueCodec, Wld2Bit, CODEC_2BIT_THREATS};
 use super::error::{Fault, TableError};
 use super::header::{Header, TableMeta, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED, RULES_ENGLISH};
 use super::{slice_of_file_name, NO_CONST};
@@ -60,6 +60,8 @@ pub struct TableFile {
     uniform: Option<Wld>,
     level: u32,
     rules: u32,
+    /// Value codec id (2 or 4, docs/format.md).
+    codec: u32,
     /// Bytes of a block end offset in the offset table (4 or 8).
     width: usize,
     data_start: u64,
@@ -177,6 +179,7 @@ impl TableFile {
             uniform: None,
             level: 0,
             rules: 0,
+            codec: 0,
             width: 4,
             data_start: 0,
             file_len: len,
@@ -276,7 +279,8 @@ impl TableFile {
                 expected: rules,
             }));
         }
-        if u32::from(header.codec) != Wld2Bit::ID {
+        // Codecs 2 and 4 share the stored form; they differ in which positions are don't care.
+        if u32::from(header.codec) != Wld2Bit::ID && u32::from(header.codec) != CODEC_2BIT_THREATS {
             return Err(self.fault(Fault::Codec(u32::from(header.codec))));
         }
         let width = header.width;
@@ -346,6 +350,7 @@ impl TableFile {
         self.uniform = uniform;
         self.level = u32::from(header.level);
         self.rules = u32::from(header.rules);
+        self.codec = u32::from(header.codec);
         self.width = w;
         self.data_start = data_start;
         self.file_len = file_len;
@@ -378,6 +383,13 @@ impl TableFile {
     /// The rules id in the header ([`crate::rules::Rules::ID`]).
     pub fn rules(&self) -> u32 {
         self.rules
+    }
+    /// The value codec id: [`super::CODEC_2BIT_ZSTD`] (capture positions don't care) or
+    /// [`CODEC_2BIT_THREATS`] (also threat positions and positions without a move,
+    /// [`crate::probe::is_dont_care`]). Values read the same way; the probe never reads a
+    /// don't-care entry of either.
+    pub fn codec(&self) -> u32 {
+        self.codec
     }
     /// The zstd level recorded by the writer (informational).
     pub fn level(&self) -> u32 {

@@ -1,0 +1,165 @@
+//! Convert WLD table files (`*.egdb`) of codec 2 to codec 4 (docs/format.md) and
+//! check the result.
+//! Usage:
+//!   cargo run --release --example convert_tables -- IN_DIR OUT_DIR [BLOCK_POSITIONS] [CHECK_N]
+//! Every file of IN_DIR is decoded and written again into OUT_DIR with the default
+//! [`WriteOptions`] under codec 4 (block size overridable); codec 2 stores the true value of every position
+//! that codec 4 leaves don't care, except captures, which codec 4 leaves don't care too, so
+//! the conversion needs no search. A codec-4 input file is copied as is. Prints positions and
+//! bytes per piece count, before and after. With CHECK_N, draws CHECK_N random positions per
+//! piece count (both sides to move) and checks that the probe of OUT_DIR agrees with codec 2's
+//! reading of IN_DIR (captures by search over the slow move generator, else the stored value),
+//! computed here without the probe's resolution code.
+use checkers_egdb::probe::Tablebase;
+use checkers_egdb::table::{
+    table_path, write_table_with, TableFile, WriteOptions, CODEC_2BIT_THREATS,
+};
+use checkers_egdb::{Color, Position, Slice, SliceIndex, Wld};
+use rayon::prelude::*;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Codec 2's reading of `p` from the files of `dir` (decoded slices kept in `cache`).
+fn old_value(
+    dir: &std::path::Path,
+    cache: &Mutex<HashMap<Slice, std::sync::Arc<Vec<u8>>>>,
+    p: &Position,
+) -> Wld {
+    let succ: Vec<Position> = p.unique_moves().iter().map(|m| p.apply(m)).collect();
+    if succ.is_empty() {
+        return Wld::Loss;
+    }
+    if p.has_capture() {
+        return succ
+            .iter()
+            .map(|s| old_value(dir, cache, s).negate())
+            .max()
+            .unwrap();
+    }
+    let n = p.normalized();
+    let s = Slice::of(&n);
+    let vals = {
+        let mut c = cache.lock().unwrap();
+        c.entry(s)
+            .or_insert_with(|| {
+                let t = TableFile::open(&table_path(dir, &s)).unwrap();
+                assert_ne!(t.codec(), CODEC_2BIT_THREATS, "check needs codec-2 input");
+                std::sync::Arc::new(t.decode_all().unwrap())
+            })
+            .clone()
+    };
+    Wld::from_u8(vals[SliceIndex::new(s).rank(&n) as usize]).unwrap()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 3 {
+        eprintln!("usage: convert_tables IN_DIR OUT_DIR [BLOCK_POSITIONS] [CHECK_N]");
+        std::process::exit(2);
+    }
+    let (inp, out) = (PathBuf::from(&args[1]), PathBuf::from(&args[2]));
+    let mut opts = WriteOptions {
+        codec: CODEC_2BIT_THREATS,
+        ..WriteOptions::default()
+    };
+    if let Some(b) = args.get(3) {
+        opts.block_positions = b.parse().expect("block positions");
+    }
+    let check: usize = args.get(4).map_or(0, |s| s.parse().expect("check count"));
+    std::fs::create_dir_all(&out).unwrap();
+    let mut files: Vec<(u64, PathBuf)> = std::fs::read_dir(&inp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "egdb"))
+        .map(|p| (TableFile::open(&p).unwrap().meta().positions, p))
+        .collect();
+    files.sort_by(|a, b| b.cmp(a));
+    let t0 = Instant::now();
+    // pieces -> (files, positions, bytes in, bytes out)
+    let acc: Mutex<BTreeMap<u32, (u64, u64, u64, u64)>> = Mutex::new(BTreeMap::new());
+    files.par_iter().for_each(|(_, path)| {
+        let t = TableFile::open(path).unwrap();
+        t.verify_checksum().unwrap();
+        let m = t.meta().clone();
+        let dst = out.join(path.file_name().unwrap());
+        let written = if t.codec() == CODEC_2BIT_THREATS {
+            std::fs::copy(path, &dst).unwrap()
+        } else {
+            let v = t.decode_all().unwrap();
+            write_table_with(&dst, &m, &v, &opts).unwrap()
+        };
+        let mut a = acc.lock().unwrap();
+        let e = a.entry(m.slice.material.pieces()).or_default();
+        e.0 += 1;
+        e.1 += m.positions;
+        e.2 += t.file_bytes();
+        e.3 += written;
+    });
+    println!(
+        "converted in {:.1} s ({opts:?})",
+        t0.elapsed().as_secs_f64()
+    );
+    let a = acc.into_inner().unwrap();
+    let (mut n, mut bi, mut bo) = (0u64, 0u64, 0u64);
+    for (k, (f, pos, i, o)) in &a {
+        println!(
+            "{k} pieces: {f} files, {pos} positions; in {i} bytes ({:.1} pos/byte), out {o} bytes ({:.1} pos/byte)",
+            *pos as f64 / *i as f64,
+            *pos as f64 / *o as f64
+        );
+        n += pos;
+        bi += i;
+        bo += o;
+    }
+    println!(
+        "all: {n} positions; in {bi} bytes ({:.1} pos/byte), out {bo} bytes ({:.1} pos/byte)",
+        n as f64 / bi as f64,
+        n as f64 / bo as f64
+    );
+    if check == 0 {
+        return;
+    }
+    let tb = Tablebase::open(&out).unwrap();
+    let cache = Mutex::new(HashMap::new());
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    for &k in a.keys() {
+        // Random positions of k pieces: a random slice weighted by nothing (every slice of
+        // the piece count alike), a random index, either side to move.
+        let slices: Vec<Slice> = files
+            .iter()
+            .map(|(_, p)| TableFile::open(p).unwrap().meta().slice)
+            .filter(|s| s.material.pieces() == k)
+            .collect();
+        let ps: Vec<Position> = (0..check)
+            .map(|_| {
+                let s = slices[(next() % slices.len() as u64) as usize];
+                let ix = SliceIndex::new(s);
+                let p = ix.unrank(next() % ix.size()).unwrap();
+                if next() & 1 == 0 {
+                    p
+                } else {
+                    // The same position with White to move (its own value).
+                    Position {
+                        side: Color::White,
+                        ..p
+                    }
+                }
+            })
+            .collect();
+        let bad = ps
+            .par_iter()
+            .filter(|p| p.validate().is_ok())
+            .filter(|p| tb.probe_wld(p).ok() != Some(old_value(&inp, &cache, p)))
+            .count();
+        println!("check {k} pieces: {check} random positions, {bad} differ");
+        assert_eq!(bad, 0);
+    }
+}

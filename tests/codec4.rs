@@ -1,0 +1,220 @@
+//! Codec 4 (threat positions don't care, docs/format.md) against codec 2: the same tables
+//! built by `egdb build` with each codec; every position with at most 4 pieces (both sides to
+//! move) must probe to the value the codec-2 files give under codec 2's reading, which this
+//! test implements itself: captures resolved by search over the slow move generator's
+//! successors, no move = loss, otherwise the stored value (read with `TableFile::decode_all`).
+//! Neither the probe's resolution code nor the codec-4 writer is used for the reference.
+
+mod probe_common;
+
+use checkers_egdb::probe::Tablebase;
+use checkers_egdb::table::{TableFile, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD};
+use checkers_egdb::{Position, Slice, SliceIndex, Wld};
+use probe_common::all_positions;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+
+/// `egdb build --pieces PIECES --dir DIR [--codec CODEC]` (no flag: the default, codec 2).
+fn build(dir: &Path, pieces: u32, codec: Option<&str>) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_egdb"));
+    c.args(["build", "--quiet", "--pieces", &pieces.to_string(), "--dir"])
+        .arg(dir);
+    if let Some(k) = codec {
+        c.args(["--codec", k]);
+    }
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Every table file of `dir`: slice -> (codec, bytes, decoded values).
+fn load(dir: &Path) -> HashMap<Slice, (u32, u64, Vec<u8>)> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "egdb"))
+        .map(|p| {
+            let t = TableFile::open(&p).unwrap();
+            t.verify_checksum().unwrap();
+            (
+                t.meta().slice,
+                (t.codec(), t.file_bytes(), t.decode_all().unwrap()),
+            )
+        })
+        .collect()
+}
+
+/// Codec 2's reading of `p`: captures by search, no move = loss, else the stored value of the
+/// Black-to-move form.
+fn old_value(old: &HashMap<Slice, (u32, u64, Vec<u8>)>, p: &Position) -> Wld {
+    // The slow move generator (`checkers_egdb::movegen`), not the fast engine.
+    let succ: Vec<Position> = p.unique_moves().iter().map(|m| p.apply(m)).collect();
+    if succ.is_empty() {
+        return Wld::Loss;
+    }
+    if p.has_capture() {
+        return succ
+            .iter()
+            .map(|s| old_value(old, s).negate())
+            .max()
+            .unwrap();
+    }
+    let n = p.normalized();
+    let s = Slice::of(&n);
+    let i = SliceIndex::new(s).rank(&n);
+    Wld::from_u8(old[&s].2[i as usize]).unwrap()
+}
+
+#[test]
+fn codec4_tables_probe_like_codec2_tables_up_to_4_pieces() {
+    let d = tempfile::tempdir().unwrap();
+    let (new_dir, old_dir) = (d.path().join("new"), d.path().join("old"));
+    build(&new_dir, 4, Some("4"));
+    build(&old_dir, 4, None);
+    let new = load(&new_dir);
+    let old = load(&old_dir);
+    assert_eq!(new.len(), old.len());
+    assert!(new.values().all(|t| t.0 == CODEC_2BIT_THREATS));
+    assert!(old.values().all(|t| t.0 == CODEC_2BIT_ZSTD));
+    let (nb, ob): (u64, u64) = (
+        new.values().map(|t| t.1).sum(),
+        old.values().map(|t| t.1).sum(),
+    );
+    assert!(nb < ob, "codec 4 takes {nb} bytes, codec 2 {ob}");
+
+    // The codec-4 files do leave threat positions unstored: some stored entry differs from the
+    // true value (else the test below would not exercise the one-ply resolution).
+    let differs = new
+        .iter()
+        .any(|(s, t)| t.2 != old[s].2 && SliceIndex::new(*s).size() > 0);
+    assert!(differs);
+
+    let tb = Tablebase::open(&new_dir).unwrap();
+    let all = all_positions(4);
+    let bad: Vec<String> = all
+        .par_iter()
+        .filter_map(|p| {
+            let want = old_value(&old, p);
+            let got = tb.probe_wld(p);
+            (got != Ok(want)).then(|| format!("{} want {want} got {got:?}", p.to_fen()))
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "{} of {} positions differ, e.g. {:?}",
+        bad.len(),
+        all.len(),
+        &bad[..bad.len().min(5)]
+    );
+    // probe_wld_raw of quiet positions agrees too (threat positions are searched).
+    let bad_raw = all
+        .par_iter()
+        .filter(|p| !p.has_capture())
+        .filter(|p| tb.probe_wld_raw(p) != Ok(old_value(&old, p)))
+        .count();
+    assert_eq!(bad_raw, 0);
+}
+
+/// Positions (both sides to move, at most 4 pieces) whose probe in `tb` differs from codec 2's
+/// reading of `old`, as FEN with both values.
+fn differing(tb: &Tablebase, old: &HashMap<Slice, (u32, u64, Vec<u8>)>) -> Vec<String> {
+    all_positions(4)
+        .par_iter()
+        .filter_map(|p| {
+            let want = old_value(old, p);
+            let got = tb.probe_wld(p);
+            let raw_ok = p.has_capture() || tb.probe_wld_raw(p) == Ok(want);
+            (got != Ok(want) || !raw_ok).then(|| format!("{} want {want} got {got:?}", p.to_fen()))
+        })
+        .collect()
+}
+
+#[test]
+fn directory_mixing_codecs_builds_probes_and_verifies_like_codec2() {
+    let d = tempfile::tempdir().unwrap();
+    let (mix, old_dir) = (d.path().join("mix"), d.path().join("old"));
+    build(&old_dir, 4, None);
+    let old = load(&old_dir);
+    assert!(old.values().all(|t| t.0 == CODEC_2BIT_ZSTD));
+
+    // Up to 3 pieces in codec 4, then a resumed build of 4 pieces in codec 2: its 4-piece
+    // units read codec-4 dependencies (the dependency store decides per file).
+    build(&mix, 3, Some("4"));
+    build(&mix, 4, None);
+    let first = load(&mix);
+    assert_eq!(first.len(), old.len());
+    // Every codec-2 file is value for value the pure codec-2 build's (capture entries aside,
+    // which both fill the same way from the same values).
+    for (s, t) in &first {
+        if t.0 == CODEC_2BIT_ZSTD {
+            let diff = t.2.iter().zip(&old[s].2).filter(|(a, b)| a != b).count();
+            assert_eq!(
+                diff, 0,
+                "slice {s}: entries differing from the codec-2 build"
+            );
+        } else {
+            assert!(s.material.pieces() <= 3, "slice {s}");
+        }
+    }
+    // Every other 4-piece file removed and rebuilt in codec 4 (the files already present keep
+    // their codec): 4-piece codec-2 and codec-4 files side by side.
+    let mut four: Vec<Slice> = first
+        .keys()
+        .filter(|s| s.material.pieces() == 4)
+        .copied()
+        .collect();
+    four.sort();
+    for s in four.iter().step_by(2) {
+        std::fs::remove_file(checkers_egdb::table::table_path(&mix, s)).unwrap();
+    }
+    build(&mix, 4, Some("4"));
+    let mixed = load(&mix);
+    assert_eq!(mixed.len(), old.len());
+    for codec in [CODEC_2BIT_ZSTD, CODEC_2BIT_THREATS] {
+        assert!(
+            mixed
+                .iter()
+                .any(|(s, t)| s.material.pieces() == 4 && t.0 == codec),
+            "no 4-piece file of codec {codec}"
+        );
+    }
+
+    let bad = differing(&Tablebase::open(&mix).unwrap(), &old);
+    assert!(
+        bad.is_empty(),
+        "{} positions differ, e.g. {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
+
+    // `egdb verify` (the dependency store over both codecs) accepts the mixed directory.
+    let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(["verify", "--quiet", "--dir"])
+        .arg(&mix)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn build_codec_flag_refuses_other_values() {
+    let d = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(["build", "--quiet", "--pieces", "2", "--codec", "3", "--dir"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--codec") && err.contains("2 or 4"), "{err}");
+    assert!(std::fs::read_dir(d.path()).unwrap().next().is_none());
+}
