@@ -4,8 +4,8 @@
 //! `children` lists the FEN after each legal move instead; `layer` runs the layer retrograde
 //! alone (size, time, bounds).
 use checkers_egdb::probe::Tablebase;
-use checkers_egdb::prove::search::{Budget, Dfpn, Goal, Outcome};
 use checkers_egdb::prove::layer::Layer;
+use checkers_egdb::prove::search::{Budget, Dfpn, Goal, Outcome};
 use checkers_egdb::prove::Checkers;
 use checkers_egdb::Position;
 use std::time::Instant;

@@ -555,7 +555,7 @@ mod imp {
                 None => std::thread::sleep(POLL),
                 Some(Event::Fail(r, id, e)) => {
                     display.clear();
-                    let what = units.get(id).map_or_else(String::new, |u| names(u));
+                    let what = units.get(id).map_or_else(String::new, names);
                     die(
                         world,
                         &format!("rank {r} failed on unit {id} ({what}): {e}"),
