@@ -81,54 +81,8 @@ fn egdb(args: &[&str], dir: &Path) -> std::process::Output {
         .expect("egdb runs")
 }
 
-/// xorshift64*
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-/// A random legal position with `n` pieces, both sides present, either side to move.
-fn random_position(rng: &mut Rng, n: u32) -> Position {
-    loop {
-        let mut p = Position {
-            black: 0,
-            white: 0,
-            kings: 0,
-            side: if rng.below(2) == 0 {
-                Color::Black
-            } else {
-                Color::White
-            },
-        };
-        let mut placed = 0;
-        while placed < n {
-            let b = 1u32 << rng.below(32);
-            if p.occupied() & b != 0 {
-                continue;
-            }
-            if rng.below(2) == 0 {
-                p.black |= b;
-            } else {
-                p.white |= b;
-            }
-            if rng.below(2) == 0 {
-                p.kings |= b;
-            }
-            placed += 1;
-        }
-        if p.black != 0 && p.white != 0 && p.validate().is_ok() {
-            return p;
-        }
-    }
-}
+mod random_positions;
+use random_positions::{random_position, Rng};
 
 fn opts(nodes: u64, certificate: bool) -> ProveOptions {
     ProveOptions {

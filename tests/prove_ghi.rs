@@ -183,18 +183,8 @@ fn check_graph(g: &Graph, tt_entries: usize, weak: bool, label: &str) -> (usize,
     (settled, 2 * g.side.len())
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+mod random_positions;
+use random_positions::Rng;
 
 fn random_graph(rng: &mut Rng, n: usize) -> Graph {
     let side: Vec<Color> = (0..n)
