@@ -17,8 +17,7 @@ fn main() {
     if a[3] == "layer" {
         // The layer retrograde alone: size, time, the root's value in each model.
         let t = Instant::now();
-        let max = tb.max_pieces();
-        let l = Layer::build(&tb, max, &p, 50_000_000)
+        let l = Layer::build(&tb, &p, 50_000_000)
             .expect("probe")
             .expect("layer of at most 50 M positions");
         let built = t.elapsed().as_secs_f64();

@@ -166,6 +166,26 @@ pub fn build_order(max_pieces: u32) -> Vec<Unit> {
     units
 }
 
+/// The unit of `units` (a [`build_order`]) holding slice `s`, and every unit of the same piece
+/// count it reads, directly or through others (leading-man advances and crownings), in build
+/// order: what `egdb build --slice S --with-deps` builds on top of the tables with fewer pieces.
+/// Empty when no unit holds `s` (a slice without positions).
+pub fn closure<'u>(units: &'u [Unit], s: &Slice) -> Vec<&'u Unit> {
+    let Some(top) = units.iter().find(|u| u.slices.contains(s)) else {
+        return Vec::new();
+    };
+    let mut need = BTreeSet::from([top.id]);
+    let mut stack = vec![top.id];
+    while let Some(i) = stack.pop() {
+        for &d in &units[i].dep_units {
+            if need.insert(d) {
+                stack.push(d);
+            }
+        }
+    }
+    need.into_iter().map(|i| &units[i]).collect()
+}
+
 impl Unit {
     /// Machine-readable form: `{"id", "slices": [names], "sizes", "pieces", "deps": [names],
     /// "dep_units", "capture_materials": [names]}` (names as in docs/index.md). Needs the

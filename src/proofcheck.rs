@@ -6,8 +6,9 @@
 //! with the capture-resolving table probe ([`Tablebase::probe_wld`]) only. A proof is accepted
 //! when, starting from its root, with the claimant playing the recorded move in each of their
 //! positions and the opponent playing every legal move:
-//! - every position reached with at most the header's piece count is a leaf whose table value
-//!   satisfies the claimant's goal, and every position reached where the side to move has no
+//! - every position reached whose slice (of its Black-to-move form) is one of the table files is
+//!   a leaf whose table value satisfies the claimant's goal (a directory may hold only some
+//!   slices of its largest piece count), and every position reached where the side to move has no
 //!   legal move is lost by the side to move, who must not be the claimant;
 //! - every claimant position reached beyond the tables has exactly one record, naming one of its
 //!   legal moves (full path notation, as `format_move` writes it);
@@ -21,8 +22,9 @@
 use crate::board::{Color, Position, Wld};
 use crate::notation::format_move;
 use crate::probe::Tablebase;
+use crate::slice::Slice;
 use crate::table::slice_of_file_name;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::Path;
 
@@ -156,6 +158,12 @@ impl CheckReport {
 /// [`CheckError::Tables`] when the directory or a file cannot be read or a file is not a valid
 /// table.
 pub fn table_set(dir: &Path, max_pieces: u32) -> Result<TableSet, CheckError> {
+    scan_tables(dir, max_pieces).map(|(set, _)| set)
+}
+
+/// [`table_set`] and the slices of its files (the leaves a certificate may use).
+fn scan_tables(dir: &Path, max_pieces: u32) -> Result<(TableSet, HashSet<Slice>), CheckError> {
+    let mut slices = HashSet::new();
     let err = |what: String| CheckError::Tables(what);
     let rd = std::fs::read_dir(dir).map_err(|e| err(format!("{}: {e}", dir.display())))?;
     let mut lines = Vec::new();
@@ -178,17 +186,21 @@ pub fn table_set(dir: &Path, max_pieces: u32) -> Result<TableSet, CheckError> {
             .map_err(|e| err(format!("{}: {e}", path.display())))?;
         let sum = u64::from_le_bytes(head[56..64].try_into().expect("8 bytes"));
         lines.push(format!("{name} {sum:016x}\n"));
+        slices.insert(slice);
     }
     lines.sort();
     let mut h = xxhash_rust::xxh64::Xxh64::new(0);
     for l in &lines {
         h.update(l.as_bytes());
     }
-    Ok(TableSet {
-        max_pieces,
-        files: lines.len() as u64,
-        digest: h.digest(),
-    })
+    Ok((
+        TableSet {
+            max_pieces,
+            files: lines.len() as u64,
+            digest: h.digest(),
+        },
+        slices,
+    ))
 }
 
 struct ParsedProof {
@@ -320,7 +332,7 @@ fn parse(text: &str) -> Result<(TableSet, Vec<ParsedProof>), CheckError> {
 /// header names), [`CheckError::Probe`], [`CheckError::Invalid`] (naming the position).
 pub fn check_certificate(text: &str, dir: &Path) -> Result<CheckReport, CheckError> {
     let (tables, parsed) = parse(text)?;
-    let found = table_set(dir, tables.max_pieces)?;
+    let (found, slices) = scan_tables(dir, tables.max_pieces)?;
     if found != tables {
         return Err(CheckError::Tables(format!(
             "the certificate was made with {} table files of at most {} pieces (digest {:016x}); \
@@ -340,7 +352,7 @@ pub fn check_certificate(text: &str, dir: &Path) -> Result<CheckReport, CheckErr
     };
     let mut proofs = Vec::new();
     for (i, p) in parsed.iter().enumerate() {
-        proofs.push(check_proof(i + 1, p, tables.max_pieces, tb.as_ref())?);
+        proofs.push(check_proof(i + 1, p, &slices, tb.as_ref())?);
     }
     Ok(CheckReport { tables, proofs })
 }
@@ -369,7 +381,7 @@ fn side_word(c: Color) -> &'static str {
 fn check_proof(
     index: usize,
     p: &ParsedProof,
-    max_pieces: u32,
+    slices: &HashSet<Slice>,
     tb: Option<&Tablebase>,
 ) -> Result<CheckedProof, CheckError> {
     let invalid = |what: String| CheckError::Invalid {
@@ -397,7 +409,8 @@ fn check_proof(
                 Ok(None)
             };
         }
-        if q.piece_count() <= max_pieces {
+        // A leaf: its slice (of the Black-to-move form) is one of the table files.
+        if slices.contains(&Slice::of(&q.normalized())) {
             let tb = tb.ok_or_else(|| {
                 CheckError::Tables(format!("no table files to value the leaf {}", q.to_fen()))
             })?;

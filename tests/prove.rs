@@ -13,7 +13,6 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
-use std::time::Duration;
 
 struct Dirs {
     _tmp: tempfile::TempDir,
@@ -594,31 +593,164 @@ fn cli_prove_and_check_proof() {
 #[test]
 #[ignore]
 fn fourth_position_family_on_six_piece_tables() {
-    let dir = std::env::var("EGDB_PROVE_DIR6").expect("EGDB_PROVE_DIR6=<dir with <= 6 pieces>");
-    let tb = Tablebase::open(&dir).unwrap();
-    assert_eq!(tb.max_pieces(), 6);
-    let set = table_set(Path::new(&dir), 6).unwrap();
-    for (fen, want) in [
-        ("B:W30,K31,K32:BK20,21,K22,K23", Wld::Win),
-        ("W:W30,K31,K32:BK20,21,K22,K23", Wld::Draw),
-        ("B:WK30,K31,K32:BK20,21,K22,K23", Wld::Win),
-    ] {
-        let p = Position::from_fen(fen).unwrap();
-        let o = ProveOptions {
-            nodes: None,
-            time: Some(Duration::from_secs(600)),
-            tt_bytes: 1 << 30,
-            threads: 2,
-            certificate: true,
-            layer_positions: 4_000_000,
-        };
-        let r = prove(&tb, &p, &o).unwrap();
-        eprintln!(
-            "{fen}: {:?} in {} nodes, {:.1} s",
-            r.value, r.nodes, r.seconds
-        );
-        assert_eq!(r.value, Some(want), "{fen}");
-        let rep = check_certificate(&certificate_text(&set, &r.proofs), Path::new(&dir)).unwrap();
-        assert_eq!(rep.values(), vec![(p, Some(want))]);
+    // EGDB_PROVE_DIR6: the tables up to 6 pieces. The draw is settled by `--build`, which adds
+    // the 7-piece slices it needs; they go into a copy (hard links) of the directory.
+    let dir6 = std::env::var("EGDB_PROVE_DIR6").expect("EGDB_PROVE_DIR6=<dir with <= 6 pieces>");
+    let tmp = tempfile::tempdir_in(
+        std::env::var("EGDB_PROVE_TMP")
+            .unwrap_or_else(|_| std::env::temp_dir().display().to_string()),
+    )
+    .unwrap();
+    let dir = tmp.path().join("t");
+    std::fs::create_dir(&dir).unwrap();
+    for e in std::fs::read_dir(&dir6).unwrap() {
+        let e = e.unwrap();
+        let to = dir.join(e.file_name());
+        if std::fs::hard_link(e.path(), &to).is_err() {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
     }
+    let cert = tmp.path().join("fourth.cert");
+    let fens = [
+        ("B:W30,K31,K32:BK20,21,K22,K23", "win"),
+        ("W:W30,K31,K32:BK20,21,K22,K23", "draw"),
+        ("B:WK30,K31,K32:BK20,21,K22,K23", "win"),
+    ];
+    let mut args = vec![
+        "prove",
+        "--time",
+        "120",
+        "--build",
+        "2000000000",
+        "--cert",
+        cert.to_str().unwrap(),
+    ];
+    args.extend(fens.iter().map(|f| f.0));
+    let out = egdb(&args, &dir);
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    let text = run_ok(&out, 0);
+    eprint!("{text}");
+    for ((fen, want), l) in fens.iter().zip(text.lines()) {
+        assert_eq!(
+            l.split('\t').take(2).collect::<Vec<_>>(),
+            [*fen, *want],
+            "{l}"
+        );
+    }
+    let out = egdb(&["check-proof", cert.to_str().unwrap()], &dir);
+    eprint!("{}", run_ok(&out, 0));
+    // The 7-piece files built are those of the full build (deterministic output), and the
+    // truth of the three positions comes from them.
+    let truth = Tablebase::open(&dir).unwrap();
+    for (fen, want) in fens {
+        let v = truth.probe_wld(&Position::from_fen(fen).unwrap()).unwrap();
+        assert_eq!(v.as_str(), want, "{fen}");
+    }
+}
+
+/// `egdb prove --build`: on the 3-piece tables, positions the search leaves unknown (one node,
+/// no layer retrograde) are settled by building the 4-piece slices they need; the files built
+/// are byte for byte those of the full build, and the values those of the 4-piece tables. The
+/// directory then holds only some 4-piece slices: the prover and the independent checker take
+/// only those as leaves, and every value and certificate on random 4-piece positions is right.
+#[test]
+fn prove_builds_the_slices_it_needs_and_partial_directories_stay_exact() {
+    let d = dirs();
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("p");
+    std::fs::create_dir(&p).unwrap();
+    for e in std::fs::read_dir(&d.t3).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), p.join(e.file_name())).unwrap();
+    }
+    let count = |dir: &Path| std::fs::read_dir(dir).unwrap().count();
+    let before = count(&p);
+    let truth = Tablebase::open(&d.t4).unwrap();
+    let fens = ["B:W30,K31:B21,K23", "W:W26,K32:B6,K1"];
+    // Over the budget: unknown (exit 3), nothing built.
+    let out = egdb(
+        &[
+            "prove", "--nodes", "1", "--layer", "0", "--build", "1000", fens[0],
+        ],
+        &p,
+    );
+    let text = run_ok(&out, 3);
+    assert!(
+        text.contains("\tunknown\t") && text.contains("built=0"),
+        "{text}"
+    );
+    assert_eq!(count(&p), before);
+    // Within it: built, settled, and right.
+    let cert = tmp.path().join("c.txt");
+    let out = egdb(
+        &[
+            "prove",
+            "--nodes",
+            "1",
+            "--layer",
+            "0",
+            "--build",
+            "100000000",
+            "--cert",
+            cert.to_str().unwrap(),
+            fens[0],
+            fens[1],
+        ],
+        &p,
+    );
+    let text = run_ok(&out, 0);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for (fen, l) in fens.iter().zip(&lines) {
+        let want = truth.probe_wld(&Position::from_fen(fen).unwrap()).unwrap();
+        let cols: Vec<&str> = l.split('\t').collect();
+        assert_eq!(cols[1], want.as_str(), "{l}");
+        let built: u64 = cols[2]
+            .split(' ')
+            .find_map(|kv| kv.strip_prefix("built="))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(built > 0, "{l}");
+    }
+    let mut new = 0;
+    for e in std::fs::read_dir(&p).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if pieces_of(&name) == Some(4) {
+            new += 1;
+            let want = std::fs::read(d.t4.join(&name)).unwrap();
+            assert!(std::fs::read(e.path()).unwrap() == want, "{name} differs");
+        }
+    }
+    let all4 = std::fs::read_dir(&d.t4)
+        .unwrap()
+        .filter(|e| pieces_of(&e.as_ref().unwrap().file_name().to_string_lossy()) == Some(4))
+        .count();
+    assert!(new > 0 && new < all4, "{new} of {all4} 4-piece files built");
+    let out = egdb(&["check-proof", cert.to_str().unwrap()], &p);
+    run_ok(&out, 0);
+
+    // A partial directory: only the slices present are leaves, for the prover and the checker.
+    let tb = Tablebase::open(&p).unwrap();
+    assert_eq!(tb.max_pieces(), 4);
+    let mut prover = Prover::new(&tb, &opts(20_000, true));
+    let mut rng = Rng(0x9a27_0004);
+    let (mut settled, mut covered, mut proofs) = (0, 0, Vec::new());
+    let n = 300;
+    for _ in 0..n {
+        let q = random_position(&mut rng, 4);
+        covered += usize::from(tb.covers(&q));
+        let r = prover.prove(&q).unwrap();
+        if let Some(v) = r.value {
+            settled += 1;
+            assert_eq!(v, truth.probe_wld(&q).unwrap(), "{}", q.to_fen());
+            proofs.extend(r.proofs);
+        }
+    }
+    eprintln!("partial 4: {covered} of {n} covered, {settled} settled");
+    assert!(covered > 0 && covered < n, "{covered}");
+    assert!(settled > covered, "{settled} settled, {covered} covered");
+    let set = table_set(&p, 4).unwrap();
+    check_certificate(&certificate_text(&set, &proofs), &p).unwrap();
 }

@@ -27,6 +27,11 @@ pub struct Args {
     /// its dependencies must already exist.
     #[arg(long)]
     pub slice: Option<Slice>,
+    /// With --slice: also build every unit of the slice's piece count that it reads (leading-man
+    /// advances and crownings, transitively), in build order; units already built are skipped.
+    /// Only the tables with fewer pieces must exist.
+    #[arg(long, requires = "slice")]
+    pub with_deps: bool,
     /// Memory budget, e.g. 512M or 16G (binary units K, M, G, T): the unit being solved (2
     /// bytes per position: state and values) plus the decoded dependencies (2 bits per position) and a block
     /// cache; dependencies that do not fit are read from their compressed files instead. The
@@ -159,6 +164,7 @@ pub fn run(args: Args) -> CliResult {
             .or(args.slice.map(|s| s.material.pieces()))
             .unwrap_or(5),
         slice: args.slice,
+        with_deps: args.with_deps,
         memory: Some(args.memory.unwrap_or_else(default_budget)),
         dtc: args.dtc,
         codec: args.codec,

@@ -8,8 +8,9 @@
 //!   pairs: `nodes=` (expansions, both goals), `seconds=`, `win=` and `notlose=`
 //!   (`proven`, `disproven`, or `unknown` followed by `win_pn=`/`win_dn=` or
 //!   `notlose_pn=`/`notlose_dn=`), `layer=` (positions of the layer retrograde that settled
-//!   it, 0 if the search did), and `pv=` (moves separated by commas, possibly empty; empty when
-//!   the layer retrograde settled the position);
+//!   it, 0 if the search did), `built=` (positions of tables built for it with `--build`, 0
+//!   for none), and `pv=` (moves separated by commas, possibly empty; empty when the layer
+//!   retrograde settled the position);
 //! - `INPUT<TAB>error: MESSAGE` for a bad FEN or a failed search (e.g. a missing table).
 //!
 //! `--json` prints one JSON object per line instead. `--cert FILE` writes the certificates of
@@ -48,6 +49,16 @@ pub struct Args {
     /// placements reachable without a capture or a man move; about 170 bytes each; 0: never).
     #[arg(long, default_value_t = 2_000_000)]
     pub layer: usize,
+    /// Most positions of tables the prover may build into DIR to settle a position that the
+    /// search and the layer retrograde left unknown: the position's slice and every slice of
+    /// its piece count that it reads, exactly as `egdb build --slice S --with-deps` builds them
+    /// (needs write access and every table with fewer pieces). The position is then valued by
+    /// its table. 0 (default): never build.
+    #[arg(long, default_value_t = 0, value_name = "POSITIONS")]
+    pub build: u64,
+    /// Memory budget of such a build, as `egdb build --memory` (default: half the RAM).
+    #[arg(long, value_name = "SIZE", value_parser = checkers_egdb::memory::parse_size)]
+    pub memory: Option<u64>,
     /// Write the certificates of the settled positions to this file.
     #[arg(long)]
     pub cert: Option<PathBuf>,
@@ -96,7 +107,7 @@ fn goal_json(g: &GoalReport) -> serde_json::Value {
     }
 }
 
-fn line(r: &ProveReport, json: bool) -> String {
+fn line(r: &ProveReport, built: u64, json: bool) -> String {
     let value = r.value.map_or("unknown", |v| v.as_str());
     let pv: Vec<String> = r.pv.iter().map(format_move).collect();
     if json {
@@ -108,12 +119,13 @@ fn line(r: &ProveReport, json: bool) -> String {
             "win": goal_json(&r.win),
             "notlose": goal_json(&r.not_lose),
             "layer": r.layer,
+            "built": built,
             "pv": pv,
         })
         .to_string()
     } else {
         format!(
-            "{}\t{value}\tnodes={} seconds={:.3} {} {} layer={} pv={}",
+            "{}\t{value}\tnodes={} seconds={:.3} {} {} layer={} built={built} pv={}",
             r.position.to_fen(),
             r.nodes,
             r.seconds,
@@ -123,6 +135,64 @@ fn line(r: &ProveReport, json: bool) -> String {
             pv.join(",")
         )
     }
+}
+
+/// With `egdb prove --build`: build the units that make the tables cover `p` when they hold at
+/// most `budget` positions and every table they read with fewer pieces is present; then make
+/// the new files visible to `tb`. Returns the positions built (0: nothing built, `p` stays
+/// unknown; the reason goes to stderr).
+fn build_to_cover(
+    tb: &Tablebase,
+    p: &Position,
+    budget: u64,
+    memory: Option<u64>,
+) -> Result<u64, String> {
+    use checkers_egdb::generate::{build, first_missing_dependency, BuildOptions};
+    let units = checkers_egdb::prove::units_to_cover(tb.dir(), p)?;
+    let total: u64 = units.iter().map(|u| u.sizes.iter().sum::<u64>()).sum();
+    let fen = p.to_fen();
+    if total == 0 {
+        return Ok(0);
+    }
+    if total > budget {
+        eprintln!(
+            "{fen}: covering it needs {total} positions of tables ({} units), more than --build {budget}",
+            units.len()
+        );
+        return Ok(0);
+    }
+    // Present or about to be built (the units come in build order).
+    let mut avail: std::collections::HashSet<_> = checkers_egdb::stats::scan_dir(tb.dir())
+        .map_err(|e| format!("{}: {e}", tb.dir().display()))?
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect();
+    avail.extend(units.iter().flat_map(|u| u.slices.iter().copied()));
+    if let Some(missing) = units
+        .iter()
+        .find_map(|u| first_missing_dependency(u, &avail))
+    {
+        eprintln!(
+            "{fen}: covering it needs the table {missing}, which {} lacks",
+            tb.dir().display()
+        );
+        return Ok(0);
+    }
+    eprintln!(
+        "{fen}: building {total} positions ({} units) of tables into {}",
+        units.len(),
+        tb.dir().display()
+    );
+    let s = checkers_egdb::slice::Slice::of(&p.normalized());
+    let opts = BuildOptions {
+        slice: Some(s),
+        with_deps: true,
+        memory: Some(memory.unwrap_or_else(checkers_egdb::memory::default_budget)),
+        ..BuildOptions::new(tb.dir(), s.material.pieces())
+    };
+    build(&opts).map_err(|e| format!("building the tables of {s}: {e}"))?;
+    tb.rescan().map_err(|e| e.to_string())?;
+    Ok(total)
 }
 
 /// Run `egdb prove`.
@@ -151,10 +221,10 @@ pub fn run(args: Args) -> CliResult {
         layer_positions: args.layer,
     };
     let mut prover = Prover::new(&tb, &opts);
-    let tables = match &args.cert {
-        Some(_) => Some(prover.table_set()?),
-        None => None,
-    };
+    if args.cert.is_some() {
+        // Fail early on unreadable tables (the set is taken again at the end: --build adds).
+        prover.table_set()?;
+    }
     // Stdin as `egdb probe` reads it: lines capped at `probe::MAX_LINE` bytes, a line that is
     // not UTF-8 answered with an error line, a blank line skipped; every argument (a blank one
     // too) gets its line.
@@ -178,14 +248,31 @@ pub fn run(args: Args) -> CliResult {
         if input.is_empty() && bad.is_none() && from_stdin {
             continue;
         }
+        let mut built = 0;
         let result = match bad {
             Some(why) => Err(why),
             None => Position::from_fen(input).map_err(|e| format!("bad FEN: {e}")),
         }
-        .and_then(|p| prover.prove(&p).map_err(|e| e.to_string()));
+        .and_then(|p| {
+            let r = prover.prove(&p).map_err(|e| e.to_string())?;
+            if r.value.is_some() || args.build == 0 {
+                return Ok(r);
+            }
+            // Unknown: build the tables of its slice if they fit the budget, then again.
+            let started = std::time::Instant::now();
+            built = build_to_cover(&tb, &p, args.build, args.memory)?;
+            if built == 0 {
+                return Ok(r);
+            }
+            prover = Prover::new(&tb, &opts);
+            let mut again = prover.prove(&p).map_err(|e| e.to_string())?;
+            again.nodes += r.nodes;
+            again.seconds = started.elapsed().as_secs_f64() + r.seconds;
+            Ok(again)
+        });
         match result {
             Ok(r) => {
-                writeln!(out, "{}", line(&r, args.json))?;
+                writeln!(out, "{}", line(&r, built, args.json))?;
                 if r.value.is_none() {
                     unknown += 1;
                 }
@@ -202,7 +289,8 @@ pub fn run(args: Args) -> CliResult {
         }
         out.flush()?;
     }
-    if let (Some(path), Some(tables)) = (&args.cert, tables) {
+    if let Some(path) = &args.cert {
+        let tables = prover.table_set()?;
         let text = cert::certificate_text(&tables, &proofs);
         // The prover checks its own certificate with the independent checker before writing.
         checkers_egdb::proofcheck::check_certificate(&text, &args.dir)

@@ -165,6 +165,10 @@ pub struct BuildOptions {
     /// Build only the unit containing this slice (its dependencies must exist; it must have
     /// at most `pieces` pieces).
     pub slice: Option<Slice>,
+    /// With `slice`: also build every unit of its piece count that it reads, directly or
+    /// through others ([`crate::plan::closure`]), in build order; units already complete are
+    /// skipped. The tables with fewer pieces must exist.
+    pub with_deps: bool,
     /// Memory budget in bytes for the dependency store and its block cache, next to the unit
     /// being solved (see [`crate::memory`]); `None`: unbounded (nothing spilled). Slices no
     /// remaining unit reads are released either way. The output does not depend on it.
@@ -188,6 +192,7 @@ impl BuildOptions {
             dir: dir.into(),
             pieces,
             slice: None,
+            with_deps: false,
             memory: None,
             dtc: false,
             codec: crate::table::CODEC_2BIT_ZSTD,
@@ -600,11 +605,18 @@ pub fn build_with(
                     s.material.pieces()
                 )));
             }
-            let u = build_order(s.material.pieces())
+            let all = build_order(s.material.pieces());
+            let mut need: Vec<Unit> = crate::plan::closure(&all, &s)
                 .into_iter()
-                .find(|u| u.slices.contains(&s))
-                .ok_or_else(|| BuildError::Options(format!("slice {s} has no positions")))?;
-            vec![u]
+                .cloned()
+                .collect();
+            if need.is_empty() {
+                return Err(BuildError::Options(format!("slice {s} has no positions")));
+            }
+            if !opts.with_deps {
+                need.drain(..need.len() - 1);
+            }
+            need
         }
         None => build_order(opts.pieces),
     };

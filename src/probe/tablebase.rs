@@ -327,6 +327,21 @@ impl<R: Rules> Tablebase<R> {
         self.max_pieces.load(Ordering::Relaxed)
     }
 
+    /// Whether the file of the stored (Black-to-move) slice `s` was found (by the open or a
+    /// later [`Tablebase::rescan`]); a present file may still fail to open.
+    pub fn has_slice(&self, s: &Slice) -> bool {
+        self.slots
+            .get(s, false)
+            .is_some_and(|slot| slot.present.load(Ordering::Acquire))
+    }
+
+    /// Whether the tables hold `p`'s slice: the file of [`Slice::of`] its Black-to-move form
+    /// ([`Position::normalized`]) was found. A directory may hold only some slices of its
+    /// largest piece count (a build in progress, or `egdb build --slice`).
+    pub fn covers(&self, p: &Position) -> bool {
+        self.has_slice(&Slice::of(&p.normalized()))
+    }
+
     /// Number of slice files found so far.
     pub fn slice_count(&self) -> u64 {
         self.slices_present.load(Ordering::Relaxed)

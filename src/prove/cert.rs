@@ -407,20 +407,24 @@ pub struct Proof {
 }
 
 /// Turn a checkers strategy into a [`Proof`]: walk it from the root breadth first (claimant
-/// positions follow their choice, opponent positions every move), stopping at leaves (at most
-/// `max_pieces` pieces, or no legal move), and record the move of every claimant position met.
+/// positions follow their choice, opponent positions every move), stopping at leaves (positions
+/// `covered` by the tables, or without a legal move), and record the move of every claimant
+/// position met.
 ///
 /// # Errors
 /// A message if a claimant position reached has no choice or its choice is not a legal
 /// successor (an extraction bug; never expected).
-pub fn proof_of(strategy: &Strategy<Position>, max_pieces: u32) -> Result<Proof, String> {
+pub fn proof_of(
+    strategy: &Strategy<Position>,
+    covered: impl Fn(&Position) -> bool,
+) -> Result<Proof, String> {
     let mut seen = HashSet::new();
     let mut queue = VecDeque::new();
     let mut records = Vec::new();
     seen.insert(strategy.root);
     queue.push_back(strategy.root);
     while let Some(p) = queue.pop_front() {
-        if p.piece_count() <= max_pieces {
+        if covered(&p) {
             continue;
         }
         let moves = p.moves();

@@ -71,15 +71,14 @@ pub struct Model {
 }
 
 impl Layer {
-    /// Enumerate the layer of `root` (which must have more pieces than `max_pieces`), valuing
-    /// exits with the tables of `tb` up to `max_pieces`. `Ok(None)` when the layer has more than
+    /// Enumerate the layer of `root` (which the tables must not cover), valuing exits with the
+    /// tables of `tb` where they cover them ([`Tablebase::covers`]). `Ok(None)` when the layer has more than
     /// `limit` positions.
     ///
     /// # Errors
     /// A table probe failed (missing or damaged table).
     pub fn build(
         tb: &Tablebase,
-        max_pieces: u32,
         root: &Position,
         limit: usize,
     ) -> Result<Option<Layer>, ProbeError> {
@@ -110,7 +109,7 @@ impl Layer {
                         l.positions.push(*c);
                     }
                     l.succ.push(j);
-                } else if c.piece_count() <= max_pieces {
+                } else if tb.covers(c) {
                     best = best.max(code(tb.probe_wld(c)?.negate()));
                 } else if c.moves().is_empty() {
                     best = code(Wld::Win);
@@ -277,7 +276,6 @@ impl Layer {
     pub fn proof(
         &self,
         tb: &Tablebase,
-        max_pieces: u32,
         m: &Model,
         claimant: Color,
         goal: Goal,
@@ -321,7 +319,7 @@ impl Layer {
                     None if reversible(&p, &c) => false,
                     None => {
                         // An exit: exact leaves only.
-                        let cv = if c.piece_count() <= max_pieces {
+                        let cv = if tb.covers(&c) {
                             Some(tb.probe_wld(&c)?.negate())
                         } else if c.moves().is_empty() {
                             Some(Wld::Win)

@@ -148,6 +148,13 @@ impl<'t> Checkers<'t> {
     pub fn max_pieces(&self) -> u32 {
         self.max_pieces
     }
+
+    /// Whether the tables value `p` exactly: its slice's file is present
+    /// ([`Tablebase::covers`]). Every position with fewer pieces than the largest table is
+    /// covered in a complete directory; of the largest piece count only the slices built.
+    pub fn covers(&self, p: &Position) -> bool {
+        p.piece_count() <= self.max_pieces && self.tb.covers(p)
+    }
 }
 
 /// Men of both sides (a man move or a capture changes them or the piece count for good).
@@ -184,7 +191,7 @@ impl Game for Checkers<'_> {
     }
 
     fn evaluate(&self, p: &Position, or_node: bool, goal: Goal) -> Result<Eval, ProbeError> {
-        if p.piece_count() <= self.max_pieces {
+        if self.covers(p) {
             return Ok(Eval::Exact(self.tb.probe_wld(p)?));
         }
         let mut n = 0u32;
@@ -195,7 +202,7 @@ impl Game for Checkers<'_> {
         // Initial numbers: the side to move's mobility counts against the side that must
         // refute every move; pieces above the tables make both harder; material favours the
         // side ahead.
-        let excess = p.piece_count() - self.max_pieces;
+        let excess = p.piece_count().saturating_sub(self.max_pieces).max(1);
         let prover = if or_node { p.side } else { p.side.opponent() };
         let adv = material(p, prover) - material(p, prover.opponent());
         let (mut pn, mut dn) = if or_node { (excess, n) } else { (n, excess) };
@@ -356,10 +363,9 @@ impl<'t> Prover<'t> {
             _ => None,
         };
         // What the search leaves unknown, the layer retrograde may settle (see `layer`).
-        let max = self.game.max_pieces;
         let mut solved_layer = None;
-        if value.is_none() && self.opts.layer_positions > 0 && pos.piece_count() > max {
-            if let Some(l) = Layer::build(self.game.tb, max, pos, self.opts.layer_positions)? {
+        if value.is_none() && self.opts.layer_positions > 0 && !self.game.covers(pos) {
+            if let Some(l) = Layer::build(self.game.tb, pos, self.opts.layer_positions)? {
                 let (ms, mo) = (l.solve(pos.side), l.solve(pos.side.opponent()));
                 let (lo_l, hi_l) = (l.root_value(&ms), l.root_value(&mo));
                 let lo_s = match (ow, on) {
@@ -444,7 +450,6 @@ impl<'t> Prover<'t> {
         mo: &layer::Model,
     ) -> Result<Vec<Proof>, ProveError> {
         let (s, o) = (pos.side, pos.side.opponent());
-        let max = self.game.max_pieces;
         let tb = self.game.tb;
         // (claimant, goal, layer model, search and its result to follow).
         let claims: Vec<(Color, Goal, &layer::Model, bool)> = match value {
@@ -454,7 +459,7 @@ impl<'t> Prover<'t> {
         };
         let mut out = Vec::new();
         for (claimant, goal, m, proven) in claims {
-            if let Some(p) = l.proof(tb, max, m, claimant, goal)? {
+            if let Some(p) = l.proof(tb, m, claimant, goal)? {
                 out.push(p);
                 continue;
             }
@@ -502,7 +507,8 @@ impl<'t> Prover<'t> {
                 pos.to_fen()
             ))
         })?;
-        cert::proof_of(&s, self.game.max_pieces).map_err(ProveError::Inconsistent)
+        let game = self.game;
+        cert::proof_of(&s, |p| game.covers(p)).map_err(ProveError::Inconsistent)
     }
 
     /// Extract the certificates of a settled position (in parallel for a draw).
@@ -519,7 +525,7 @@ impl<'t> Prover<'t> {
             deadline,
             cancel: None,
         };
-        let max = self.game.max_pieces;
+        let game = self.game;
         let prover = pos.side;
         let one = |d: &mut Dfpn<'_, Checkers<'t>>, proven: bool| -> Result<Proof, ProveError> {
             let s = cert::extract(d, *pos, prover, proven, &budget, deadline)?;
@@ -529,7 +535,7 @@ impl<'t> Prover<'t> {
                     pos.to_fen()
                 ))
             })?;
-            cert::proof_of(&s, max).map_err(ProveError::Inconsistent)
+            cert::proof_of(&s, |p| game.covers(p)).map_err(ProveError::Inconsistent)
         };
         let go = |d: &mut Dfpn<'_, Checkers<'t>>, proven: bool| {
             std::thread::scope(|s| {
@@ -573,7 +579,7 @@ impl<'t> Prover<'t> {
         prover: Color,
         c: &Position,
     ) -> Result<(Option<Wld>, u32), ProveError> {
-        if c.piece_count() <= self.game.max_pieces {
+        if self.game.covers(c) {
             return Ok((Some(self.game.tb.probe_wld(c)?), 0));
         }
         if c.moves().is_empty() {
@@ -604,7 +610,7 @@ impl<'t> Prover<'t> {
         let mut line = Vec::new();
         let mut seen = HashSet::new();
         let (mut cur, mut v) = (*root, value);
-        while line.len() < MAX_PV && cur.piece_count() > self.game.max_pieces {
+        while line.len() < MAX_PV && !self.game.covers(&cur) {
             seen.insert(cur);
             let mut best: Option<(i64, Move, Position)> = None;
             for m in cur.moves() {
@@ -631,7 +637,7 @@ impl<'t> Prover<'t> {
             v = v.negate();
         }
         // Inside the tables: the perfect line of the distance tables, where they exist.
-        if cur.piece_count() <= self.game.max_pieces {
+        if self.game.covers(&cur) {
             match crate::play::line(self.game.tb, &cur, MAX_TABLE_LINE) {
                 Ok(l) => line.extend(l.moves.into_iter().map(|m| m.mv)),
                 Err(ProbeError::MissingDtc { .. }) => {}
@@ -644,6 +650,39 @@ impl<'t> Prover<'t> {
 
 /// Stack size of search threads (the search recurses once per ply of the current path).
 const STACK: usize = 256 << 20;
+
+/// The units (slice and partner) the builder must add to the directory `dir` so that the tables
+/// cover `pos` exactly: the unit of its slice and every unit of the same piece count it reads
+/// ([`crate::plan::closure`]), without those already complete, in build order. Their sizes
+/// (positions) are in [`crate::plan::Unit::sizes`]; empty when `pos` is covered already.
+///
+/// Building them (`egdb build --slice S --with-deps`, or [`crate::generate::build`] with
+/// [`crate::generate::BuildOptions::with_deps`]) needs every table with fewer pieces that they
+/// read by a capture; [`crate::generate::first_missing_dependency`] names one that is absent.
+///
+/// # Errors
+/// A message when `pos` has more pieces than the builder handles
+/// ([`crate::generate::MAX_BUILD_PIECES`]).
+pub fn units_to_cover(
+    dir: &std::path::Path,
+    pos: &Position,
+) -> Result<Vec<crate::plan::Unit>, String> {
+    let s = crate::slice::Slice::of(&pos.normalized());
+    let n = s.material.pieces();
+    if n > crate::generate::MAX_BUILD_PIECES {
+        return Err(format!(
+            "{} has {n} pieces; the builder handles at most {}",
+            pos.to_fen(),
+            crate::generate::MAX_BUILD_PIECES
+        ));
+    }
+    let all = crate::plan::build_order(n);
+    Ok(crate::plan::closure(&all, &s)
+        .into_iter()
+        .filter(|u| !crate::generate::unit_complete(dir, u))
+        .cloned()
+        .collect())
+}
 
 /// Settle one position with a fresh [`Prover`] (see the module docs).
 ///
