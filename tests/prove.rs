@@ -680,7 +680,10 @@ fn prove_builds_the_slices_it_needs_and_partial_directories_stay_exact() {
         "{text}"
     );
     assert_eq!(count(&p), before);
-    // Within it: built, settled, and right.
+    // Within it: built, settled, and right. The capture position first settles by the search,
+    // with a record at its root; the build for the next position covers that root, and the
+    // certificate written at the end must hold exactly the records still reached.
+    let capture = "B:W26,K31:B21,K23";
     let cert = tmp.path().join("c.txt");
     let out = egdb(
         &[
@@ -693,6 +696,7 @@ fn prove_builds_the_slices_it_needs_and_partial_directories_stay_exact() {
             "100000000",
             "--cert",
             cert.to_str().unwrap(),
+            capture,
             fens[0],
             fens[1],
         ],
@@ -700,8 +704,9 @@ fn prove_builds_the_slices_it_needs_and_partial_directories_stay_exact() {
     );
     let text = run_ok(&out, 0);
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 2, "{text}");
-    for (fen, l) in fens.iter().zip(&lines) {
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[0].starts_with(&format!("{capture}\twin\t")) && lines[0].contains(" built=0 "));
+    for (fen, l) in fens.iter().zip(&lines[1..]) {
         let want = truth.probe_wld(&Position::from_fen(fen).unwrap()).unwrap();
         let cols: Vec<&str> = l.split('\t').collect();
         assert_eq!(cols[1], want.as_str(), "{l}");
@@ -729,7 +734,11 @@ fn prove_builds_the_slices_it_needs_and_partial_directories_stay_exact() {
         .count();
     assert!(new > 0 && new < all4, "{new} of {all4} 4-piece files built");
     let out = egdb(&["check-proof", cert.to_str().unwrap()], &p);
-    run_ok(&out, 0);
+    let checked = run_ok(&out, 0);
+    assert!(
+        checked.starts_with(&format!("{capture}\twin\tproofs=1 records=0 ")),
+        "{checked}"
+    );
 
     // A partial directory: only the slices present are leaves, for the prover and the checker.
     let tb = Tablebase::open(&p).unwrap();

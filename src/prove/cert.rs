@@ -406,6 +406,24 @@ pub struct Proof {
     pub records: Vec<(Position, Move)>,
 }
 
+impl Proof {
+    /// The same proof where the positions `covered` now by the tables are leaves: after tables
+    /// were added to the directory (`egdb prove --build`), the records below a newly covered
+    /// position are no longer reached, and a certificate must hold exactly the records reached.
+    ///
+    /// # Errors
+    /// As [`proof_of`] (never expected for a proof that was complete).
+    pub fn pruned(&self, covered: impl Fn(&Position) -> bool) -> Result<Proof, String> {
+        let strategy = Strategy {
+            root: self.root,
+            claimant: self.claimant,
+            goal: self.goal,
+            choice: self.records.iter().map(|(p, m)| (*p, p.apply(m))).collect(),
+        };
+        proof_of(&strategy, covered)
+    }
+}
+
 /// Turn a checkers strategy into a [`Proof`]: walk it from the root breadth first (claimant
 /// positions follow their choice, opponent positions every move), stopping at leaves (positions
 /// `covered` by the tables, or without a legal move), and record the move of every claimant
