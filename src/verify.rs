@@ -146,6 +146,9 @@ pub struct VerifyReport {
     pub dtc_positions: u64,
     /// Wall time in seconds.
     pub seconds: f64,
+    /// Slices of the largest piece count absent and allowed to be ([`verify_dir_with`] with
+    /// `partial`).
+    pub absent: u64,
 }
 
 /// Value of `p` (any side to move) derived from its successors by forward move generation
@@ -373,6 +376,22 @@ pub fn verify_dir(
     dir: &Path,
     progress: &(dyn Fn(&Slice, u64, u64) + Sync),
 ) -> Result<VerifyReport, VerifyError> {
+    verify_dir_with(dir, false, progress)
+}
+
+/// [`verify_dir`]; with `partial`, slices of the directory's largest piece count may be absent
+/// (a build in progress, `egdb build --slice S --with-deps`, `egdb prove --build`) as long as
+/// every slice present has its unit partner and every slice of that piece count it reads: the
+/// slices present are verified, and the absent ones counted in [`VerifyReport::absent`].
+/// Absent slices with fewer pieces are still an error.
+///
+/// # Errors
+/// As [`verify_dir`].
+pub fn verify_dir_with(
+    dir: &Path,
+    partial: bool,
+    progress: &(dyn Fn(&Slice, u64, u64) + Sync),
+) -> Result<VerifyReport, VerifyError> {
     let start = Instant::now();
     let (infos, bad) = read_dir_info_all(dir)?;
     if infos.is_empty() && bad.is_empty() {
@@ -393,7 +412,22 @@ pub fn verify_dir(
         bytes: 0,
     }));
     let mut errors: Vec<VerifyError> = bad.into_iter().map(|(_, e)| e.into()).collect();
-    let missing = crate::stats::missing_slices(&present);
+    let mut missing = crate::stats::missing_slices(&present);
+    let mut absent = 0;
+    if partial && !missing.is_empty() {
+        let max = present.iter().map(|f| f.slice.material.pieces()).max();
+        let have: std::collections::HashSet<Slice> = present.iter().map(|f| f.slice).collect();
+        // Slices some present unit needs (its own slices and same-piece-count reads).
+        let mut needed = std::collections::HashSet::new();
+        for u in crate::plan::build_order(max.unwrap_or(0)) {
+            if Some(u.pieces) == max && u.slices.iter().any(|s| have.contains(s)) {
+                needed.extend(u.slices.iter().chain(&u.deps).copied());
+            }
+        }
+        let before = missing.len();
+        missing.retain(|s| Some(s.material.pieces()) != max || needed.contains(s));
+        absent = (before - missing.len()) as u64;
+    }
     if let Some(first) = missing.first() {
         errors.push(VerifyError::Incomplete {
             missing: missing.len(),
@@ -410,7 +444,10 @@ pub fn verify_dir(
     }
     fail(errors)?;
     let src = DecodedTables::new(dir);
-    let mut rep = VerifyReport::default();
+    let mut rep = VerifyReport {
+        absent,
+        ..VerifyReport::default()
+    };
     let mut errors = Vec::new();
     for f in &infos {
         let m = &f.meta;

@@ -762,4 +762,24 @@ fn prove_builds_the_slices_it_needs_and_partial_directories_stay_exact() {
     assert!(settled > covered, "{settled} settled, {covered} covered");
     let set = table_set(&p, 4).unwrap();
     check_certificate(&certificate_text(&set, &proofs), &p).unwrap();
+
+    // `egdb verify --partial` re-derives the slices built from their successors; without
+    // --partial the directory is incomplete, and a slice read by another present one may not
+    // be absent.
+    let out = egdb(&["verify", "--partial", "--quiet"], &p);
+    let text = run_ok(&out, 0);
+    assert!(text.contains("of the largest piece count absent"), "{text}");
+    let out = egdb(&["verify", "--quiet"], &p);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tables incomplete"));
+    // 1111-51 is read by 1111-50 (White's man advancing), both built above.
+    assert!(p.join("1111-50.egdb").exists());
+    std::fs::remove_file(p.join("1111-51.egdb")).unwrap();
+    let out = egdb(&["verify", "--partial", "--quiet"], &p);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("tables incomplete: ") && err.contains("1111-"),
+        "{err}"
+    );
 }

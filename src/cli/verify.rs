@@ -1,6 +1,6 @@
 //! `egdb verify`: checksums, then every value re-derived from its successors. See docs/cli.md.
 use super::CliResult;
-use checkers_egdb::verify::{verify_dir, VerifyError};
+use checkers_egdb::verify::{verify_dir_with, VerifyError};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -16,6 +16,11 @@ pub struct Args {
     /// No progress output.
     #[arg(long)]
     pub quiet: bool,
+    /// Allow slices of the largest piece count to be absent when no slice present reads them
+    /// (a build in progress, `build --slice S --with-deps`, `prove --build`): verify those
+    /// present.
+    #[arg(long)]
+    pub partial: bool,
 }
 
 /// Run `egdb verify`; exits non-zero naming every bad file (slice and position).
@@ -30,7 +35,7 @@ pub fn run(args: Args) -> CliResult {
             .expect("static template")
             .progress_chars("=> "),
     );
-    let rep = verify_dir(&args.dir, &|s, k, n| {
+    let rep = verify_dir_with(&args.dir, args.partial, &|s, k, n| {
         if bar.length() != Some(n) || bar.message() != s.to_string() {
             bar.set_length(n);
             bar.set_position(0);
@@ -61,11 +66,19 @@ pub fn run(args: Args) -> CliResult {
         );
     }
     println!(
-        "ok: {} slices, {} positions verified in {:.2} s ({:.0} positions/s)",
+        "ok: {} slices, {} positions verified in {:.2} s ({:.0} positions/s){}",
         rep.slices,
         rep.positions,
         rep.seconds,
-        rep.positions as f64 / rep.seconds.max(1e-9)
+        rep.positions as f64 / rep.seconds.max(1e-9),
+        if rep.absent > 0 {
+            format!(
+                "; {} slices of the largest piece count absent (--partial)",
+                rep.absent
+            )
+        } else {
+            String::new()
+        }
     );
     Ok(())
 }
