@@ -759,7 +759,7 @@ mod imp {
                 let mut finished = vec![false; units.len()];
                 let mut handed = vec![false; units.len()];
                 let mut in_flight: Vec<usize> = Vec::new();
-                let mut step = 0usize;
+                let mut step = 0u64;
                 while !s.all_done() {
                     while in_flight.len() < ranks {
                         let Some(i) = s.next() else { break };
