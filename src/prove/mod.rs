@@ -263,7 +263,10 @@ impl<'t> Prover<'t> {
             .map_err(|e| ProveError::Certificate(e.to_string()))
     }
 
-    /// Settle `pos` (see the module docs).
+    /// Settle `pos` (see the module docs). The transposition tables keep what earlier roots
+    /// proved; when certificates are requested and a position settled with their help has a
+    /// strategy that cannot be rebuilt within the limits, it is searched once more on emptied
+    /// tables (the same limits again), so the result is a certificate or unknown.
     ///
     /// # Errors
     /// [`ProveError::InvalidPosition`], [`ProveError::Probe`] (a table needed is missing or
@@ -278,14 +281,30 @@ impl<'t> Prover<'t> {
             self.win_tt.take().expect("table"),
             self.nl_tt.take().expect("table"),
         );
+        let earlier = !wt.is_empty() || !nt.is_empty();
         // This root's entries push out the earlier roots' first.
         wt.new_generation();
         nt.new_generation();
         let mut win = Dfpn::with_table(&game, Goal::Win, wt);
         let mut nl = Dfpn::with_table(&game, Goal::NotLose, nt);
-        let result = self.run(&mut win, &mut nl, pos, start);
-        self.win_tt = Some(win.into_table());
-        self.nl_tt = Some(nl.into_table());
+        let mut result = self.run(&mut win, &mut nl, pos, start);
+        let (mut wt, mut nt) = (win.into_table(), nl.into_table());
+        if earlier && matches!(result, Err(ProveError::Certificate(_))) {
+            // Settled with the help of earlier roots' facts, but its strategy could not be
+            // rebuilt within the limits: once more on empty tables, where the search itself
+            // builds everything the certificate needs (or the position stays unknown).
+            wt.clear();
+            nt.clear();
+            let mut win = Dfpn::with_table(&game, Goal::Win, wt);
+            let mut nl = Dfpn::with_table(&game, Goal::NotLose, nt);
+            result = self.run(&mut win, &mut nl, pos, Instant::now());
+            if let Ok(r) = &mut result {
+                r.seconds = start.elapsed().as_secs_f64();
+            }
+            (wt, nt) = (win.into_table(), nl.into_table());
+        }
+        self.win_tt = Some(wt);
+        self.nl_tt = Some(nt);
         result
     }
 
