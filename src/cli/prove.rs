@@ -236,7 +236,7 @@ pub fn run(args: Args) -> CliResult {
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let (mut failed, mut unknown) = (0u64, 0u64);
+    let (mut failed, mut unknown, mut answered) = (0u64, 0u64, 0u64);
     let mut proofs = Vec::new();
     let mut any_built = false;
     for input in inputs {
@@ -275,6 +275,7 @@ pub fn run(args: Args) -> CliResult {
         match result {
             Ok(r) => {
                 writeln!(out, "{}", line(&r, built, args.json))?;
+                answered += 1;
                 if r.value.is_none() {
                     unknown += 1;
                 }
@@ -309,7 +310,11 @@ pub fn run(args: Args) -> CliResult {
         cert::write_atomic(path, &text)?;
     }
     if failed > 0 {
-        return Err(format!("{failed} positions could not be proven").into());
+        return Err(format!(
+            "{failed} of {} inputs got an error line (listed above)",
+            answered + failed
+        )
+        .into());
     }
     if unknown > 0 {
         out.flush()?;

@@ -49,7 +49,7 @@ pub enum BuildError {
         source: ProbeError,
     },
     /// A slice the unit depends on has no file (checked before solving).
-    #[error("cannot build {}: the slice {missing} it depends on is missing (build the smaller tables first, e.g. egdb build --pieces {pieces})", names(.building))]
+    #[error("cannot build {}: the slice {missing} it depends on is missing (build it first: egdb build --slice {missing} --with-deps, or every table up to its size with egdb build --pieces {})", names(.building), .missing.material.pieces())]
     MissingDependency {
         /// The slices of the unit being built.
         building: Vec<Slice>,

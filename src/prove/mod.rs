@@ -659,7 +659,9 @@ impl<'t> Prover<'t> {
         if self.game.covers(&cur) {
             match crate::play::line(self.game.tb, &cur, MAX_TABLE_LINE) {
                 Ok(l) => line.extend(l.moves.into_iter().map(|m| m.mv)),
-                Err(ProbeError::MissingDtc { .. }) => {}
+                // No distance files, or (in a directory holding only some slices) a slice the
+                // line needs is absent: the principal variation stops at the tables.
+                Err(ProbeError::MissingDtc { .. } | ProbeError::MissingSlice { .. }) => {}
                 Err(e) => return Err(e.into()),
             }
         }
