@@ -792,4 +792,12 @@ fn prove_builds_the_slices_it_needs_and_partial_directories_stay_exact() {
         err.contains("tables incomplete: ") && err.contains("1111-"),
         "{err}"
     );
+    // The prover still answers in a slice whose partner is now absent (its principal variation
+    // stops there instead of failing).
+    let q = "B:W9,K32:BK2,8"; // a draw: its line would read the absent partner
+    assert!(p.join("1111-15.egdb").exists());
+    let want = truth.probe_wld(&Position::from_fen(q).unwrap()).unwrap();
+    let out = egdb(&["prove", "--nodes", "1000", q], &p);
+    let text = run_ok(&out, 0);
+    assert!(text.starts_with(&format!("{q}\t{want}\t")), "{text}");
 }
