@@ -1,6 +1,6 @@
 //! `egdb verify`: checksums, then every value re-derived from its successors. See docs/cli.md.
 use super::CliResult;
-use checkers_egdb::verify::{verify_dir_with, VerifyError};
+use checkers_egdb::verify::{verify_dir_opts, VerifyError, VerifyOptions};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -21,6 +21,11 @@ pub struct Args {
     /// present.
     #[arg(long)]
     pub partial: bool,
+    /// Journal file: each slice verified is recorded there as it finishes; a later run with
+    /// the same journal skips the slices recorded (while every table file is unchanged) and
+    /// resumes. Checksums of all files are checked every run.
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
 }
 
 /// Run `egdb verify`; exits non-zero naming every bad file (slice and position).
@@ -35,7 +40,11 @@ pub fn run(args: Args) -> CliResult {
             .expect("static template")
             .progress_chars("=> "),
     );
-    let rep = verify_dir_with(&args.dir, args.partial, &|s, k, n| {
+    let opts = VerifyOptions {
+        partial: args.partial,
+        journal: args.journal.clone(),
+    };
+    let rep = verify_dir_opts(&args.dir, &opts, &|s, k, n| {
         if bar.length() != Some(n) || bar.message() != s.to_string() {
             bar.set_length(n);
             bar.set_position(0);
@@ -44,6 +53,11 @@ pub fn run(args: Args) -> CliResult {
         bar.inc(k);
     });
     bar.finish_and_clear();
+    if let Ok(r) = &rep {
+        if let Some(why) = &r.journal_restarted {
+            eprintln!("egdb: verify journal started afresh: {why} since it was written");
+        }
+    }
     let rep = match rep {
         Ok(r) => r,
         Err(e @ VerifyError::Several(_)) => {
@@ -80,5 +94,16 @@ pub fn run(args: Args) -> CliResult {
             String::new()
         }
     );
+    if rep.earlier_slices > 0 {
+        println!(
+            "ok: {} files, {} positions verified by earlier runs (journal {})",
+            rep.earlier_slices,
+            rep.earlier_positions,
+            args.journal
+                .as_deref()
+                .unwrap_or(std::path::Path::new(""))
+                .display()
+        );
+    }
     Ok(())
 }

@@ -29,8 +29,11 @@ use crate::slice::Slice;
 use crate::stats::{read_dir_info_all, StatsError};
 use crate::store::DecodedTables;
 use rayon::prelude::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+pub mod journal;
+pub use journal::{Journal, JournalError};
 
 /// A verification failure.
 #[derive(Debug, thiserror::Error)]
@@ -109,6 +112,9 @@ pub enum VerifyError {
     /// The directory holds no table files.
     #[error("no table files in {}", .0.display())]
     Empty(std::path::PathBuf),
+    /// The verification journal could not be read or written.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
     /// Several files failed (each error names its file or slice), in slice order.
     #[error("{} table files failed verification, first: {}", .0.len(), .0[0])]
     Several(Vec<VerifyError>),
@@ -122,6 +128,30 @@ impl VerifyError {
             e => vec![e],
         }
     }
+}
+
+/// Open the journal at `path` for the files of `infos` (and their distance files, where
+/// present), all of whose checksums have been checked.
+fn open_journal(
+    dir: &Path,
+    infos: &[crate::stats::FileInfo],
+    path: &Path,
+) -> Result<Journal, VerifyError> {
+    let mut current = std::collections::HashMap::new();
+    let io = |p: &Path, e: std::io::Error| JournalError::Io {
+        path: p.to_path_buf(),
+        source: e,
+    };
+    for f in infos {
+        let sum = journal::stored_file_checksum(&f.path).map_err(|e| io(&f.path, e))?;
+        current.insert((journal::Part::Wld, f.slice), sum);
+        let d = crate::table::dtc_path(dir, &f.slice);
+        if d.exists() {
+            let sum = journal::stored_file_checksum(&d).map_err(|e| io(&d, e))?;
+            current.insert((journal::Part::Dtc, f.slice), sum);
+        }
+    }
+    Ok(Journal::open(path, &current)?)
 }
 
 /// `Ok` for no errors, the error for one, [`VerifyError::Several`] for more.
@@ -149,6 +179,24 @@ pub struct VerifyReport {
     /// Slices of the largest piece count absent and allowed to be ([`verify_dir_with`] with
     /// `partial`).
     pub absent: u64,
+    /// Slice files (WLD and distance) whose verification an earlier run recorded in the
+    /// journal ([`VerifyOptions::journal`]), skipped now, and their positions.
+    pub earlier_slices: u64,
+    /// Positions of [`VerifyReport::earlier_slices`].
+    pub earlier_positions: u64,
+    /// Why an earlier journal was discarded (a file changed or is gone), if it was.
+    pub journal_restarted: Option<String>,
+}
+
+/// Options of [`verify_dir_opts`].
+#[derive(Clone, Debug, Default)]
+pub struct VerifyOptions {
+    /// Allow absent slices of the largest piece count ([`verify_dir_with`]).
+    pub partial: bool,
+    /// A journal file ([`journal`]): slices verified are recorded there as they finish, and
+    /// slices an earlier run recorded (with every file unchanged since) are skipped, so an
+    /// interrupted verification resumes. The checksums of all files are still checked.
+    pub journal: Option<PathBuf>,
 }
 
 /// Value of `p` (any side to move) derived from its successors by forward move generation
@@ -392,6 +440,26 @@ pub fn verify_dir_with(
     partial: bool,
     progress: &(dyn Fn(&Slice, u64, u64) + Sync),
 ) -> Result<VerifyReport, VerifyError> {
+    verify_dir_opts(
+        dir,
+        &VerifyOptions {
+            partial,
+            journal: None,
+        },
+        progress,
+    )
+}
+
+/// [`verify_dir_with`] with [`VerifyOptions`]: also resumable through a journal.
+///
+/// # Errors
+/// As [`verify_dir`]; [`VerifyError::Journal`].
+pub fn verify_dir_opts(
+    dir: &Path,
+    opts: &VerifyOptions,
+    progress: &(dyn Fn(&Slice, u64, u64) + Sync),
+) -> Result<VerifyReport, VerifyError> {
+    let partial = opts.partial;
     let start = Instant::now();
     let (infos, bad) = read_dir_info_all(dir)?;
     if infos.is_empty() && bad.is_empty() {
@@ -443,19 +511,35 @@ pub fn verify_dir_with(
         }
     }
     fail(errors)?;
+    let mut journal = match &opts.journal {
+        Some(path) => Some(open_journal(dir, &infos, path)?),
+        None => None,
+    };
     let src = DecodedTables::new(dir);
     let mut rep = VerifyReport {
         absent,
+        journal_restarted: journal.as_ref().and_then(|j| j.restarted.clone()),
         ..VerifyReport::default()
     };
     let mut errors = Vec::new();
     for f in &infos {
         let m = &f.meta;
+        if let Some(n) = journal
+            .as_ref()
+            .and_then(|j| j.done(journal::Part::Wld, &f.slice))
+        {
+            rep.earlier_slices += 1;
+            rep.earlier_positions += n;
+            continue;
+        }
         let tick = |k: u64| progress(&f.slice, k, m.positions);
         match verify_slice(Oracle, &src, &f.slice, (m.wins, m.losses, m.draws), &tick) {
             Ok(n) => {
                 rep.positions += n;
                 rep.slices += 1;
+                if let Some(j) = &mut journal {
+                    j.record(journal::Part::Wld, &f.slice, n)?;
+                }
             }
             Err(e) => errors.push(e),
         }
@@ -480,6 +564,24 @@ pub fn verify_dir_with(
         .iter()
         .any(|f| crate::table::dtc_path(dir, &f.slice).exists());
     for f in &infos {
+        if crate::table::dtc_path(dir, &f.slice).exists() {
+            if let Some(n) = journal
+                .as_ref()
+                .and_then(|j| j.done(journal::Part::Dtc, &f.slice))
+            {
+                // Verified by an earlier run: only the checksum again.
+                let path = crate::table::dtc_path(dir, &f.slice);
+                crate::table::DtcFile::open(&path, crate::rules::english::ID)
+                    .and_then(|d| d.verify_checksum())
+                    .map_err(|e| VerifyError::DtcFile {
+                        slice: f.slice,
+                        why: e.to_string(),
+                    })?;
+                rep.earlier_slices += 1;
+                rep.earlier_positions += n;
+                continue;
+            }
+        }
         let Some(own) = load(&f.slice)? else {
             if any_dtc {
                 return Err(VerifyError::DtcFile {
@@ -530,6 +632,9 @@ pub fn verify_dir_with(
             &tick,
         )?;
         rep.dtc_slices += 1;
+        if let Some(j) = &mut journal {
+            j.record(journal::Part::Dtc, &f.slice, f.meta.positions)?;
+        }
     }
     rep.seconds = start.elapsed().as_secs_f64();
     Ok(rep)

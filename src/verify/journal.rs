@@ -1,0 +1,268 @@
+//! The verification journal (`egdb verify --journal FILE`): what a verification has already
+//! checked, so that a run killed or stopped after hours resumes where it stopped.
+//!
+//! A text file, one record per line, appended and flushed to disk (`fsync`) after every record:
+//!
+//! ```text
+//! egdb-verify-journal 1
+//! file 0301-6n 9f3c2a1b00d4e5f6      whole-file checksum of a WLD file the records rely on
+//! dtcfile 0301-6n 0123456789abcdef   the same for a distance file
+//! wld 0301-6n 1234567                the slice's values are verified (positions)
+//! dtc 0301-6n 1234567                its distances are verified (positions)
+//! ```
+//!
+//! A slice's values are derived from other slices, so a `wld` or `dtc` record holds only while
+//! every file stays as it was. Before any work, every file present gets a `file`/`dtcfile` record
+//! (the last 8 bytes of the file: its stored xxh64 checksum, which `verify` checks first). On
+//! resume every recorded file must still exist with the same checksum; otherwise the tables
+//! changed (a rebuild, a deleted or replaced file) and the journal is started afresh, which
+//! [`Journal::open`] reports. Files added since are recorded before work resumes. A last line
+//! without its newline (a run killed while writing) is ignored.
+
+use crate::slice::Slice;
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+const MAGIC: &str = "egdb-verify-journal 1";
+
+/// Why a journal cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// Reading or writing the journal (or reading a table file's checksum) failed.
+    #[error("verify journal {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The journal is not one (another file given by mistake) or a line is malformed.
+    #[error("verify journal {}: line {line}: {why} (not a journal written by egdb verify; remove it or give another path)", path.display())]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// Line number, from 1.
+        line: usize,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+/// Which kind of file or record: the WLD file or the distance (`.dtc`) file of a slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Part {
+    /// The win/loss/draw file.
+    Wld,
+    /// The distance file.
+    Dtc,
+}
+
+impl Part {
+    fn file_tag(self) -> &'static str {
+        match self {
+            Part::Wld => "file",
+            Part::Dtc => "dtcfile",
+        }
+    }
+    fn done_tag(self) -> &'static str {
+        match self {
+            Part::Wld => "wld",
+            Part::Dtc => "dtc",
+        }
+    }
+}
+
+/// An open journal (appending).
+pub struct Journal {
+    path: PathBuf,
+    file: File,
+    done: HashMap<(Part, Slice), u64>,
+    /// Whether an earlier journal was discarded because files changed (the first one found).
+    pub restarted: Option<String>,
+}
+
+/// The stored whole-file checksum of a table or distance file: its last 8 bytes
+/// (little-endian xxh64 of the rest; see docs/format.md).
+///
+/// # Errors
+/// I/O errors, a file under 8 bytes (`InvalidData`).
+pub fn stored_file_checksum(path: &Path) -> std::io::Result<u64> {
+    let mut f = File::open(path)?;
+    let len = f.metadata()?.len();
+    if len < 8 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "file shorter than its checksum",
+        ));
+    }
+    f.seek(SeekFrom::Start(len - 8))?;
+    let mut b = [0u8; 8];
+    f.read_exact(&mut b)?;
+    Ok(u64::from_le_bytes(b))
+}
+
+impl Journal {
+    /// Open (or create) the journal at `path` for the files `current` ((part, slice) → stored
+    /// checksum, every file present). Records of an earlier run are kept when every file they
+    /// name still has its checksum; otherwise the journal is rewritten empty and
+    /// [`Journal::restarted`] says why. Files of `current` not yet recorded are recorded.
+    ///
+    /// # Errors
+    /// [`JournalError::Io`]; [`JournalError::Malformed`] for a file that is not a journal.
+    pub fn open(
+        path: &Path,
+        current: &HashMap<(Part, Slice), u64>,
+    ) -> Result<Journal, JournalError> {
+        let io = |source| JournalError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut files = HashMap::new();
+        let mut done = HashMap::new();
+        let mut restarted = None;
+        let existing = match std::fs::read(path) {
+            Ok(b) => Some(b),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io(e)),
+        };
+        if let Some(bytes) = &existing {
+            let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            let text = String::from_utf8_lossy(&bytes[..keep]);
+            parse(path, &text, &mut files, &mut done)?;
+            if let Some(((part, s), _)) = files.iter().find(|(k, sum)| current.get(k) != Some(sum))
+            {
+                restarted = Some(format!(
+                    "{} of slice {s} {}",
+                    if *part == Part::Wld {
+                        "the table file"
+                    } else {
+                        "the distance file"
+                    },
+                    if current.contains_key(&(*part, *s)) {
+                        "changed"
+                    } else {
+                        "is gone"
+                    }
+                ));
+                files.clear();
+                done.clear();
+            }
+        }
+        let bytes = existing.unwrap_or_default();
+        // Records up to the last newline; a torn last line (a run killed while writing) is cut.
+        let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let mut file = if keep == 0 || restarted.is_some() {
+            rewrite(path, format!("{MAGIC}\n").as_bytes()).map_err(io)?
+        } else if keep < bytes.len() {
+            rewrite(path, &bytes[..keep]).map_err(io)?
+        } else {
+            OpenOptions::new().append(true).open(path).map_err(io)?
+        };
+        let mut keys: Vec<&(Part, Slice)> =
+            current.keys().filter(|k| !files.contains_key(*k)).collect();
+        keys.sort_by_key(|(p, s)| (*s, *p == Part::Dtc));
+        let mut add = String::new();
+        for k in keys {
+            add.push_str(&format!("{} {} {:016x}\n", k.0.file_tag(), k.1, current[k]));
+            files.insert(*k, current[k]);
+        }
+        file.write_all(add.as_bytes()).map_err(io)?;
+        file.sync_data().map_err(io)?;
+        Ok(Journal {
+            path: path.to_path_buf(),
+            file,
+            done,
+            restarted,
+        })
+    }
+
+    /// Positions of `slice`'s `part` verified by an earlier run, if recorded.
+    pub fn done(&self, part: Part, slice: &Slice) -> Option<u64> {
+        self.done.get(&(part, *slice)).copied()
+    }
+
+    /// Record that `slice`'s `part` (`positions` positions) is verified; flushed to disk.
+    ///
+    /// # Errors
+    /// [`JournalError::Io`].
+    pub fn record(
+        &mut self,
+        part: Part,
+        slice: &Slice,
+        positions: u64,
+    ) -> Result<(), JournalError> {
+        let line = format!("{} {} {}\n", part.done_tag(), slice, positions);
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.sync_data())
+            .map_err(|source| JournalError::Io {
+                path: self.path.clone(),
+                source,
+            })?;
+        self.done.insert((part, *slice), positions);
+        Ok(())
+    }
+}
+
+/// Replace `path` by `bytes` atomically (temp file, fsync, rename); the new file, for appending.
+fn rewrite(path: &Path, bytes: &[u8]) -> std::io::Result<File> {
+    let tmp = path.with_extension("tmp");
+    {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    OpenOptions::new().append(true).open(path)
+}
+
+fn parse(
+    path: &Path,
+    text: &str,
+    files: &mut HashMap<(Part, Slice), u64>,
+    done: &mut HashMap<(Part, Slice), u64>,
+) -> Result<(), JournalError> {
+    let bad = |line: usize, why: String| JournalError::Malformed {
+        path: path.to_path_buf(),
+        line,
+        why,
+    };
+    for (i, l) in text.lines().enumerate() {
+        let n = i + 1;
+        if n == 1 {
+            if l != MAGIC {
+                return Err(bad(n, format!("expected {MAGIC:?}")));
+            }
+            continue;
+        }
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let [tag, slice, value] = f[..] else {
+            return Err(bad(n, format!("expected three fields: {l:?}")));
+        };
+        let slice: Slice = slice
+            .parse()
+            .map_err(|e| bad(n, format!("slice {slice:?}: {e}")))?;
+        let (part, is_file) = match tag {
+            "file" => (Part::Wld, true),
+            "dtcfile" => (Part::Dtc, true),
+            "wld" => (Part::Wld, false),
+            "dtc" => (Part::Dtc, false),
+            _ => return Err(bad(n, format!("unknown record {tag:?}"))),
+        };
+        if is_file {
+            let sum = u64::from_str_radix(value, 16)
+                .map_err(|e| bad(n, format!("checksum {value:?}: {e}")))?;
+            files.insert((part, slice), sum);
+        } else {
+            let k: u64 = value
+                .parse()
+                .map_err(|e| bad(n, format!("positions {value:?}: {e}")))?;
+            done.insert((part, slice), k);
+        }
+    }
+    // A record of work on a file that is not recorded cannot be trusted.
+    done.retain(|k, _| files.contains_key(k));
+    Ok(())
+}
