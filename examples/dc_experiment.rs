@@ -11,6 +11,10 @@
 //!   whose quiet successors are not threat positions themselves (the codec-4 rule, one-ply
 //!   resolvable); `2`: also threat positions whose threat successors are all of that kind
 //!   (two-ply resolvable); `a`: every threat position (upper bound, KingsRow's "either side");
+//! - `-Dm<bytes>` / `-Dp<bytes>`: 2-bit packing compressed with a zstd dictionary of at most
+//!   that many bytes, trained per material (`m`) or per piece count (`p`) on the blocks of the
+//!   files measured (up to 100 times its size of them), its bytes counted once per group; the
+//!   line also gives the same packing without a dictionary;
 //! - fill `maj`: block majority (the library's writer); `prev`: the previous known value in
 //!   the block (the next one at the block start); `pn`: the neighbours' value where the
 //!   previous and next known values agree, else the block majority.
@@ -31,6 +35,9 @@ struct Cfg {
     /// 2: the library's 2-bit packing; 1: one byte per value; 3: two bit planes (draw?,
     /// win?) per block.
     pack: u8,
+    /// Dictionary size in bytes (0: none) and scope (`m` material, `p` piece count).
+    dict: usize,
+    dict_scope: char,
 }
 
 fn parse(s: &str) -> Cfg {
@@ -44,6 +51,8 @@ fn parse(s: &str) -> Cfg {
         level: 15,
         block: 65_520,
         pack: 2,
+        dict: 0,
+        dict_scope: 'm',
     };
     for x in it {
         if let Some(l) = x.strip_prefix('L') {
@@ -52,6 +61,9 @@ fn parse(s: &str) -> Cfg {
             c.block = b.parse().unwrap();
         } else if let Some(b) = x.strip_prefix('P') {
             c.pack = b.parse().unwrap();
+        } else if let Some(d) = x.strip_prefix('D') {
+            c.dict_scope = d.chars().next().unwrap();
+            c.dict = d[1..].parse().unwrap();
         }
     }
     c
@@ -210,6 +222,9 @@ fn main() {
     // pieces -> (files, positions, old bytes, class counts, bytes per cfg)
     type Row = (u64, u64, u64, [u64; 5], Vec<u64>);
     let acc: Mutex<BTreeMap<u32, Row>> = Mutex::new(BTreeMap::new());
+    // Dictionary configurations: (cfg, group key, pieces, fixed bytes, packed blocks).
+    type Blocks = (usize, String, u32, u64, Vec<Vec<u8>>);
+    let dict_blocks: Mutex<Vec<Blocks>> = Mutex::new(Vec::new());
     let t0 = Instant::now();
     paths.par_iter().for_each(|(_, path)| {
         let t = TableFile::open(path).unwrap();
@@ -224,7 +239,8 @@ fn main() {
         cls.iter().for_each(|&c| counts[c as usize] += 1);
         let sizes: Vec<u64> = cfgs
             .iter()
-            .map(|c| {
+            .enumerate()
+            .map(|(ci, c)| {
                 let mut v = vals.clone();
                 for (x, &k) in v.iter_mut().zip(&cls) {
                     let dc = match c.set {
@@ -244,6 +260,35 @@ fn main() {
                     level: c.level,
                     ..WriteOptions::default()
                 };
+                if c.dict > 0 {
+                    let mut blocks = Vec::new();
+                    for b in v.chunks_mut(c.block as usize) {
+                        maj_fill(b);
+                        if b.iter().all(|&x| x == b[0]) {
+                            continue;
+                        }
+                        let mut p = vec![0u8; b.len().div_ceil(4)];
+                        for (i, &x) in b.iter().enumerate() {
+                            p[i / 4] |= x << (2 * (i % 4));
+                        }
+                        blocks.push(p);
+                    }
+                    let blocks_n = v.len().div_ceil(c.block as usize) as u64;
+                    let key = if c.dict_scope == 'm' {
+                        m.slice.material.to_string()
+                    } else {
+                        m.slice.material.pieces().to_string()
+                    };
+                    let fixed = if blocks.is_empty() { 72 } else { 72 + 8 * blocks_n };
+                    dict_blocks.lock().unwrap().push((
+                        ci,
+                        key,
+                        m.slice.material.pieces(),
+                        fixed,
+                        blocks,
+                    ));
+                    return 0; // counted after the loop
+                }
                 if c.pack == 2 {
                     return encode_table(&m, &v, &o).unwrap().len() as u64;
                 }
@@ -288,7 +333,62 @@ fn main() {
             e.4[k] += s;
         }
     });
-    let a = acc.into_inner().unwrap();
+    let mut a = acc.into_inner().unwrap();
+    // Dictionary configurations: train per group, compress every block with and without.
+    let mut groups: BTreeMap<(usize, String), Vec<Blocks>> = BTreeMap::new();
+    for b in dict_blocks.into_inner().unwrap() {
+        groups.entry((b.0, b.1.clone())).or_default().push(b);
+    }
+    let mut plain: BTreeMap<(usize, u32), u64> = BTreeMap::new();
+    let mut dict_bytes: BTreeMap<(usize, u32), u64> = BTreeMap::new();
+    for ((ci, _key), files) in &groups {
+        let c = &cfgs[*ci];
+        let all: Vec<&Vec<u8>> = files.iter().flat_map(|f| f.4.iter()).collect();
+        let pieces = files[0].2;
+        let fixed: u64 = files.iter().map(|f| f.3).sum();
+        let nodict: u64 = all
+            .par_iter()
+            .map(|b| zstd::bulk::compress(b, c.level).unwrap().len() as u64)
+            .sum();
+        // Training sample: evenly spread blocks, up to 100x the dictionary size.
+        let budget = 100 * c.dict;
+        let total: usize = all.iter().map(|b| b.len()).sum();
+        let step = total.div_ceil(budget.max(1)).max(1);
+        let sample: Vec<&Vec<u8>> = all.iter().step_by(step).copied().collect();
+        let with = if sample.len() < 8 {
+            None
+        } else {
+            let data: Vec<u8> = sample.iter().flat_map(|b| b.iter().copied()).collect();
+            let sizes: Vec<usize> = sample.iter().map(|b| b.len()).collect();
+            zstd::dict::from_continuous(&data, &sizes, c.dict).ok()
+        };
+        let (dsz, withd) = match &with {
+            Some(d) => {
+                let sum: u64 = all
+                    .par_iter()
+                    .map_init(
+                        || zstd::bulk::Compressor::with_dictionary(c.level, d).unwrap(),
+                        |z, b| z.compress(b).unwrap().len() as u64,
+                    )
+                    .sum();
+                (d.len() as u64, sum)
+            }
+            None => (0, nodict),
+        };
+        *plain.entry((*ci, pieces)).or_default() += fixed + nodict;
+        *dict_bytes.entry((*ci, pieces)).or_default() += fixed + withd + dsz;
+        let e = a.get_mut(&pieces).unwrap();
+        e.4[*ci] += fixed + withd + dsz;
+    }
+    for ((ci, k), b) in &plain {
+        let n = a[k].1;
+        println!(
+            "  ({} without its dictionary: {b} bytes, {:.1} pos/byte; with: {:.1} pos/byte)",
+            cfgs[*ci].name,
+            n as f64 / *b as f64,
+            n as f64 / dict_bytes[&(*ci, *k)] as f64
+        );
+    }
     println!("{:.0}s", t0.elapsed().as_secs_f64());
     let mut tot = (0u64, 0u64, vec![0u64; cfgs.len()]);
     for (k, (f, n, old, cnt, sz)) in &a {
