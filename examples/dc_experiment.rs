@@ -279,7 +279,11 @@ fn main() {
                     } else {
                         m.slice.material.pieces().to_string()
                     };
-                    let fixed = if blocks.is_empty() { 72 } else { 72 + 8 * blocks_n };
+                    let fixed = if blocks.is_empty() {
+                        72
+                    } else {
+                        72 + 8 * blocks_n
+                    };
                     dict_blocks.lock().unwrap().push((
                         ci,
                         key,

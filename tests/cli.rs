@@ -169,3 +169,108 @@ fn absurd_thread_counts_are_refused_at_once() {
     let out = egdb(&["perft", "2", "--threads", "8"]);
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "1\t7\n2\t49\n");
 }
+
+/// A `--slice --with-deps` build whose closure reads a missing table fails before it solves
+/// anything (the old builder found it only at the unit that reads it, here after 8 units), and
+/// a failed build leaves no directory it created.
+#[test]
+fn build_with_a_missing_table_fails_before_solving_and_leaves_no_new_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let base = d.path().join("base");
+    let b = base.to_str().unwrap();
+    let out = egdb(&["build", "--pieces", "2", "--quiet", "--dir", b]);
+    assert!(out.status.success());
+    std::fs::remove_file(base.join("0020-n0.egdb")).unwrap();
+    let files = |dir: &std::path::Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".egdb"))
+            .collect();
+        v.sort();
+        v
+    };
+    let before = files(&base);
+    let args = [
+        "build",
+        "--slice",
+        "2001-6n",
+        "--with-deps",
+        "--pieces",
+        "3",
+        "--verbose",
+        "--dir",
+        b,
+    ];
+    let out = egdb(&args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("0020-n0"), "{err}");
+    assert!(!err.lines().any(|l| l.starts_with("built")), "{err}");
+    assert_eq!(files(&base), before, "nothing written");
+    // A build into a directory it creates, which cannot start: no directory is left.
+    let fresh = d.path().join("fresh");
+    let out = egdb(&[
+        "build",
+        "--slice",
+        "2001-6n",
+        "--pieces",
+        "3",
+        "--dir",
+        fresh.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!fresh.exists());
+    // An existing empty directory stays.
+    let empty = d.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = egdb(&[
+        "build",
+        "--slice",
+        "2001-6n",
+        "--pieces",
+        "3",
+        "--dir",
+        empty.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(empty.is_dir());
+}
+
+/// `prove --cert` to a path that cannot be written fails before any search (it used to be
+/// found only after every position was proven): one error line, no value printed.
+#[test]
+fn prove_refuses_an_unwritable_certificate_path_before_searching() {
+    let d = tempfile::tempdir().unwrap();
+    let base = d.path().join("base");
+    let b = base.to_str().unwrap();
+    assert!(egdb(&["build", "--pieces", "2", "--quiet", "--dir", b])
+        .status
+        .success());
+    let missing = d.path().join("no-such-dir").join("x.cert");
+    assert_clean_failure(
+        &[
+            "prove",
+            "--dir",
+            b,
+            "--cert",
+            missing.to_str().unwrap(),
+            "B:W30:BK1",
+        ],
+        "cannot write there",
+    );
+    assert_clean_failure(
+        &[
+            "prove",
+            "--dir",
+            b,
+            "--cert",
+            d.path().to_str().unwrap(),
+            "B:W30:BK1",
+        ],
+        "is a directory",
+    );
+    // Nothing was left beside the certificate path.
+    let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "only the tables: {left:?}");
+}

@@ -211,6 +211,10 @@ pub fn run(args: Args) -> CliResult {
             .ok_or_else(|| format!("--tt-mb {mb} is more than half the memory of this machine"))?,
         None => default_tt_bytes(),
     };
+    if let Some(path) = &args.cert {
+        // Before hours of search: the certificate must be writable.
+        cert::check_writable(path)?;
+    }
     let tb = Tablebase::open(&args.dir)?;
     let opts = ProveOptions {
         nodes: args.nodes,

@@ -582,6 +582,34 @@ pub fn build_with(
             opts.dir.display()
         )));
     }
+    let created = !opts.dir.exists();
+    let result = build_in_dir(opts, observer);
+    if created && result.is_err() {
+        remove_if_unused(&opts.dir);
+    }
+    result
+}
+
+/// Remove `dir` if it holds nothing but the lock file: a build that created it and failed
+/// before writing a table (a missing dependency, bad options found late) leaves nothing behind.
+fn remove_if_unused(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let names: Vec<std::ffi::OsString> = entries
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .collect();
+    if names.iter().all(|n| n == LOCK_FILE) {
+        let _ = std::fs::remove_file(dir.join(LOCK_FILE));
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
+/// [`build_with`] once the options are checked: create the directory, lock it, build.
+fn build_in_dir(
+    opts: &BuildOptions,
+    observer: &dyn BuildObserver,
+) -> Result<BuildSummary, BuildError> {
     std::fs::create_dir_all(&opts.dir).map_err(|e| BuildError::Io {
         path: opts.dir.clone(),
         source: e,
@@ -637,6 +665,29 @@ pub fn build_with(
         ..Default::default()
     };
     let total: u64 = todo.iter().map(|u| u.sizes.iter().sum::<u64>()).sum();
+    // Every table a unit reads must be present or built earlier in this run: checked for
+    // all units before the first is solved, so that a missing table is reported at once, not
+    // hours into a build (the loop below checks again against the files really written).
+    {
+        let mut will: HashSet<Slice> = crate::stats::scan_dir(&opts.dir)
+            .map_err(|e| BuildError::Io {
+                path: opts.dir.clone(),
+                source: e,
+            })?
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect();
+        for &(u, _) in &todo_all {
+            if let Some(missing) = first_missing_dependency(u, &will) {
+                return Err(BuildError::MissingDependency {
+                    building: u.slices.clone(),
+                    missing,
+                    pieces: u.pieces,
+                });
+            }
+            will.extend(u.slices.iter().copied());
+        }
+    }
     observer.start(todo.len(), total);
     let last_reads = crate::memory::last_reads(&todo);
     let mut deps = DecodedTables::with_budget(&opts.dir, opts.memory);

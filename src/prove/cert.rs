@@ -516,11 +516,8 @@ pub fn certificate_text(tables: &TableSet, proofs: &[Proof]) -> String {
     s
 }
 
-/// Write `text` to `path` atomically (temporary file in the same directory, fsync, rename).
-///
-/// # Errors
-/// The I/O error, with the path.
-pub fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
+/// The temporary file [`write_atomic`] writes first: `.NAME.tmp.PID` beside `path`.
+fn temp_path(path: &Path) -> Result<std::path::PathBuf, String> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => std::path::PathBuf::from("."),
@@ -528,11 +525,35 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
     let name = path
         .file_name()
         .ok_or_else(|| format!("{}: not a file name", path.display()))?;
-    let tmp = dir.join(format!(
+    Ok(dir.join(format!(
         ".{}.tmp.{}",
         name.to_string_lossy(),
         std::process::id()
-    ));
+    )))
+}
+
+/// Check, before any work, that [`write_atomic`] can write `path`: it is not a directory and
+/// its temporary file can be created beside it (then removed). Nothing is written to `path`.
+///
+/// # Errors
+/// The reason, naming `path`, e.g. "cannot write there: Permission denied".
+pub fn check_writable(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!("{}: is a directory", path.display()));
+    }
+    let tmp = temp_path(path)?;
+    std::fs::File::create(&tmp)
+        .map_err(|e| format!("{}: cannot write there: {e}", path.display()))?;
+    let _ = std::fs::remove_file(&tmp);
+    Ok(())
+}
+
+/// Write `text` to `path` atomically (temporary file in the same directory, fsync, rename).
+///
+/// # Errors
+/// The I/O error, with the path.
+pub fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
+    let tmp = temp_path(path)?;
     let io = |op: &str, e: std::io::Error| format!("{}: {op}: {e}", path.display());
     let result = (|| {
         let mut f = std::fs::File::create(&tmp).map_err(|e| io("create", e))?;
