@@ -18,9 +18,19 @@ use crate::slice::Slice;
 use std::collections::{HashMap, HashSet};
 
 /// Bytes per position of the unit being solved: the solver's `State` byte, and the value byte
-/// that `collect` produces while the state is still alive. Not counted: the writer's queue
-/// (up to three solved slices waiting to be compressed, 1 byte per position each).
+/// that `collect` produces while the state is still alive. The writer's backlog is counted
+/// apart ([`writer_backlog_bytes`]).
 pub const UNIT_BYTES_PER_POSITION: u64 = 2;
+
+/// Bytes the writer may still hold while a unit is solved: the solved values of the previous
+/// unit of the build (`previous_positions`, both slices), 1 byte per position plus the capture
+/// mask (1 bit per position), waiting to be compressed and written. The builder starts a unit
+/// only once every unit before the previous one is written, so this bounds the backlog; it is
+/// part of the memory a unit is charged with ([`crate::store::DecodedTables::begin_unit`],
+/// [`predict`]). Distance data (`--dtc`) is not counted.
+pub fn writer_backlog_bytes(previous_positions: u64) -> u64 {
+    previous_positions + previous_positions.div_ceil(8)
+}
 
 /// Bytes of a slice of `positions` positions decoded in the dependency store (2 bits per
 /// position, rounded up to whole bytes).
@@ -229,6 +239,9 @@ pub struct StepPrediction {
     pub positions: u64,
     /// The unit's own memory: [`UNIT_BYTES_PER_POSITION`] per position.
     pub unit_bytes: u64,
+    /// The writer's backlog while the unit is solved ([`writer_backlog_bytes`] of the
+    /// previous unit).
+    pub writer_bytes: u64,
     /// Decoded dependencies resident while the unit is solved (2 bits per position).
     pub resident_bytes: u64,
     /// Slices resident while the unit is solved.
@@ -241,7 +254,7 @@ pub struct StepPrediction {
     pub loaded_bytes: u64,
     /// Block cache counted when something is spilled ([`spill_cache_bytes`]), else 0.
     pub cache_bytes: u64,
-    /// `unit_bytes + resident_bytes + cache_bytes`.
+    /// `unit_bytes + writer_bytes + resident_bytes + cache_bytes`.
     pub peak_bytes: u64,
     /// Estimated bytes written for the unit's files (positions / `positions_per_byte`).
     pub disk_bytes: u64,
@@ -253,8 +266,9 @@ pub struct StepPrediction {
 ///
 /// Policy replayed (that of [`crate::store::DecodedTables`] driven by the generator):
 /// 1. Before unit `u`, every slice whose last reader is done has been released.
-/// 2. The unit's reads are admitted ([`admit`]) within `room = budget - unit bytes - cache`
-///    (all of them without a budget); the others are served through the block cache.
+/// 2. The unit's reads are admitted ([`admit`]) within `room = budget - unit bytes - writer
+///    backlog - cache` (all of them without a budget); the others are served through the
+///    block cache.
 /// 3. Resident slices not admitted are evicted while the total exceeds `room` ([`evictions`];
 ///    they are reloaded when needed again).
 /// 4. The unit's own slices become resident after it is solved (freshly solved values are
@@ -272,16 +286,19 @@ pub fn predict(
     let mut resident_bytes = 0u64;
     let mut out = Vec::with_capacity(units.len());
     let size_of = |s: &Slice| decoded_bytes(SliceIndex::new(*s).size());
+    let mut previous = 0u64;
     for (i, u) in units.iter().enumerate() {
         let positions: u64 = u.sizes.iter().sum();
         let unit_bytes = positions * UNIT_BYTES_PER_POSITION;
+        let writer_bytes = writer_backlog_bytes(previous);
+        previous = positions;
         let reads = unit_reads(u);
         let mut spilled = 0u64;
         let mut cache = 0u64;
         let mut loaded = 0u64;
         if let Some(b) = budget {
             let room = b
-                .saturating_sub(unit_bytes)
+                .saturating_sub(unit_bytes + writer_bytes)
                 .saturating_sub(spill_cache_bytes(b));
             let adm = admit(&reads, room, |s| resident.contains_key(s), size_of);
             let keep: Vec<Slice> = resident.keys().copied().collect();
@@ -322,12 +339,13 @@ pub fn predict(
             unit: u.id,
             positions,
             unit_bytes,
+            writer_bytes,
             resident_bytes,
             resident_slices: resident.len(),
             spilled_bytes: spilled,
             loaded_bytes: loaded,
             cache_bytes: cache,
-            peak_bytes: unit_bytes + resident_bytes + cache,
+            peak_bytes: unit_bytes + writer_bytes + resident_bytes + cache,
             disk_bytes: (positions as f64 / positions_per_byte.max(1e-9)).ceil() as u64,
         });
         // Release what no later unit reads; keep the unit's own slices if a later one does.
@@ -429,14 +447,24 @@ mod tests {
                 .sum();
             assert_eq!(free[i].resident_slices, want.len(), "step {i}");
             assert_eq!(free[i].resident_bytes, bytes, "step {i}");
-            assert_eq!(free[i].peak_bytes, free[i].unit_bytes + bytes);
+            // The writer holds the previous unit's values and capture mask at most.
+            let prev: u64 = if i == 0 {
+                0
+            } else {
+                units[i - 1].sizes.iter().sum()
+            };
+            assert_eq!(free[i].writer_bytes, prev + prev.div_ceil(8), "step {i}");
+            assert_eq!(
+                free[i].peak_bytes,
+                free[i].unit_bytes + free[i].writer_bytes + bytes
+            );
         }
         for budget in [0u64, 64 << 10, 2 << 20] {
             let tight = predict(&units, Some(budget), 65.0);
             let mut spilled = 0;
             for (f, t) in free.iter().zip(&tight) {
                 let room = budget
-                    .saturating_sub(t.unit_bytes)
+                    .saturating_sub(t.unit_bytes + t.writer_bytes)
                     .saturating_sub(spill_cache_bytes(budget));
                 assert!(t.resident_bytes <= room, "{t:?}");
                 assert_eq!(f.unit_bytes, t.unit_bytes);

@@ -217,3 +217,50 @@ fn tiny_memory_budget_gives_identical_files() {
     let v = ok(&egdb(&["verify", "--quiet"], &tight));
     assert!(v.starts_with("ok:"), "{v}");
 }
+
+/// The writer's backlog is bounded as the memory model charges it
+/// (`memory::writer_backlog_bytes`): when a unit starts, the files of every unit before the
+/// previous one are written. Checked from the observer at every unit start of a 4-piece build.
+#[test]
+fn a_unit_starts_only_when_the_units_before_the_previous_one_are_written() {
+    use checkers_egdb::generate::{build_with, BuildObserver, BuildOptions};
+    use checkers_egdb::plan::Unit;
+    use std::sync::Mutex;
+    struct Watch<'a> {
+        dir: &'a Path,
+        started: Mutex<Vec<Vec<String>>>,
+        violations: Mutex<Vec<String>>,
+    }
+    impl BuildObserver for Watch<'_> {
+        fn unit_started(&self, unit: &Unit) {
+            let mut started = self.started.lock().unwrap();
+            let n = started.len();
+            if n >= 2 {
+                for name in started[..n - 1].iter().flatten() {
+                    if !self.dir.join(format!("{name}.egdb")).exists() {
+                        self.violations.lock().unwrap().push(format!(
+                            "{name} not written when unit {n} ({:?}) started",
+                            unit.slices
+                        ));
+                    }
+                }
+            }
+            started.push(unit.slices.iter().map(|s| s.to_string()).collect());
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    std::fs::create_dir(&dir).unwrap();
+    let watch = Watch {
+        dir: &dir,
+        started: Mutex::new(Vec::new()),
+        violations: Mutex::new(Vec::new()),
+    };
+    let mut opts = BuildOptions::new(&dir, 4);
+    opts.memory = Some(64 << 10);
+    build_with(&opts, &watch).unwrap();
+    let started = watch.started.into_inner().unwrap();
+    assert!(started.len() > 100, "{}", started.len());
+    let v = watch.violations.into_inner().unwrap();
+    assert!(v.is_empty(), "{} violations, first: {}", v.len(), v[0]);
+}

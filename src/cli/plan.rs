@@ -19,7 +19,7 @@ pub struct Args {
     positions_per_byte: f64,
     /// Print JSON: `{"max_pieces": N, "units": [{"id", "slices", "sizes", "pieces", "deps",
     /// "dep_units", "capture_materials"}, ...]}`; with `--memory` every unit also has
-    /// `"predicted": {"unit_bytes", "resident_bytes", "resident_slices", "spilled_bytes",
+    /// `"predicted": {"unit_bytes", "writer_bytes", "resident_bytes", "resident_slices", "spilled_bytes",
     /// "loaded_bytes", "cache_bytes", "peak_bytes", "disk_bytes"}` and the object a `"summary"`.
     #[arg(long)]
     json: bool,
@@ -102,6 +102,7 @@ pub fn run(args: Args) -> CliResult {
             if let Some(p) = pred.as_ref().map(|p| &p[i]) {
                 v["predicted"] = serde_json::json!({
                     "unit_bytes": p.unit_bytes,
+                    "writer_bytes": p.writer_bytes,
                     "resident_bytes": p.resident_bytes,
                     "resident_slices": p.resident_slices,
                     "spilled_bytes": p.spilled_bytes,
@@ -138,14 +139,15 @@ pub fn run(args: Args) -> CliResult {
     }
     let mut out = String::new();
     if let (Some(p), Some(b)) = (&pred, &args.memory) {
-        out.push_str("# id\tslices\tpositions\tunit_bytes\tresident_bytes\tresident_slices\tspilled_bytes\tloaded_bytes\tcache_bytes\tpeak_bytes\tdisk_bytes\n");
+        out.push_str("# id\tslices\tpositions\tunit_bytes\twriter_bytes\tresident_bytes\tresident_slices\tspilled_bytes\tloaded_bytes\tcache_bytes\tpeak_bytes\tdisk_bytes\n");
         for (u, s) in units.iter().zip(p) {
             out.push_str(&format!(
-                "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+                "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
                 u.id,
                 join(u.slices.iter().map(|s| s.to_string()).collect()),
                 s.positions,
                 s.unit_bytes,
+                s.writer_bytes,
                 s.resident_bytes,
                 s.resident_slices,
                 s.spilled_bytes,

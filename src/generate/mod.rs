@@ -705,8 +705,15 @@ fn build_in_dir(
     enum Job {
         Wld(solve::SolvedSlice),
         Dtc(solve::DtcSlice),
+        /// The jobs before this one are those of the units before unit `i` of `todo_all`.
+        UnitEnd(usize),
     }
     let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(2);
+    // (units of `todo_all` written, the writer stopped): the solver starts unit i only once
+    // the units before i - 1 are written, so the writer holds at most one unit's values
+    // (`memory::writer_backlog_bytes`, charged to the unit under the budget).
+    let gate = WriterGate::default();
+    let ws = &gate;
     let dir = opts.dir.clone();
     let wopts = WriteOptions {
         codec: opts.codec,
@@ -714,11 +721,20 @@ fn build_in_dir(
     };
     let written = std::thread::scope(|scope| -> Result<BuildSummary, BuildError> {
         let writer = scope.spawn(move || -> Result<BuildSummary, BuildError> {
+            // However the writer ends (an error too), a waiting solver is woken.
+            struct Stopped<'a>(&'a WriterGate);
+            impl Drop for Stopped<'_> {
+                fn drop(&mut self) {
+                    self.0.stop();
+                }
+            }
+            let _stopped = Stopped(ws);
             let mut w = BuildSummary::default();
             for job in rx {
                 match job {
                     Job::Wld(sv) => w.add(&write_solved_with(&dir, &sv, &wopts)?),
                     Job::Dtc(d) => w.add(&write_dtc_solved(&dir, &d)?),
+                    Job::UnitEnd(i) => ws.written(i),
                 }
             }
             Ok(w)
@@ -732,10 +748,19 @@ fn build_in_dir(
                         pieces: u.pieces,
                     });
                 }
+                // Wait until the units before the previous one are written.
+                if tx.send(Job::UnitEnd(i)).is_err() {
+                    return Ok(());
+                }
+                ws.wait_before(i);
                 observer.unit_started(u);
+                let previous = i
+                    .checked_sub(1)
+                    .map_or(0, |k| todo_all[k].0.sizes.iter().sum::<u64>());
                 deps.begin_unit(
                     u,
-                    u.sizes.iter().sum::<u64>() * crate::memory::UNIT_BYTES_PER_POSITION,
+                    u.sizes.iter().sum::<u64>() * crate::memory::UNIT_BYTES_PER_POSITION
+                        + crate::memory::writer_backlog_bytes(previous),
                 );
                 let tick = |n: u64| observer.progress(n);
                 let t0 = Instant::now();
@@ -830,6 +855,43 @@ fn build_in_dir(
     Ok(sum)
 }
 
+/// How far the background writer of a build has got, so that the solver can bound its
+/// backlog ([`crate::memory::writer_backlog_bytes`]): unit `i` starts only once the units
+/// before `i - 1` are written.
+#[derive(Debug, Default)]
+struct WriterGate {
+    /// (units written: every unit below it, the writer stopped).
+    state: std::sync::Mutex<(usize, bool)>,
+    changed: std::sync::Condvar,
+}
+
+impl WriterGate {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (usize, bool)> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The writer: every job of the units below `i` is written.
+    fn written(&self, i: usize) {
+        self.lock().0 = i;
+        self.changed.notify_all();
+    }
+
+    /// The writer stopped (finished or failed): nobody waits any longer.
+    fn stop(&self) {
+        self.lock().1 = true;
+        self.changed.notify_all();
+    }
+
+    /// The solver, before unit `i`: wait until the units below `i - 1` are written or the
+    /// writer stopped.
+    fn wait_before(&self, i: usize) {
+        let mut g = self.lock();
+        while g.0 + 1 < i && !g.1 {
+            g = self.changed.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
 /// Delete temporary files (`.<slice>.egdb.tmp.<pid>.<n>`, `.<slice>.dtc.tmp.<pid>.<n>`) left in `dir` by writers that no
 /// longer run (a killed build). Files of a live process (a concurrent build) are kept. Errors
 /// are ignored: a leftover temporary file is harmless, it never looks like a finished table.
@@ -891,4 +953,45 @@ pub fn peak_rss_bytes() -> Option<u64> {
     let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WriterGate;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    /// The gate lets unit `i` start only once the writer reported the units below `i - 1`
+    /// written, and never blocks once the writer stopped.
+    #[test]
+    fn writer_gate_holds_the_solver_one_unit_behind() {
+        let gate = WriterGate::default();
+        // Units 0 and 1 need nothing written.
+        gate.wait_before(0);
+        gate.wait_before(1);
+        let reported = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for i in 1..=3 {
+                    std::thread::sleep(Duration::from_millis(30));
+                    reported.store(i, Ordering::SeqCst);
+                    gate.written(i);
+                }
+            });
+            for i in 2..=4 {
+                gate.wait_before(i);
+                // Unit i may start only after "units below i - 1 written" was reported.
+                assert!(reported.load(Ordering::SeqCst) + 1 >= i, "unit {i}");
+            }
+        });
+        // A stopped writer releases any wait.
+        let g2 = WriterGate::default();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(20));
+                g2.stop();
+            });
+            g2.wait_before(100);
+        });
+    }
 }
