@@ -82,7 +82,7 @@ fn advance_deps(s: Slice, out: &mut BTreeSet<Slice>) {
 }
 
 /// Stored materials reachable by a capture of Black from material `m` (Black to move).
-fn capture_materials(m: Material, out: &mut BTreeSet<Material>) {
+pub(crate) fn capture_materials(m: Material, out: &mut BTreeSet<Material>) {
     for a in 0..=m.wm {
         for b in 0..=m.wk {
             if a + b == 0 {

@@ -274,3 +274,81 @@ fn prove_refuses_an_unwritable_certificate_path_before_searching() {
     let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
     assert_eq!(left.len(), 1, "only the tables: {left:?}");
 }
+
+/// `prove --cert` to an existing path that is not a regular file (here a FIFO; `/dev/null` is
+/// the same case) is refused before searching: the atomic rename would replace it by a file.
+#[test]
+fn prove_refuses_a_certificate_path_that_is_not_a_regular_file() {
+    let d = tempfile::tempdir().unwrap();
+    let base = d.path().join("base");
+    let b = base.to_str().unwrap();
+    assert!(egdb(&["build", "--pieces", "2", "--quiet", "--dir", b])
+        .status
+        .success());
+    let fifo = d.path().join("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("mkfifo unavailable: skipped");
+        return;
+    }
+    assert_clean_failure(
+        &[
+            "prove",
+            "--dir",
+            b,
+            "--cert",
+            fifo.to_str().unwrap(),
+            "B:W30:BK1",
+        ],
+        "not a regular file",
+    );
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+}
+
+/// A table read only through the capture positions of a table of fewer pieces (a 4-piece
+/// capture lands in a 3-piece table whose capture positions, not stored, resolve into a
+/// 2-piece one) is a dependency too: missing, it is reported before the first unit is solved
+/// (it used to be found only after `0202-nn` was built, at `0211-n6`).
+#[test]
+fn build_reports_a_table_missing_two_captures_down_before_solving() {
+    let d = tempfile::tempdir().unwrap();
+    let base = d.path().join("base");
+    let b = base.to_str().unwrap();
+    assert!(egdb(&["build", "--pieces", "3", "--quiet", "--dir", b])
+        .status
+        .success());
+    // 1 black man against 1 white king: read by no 4-piece unit directly, only through
+    // 3-piece capture positions (e.g. 1101 -> 1001 once Black's king is taken).
+    let mut removed = 0;
+    for e in std::fs::read_dir(&base).unwrap() {
+        let e = e.unwrap();
+        if e.file_name().to_string_lossy().starts_with("1001-") {
+            std::fs::remove_file(e.path()).unwrap();
+            removed += 1;
+        }
+    }
+    assert!(removed > 0);
+    let count = || std::fs::read_dir(&base).unwrap().count();
+    let before = count();
+    let out = egdb(&[
+        "build",
+        "--slice",
+        "2020-00",
+        "--with-deps",
+        "--pieces",
+        "4",
+        "--verbose",
+        "--dir",
+        b,
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("it depends on is missing"), "{err}");
+    assert!(err.contains("1001-"), "{err}");
+    assert!(!err.lines().any(|l| l.starts_with("built")), "{err}");
+    assert_eq!(count(), before, "nothing written");
+}

@@ -197,3 +197,82 @@ fn a_file_that_is_not_a_journal_is_refused_and_kept() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert_eq!(std::fs::read_to_string(&j).unwrap(), "my notes\nkeep me\n");
 }
+
+#[test]
+fn a_file_without_a_newline_is_refused_and_kept_and_a_users_tmp_file_is_untouched() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path(), "2");
+    let jd = tempfile::tempdir().unwrap();
+    // Bytes but no complete line: not a torn journal (a journal is created whole).
+    let j = jd.path().join("notes.txt");
+    std::fs::write(&j, "my notes, no newline").unwrap();
+    let o = verify(d.path(), Some(&j));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("not a journal written by egdb verify"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&j).unwrap(), "my notes, no newline");
+    // A new journal `run.log` beside the user's own `run.tmp`: that file stays as it was.
+    let j = jd.path().join("run.log");
+    let mine = jd.path().join("run.tmp");
+    std::fs::write(&mine, "mine\n").unwrap();
+    let o = verify(d.path(), Some(&j));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine\n");
+    assert!(std::fs::read_to_string(&j)
+        .unwrap()
+        .starts_with("egdb-verify-journal 1\n"));
+    // No temporary file is left beside the journal.
+    let left: Vec<_> = std::fs::read_dir(jd.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp."))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_journal_path_that_is_not_a_regular_file_is_refused_and_a_link_is_kept() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path(), "2");
+    let jd = tempfile::tempdir().unwrap();
+    // A FIFO (as `/dev/null`): refused at once (reading it would block; the atomic rewrite
+    // would replace it by a file), left as it was.
+    let fifo = jd.path().join("fifo");
+    if std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        let o = verify(d.path(), Some(&fifo));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_ne!(o.status.code(), Some(0), "{err}");
+        assert!(err.contains("not a regular file"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+    }
+    // A link to a journal: the journal it names is used and the link stays a link.
+    let real = jd.path().join("real.journal");
+    let link = jd.path().join("link.journal");
+    std::fs::write(&real, "").unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let o = verify(d.path(), Some(&link));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&real)
+        .unwrap()
+        .starts_with("egdb-verify-journal 1\n"));
+    let o = verify(d.path(), Some(&link));
+    let ((now, _), (earlier, _)) = counts(&o);
+    assert_eq!(now, 0, "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(earlier > 0);
+}

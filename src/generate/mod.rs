@@ -935,14 +935,32 @@ pub fn remove_stale_temp_files(dir: &Path) {
     }
 }
 
-/// The first slice that `unit` depends on (leading-man advances, crowning, captures) with no
-/// file among `present`, if any. Slices without positions are not dependencies.
+/// The first slice that `unit` depends on (leading-man advances, crowning, captures, and the
+/// captures that resolve those tables' capture positions, transitively) with no file among
+/// `present`, if any. Slices without positions are not dependencies.
 pub fn first_missing_dependency(unit: &Unit, present: &HashSet<Slice>) -> Option<Slice> {
     if let Some(s) = unit.deps.iter().find(|s| !present.contains(s)) {
         return Some(*s);
     }
-    unit.capture_materials
-        .iter()
+    // The tables read through a capture, and those their capture positions (not stored) are
+    // resolved through, transitively: every one is read while the unit is solved.
+    let mut seen: std::collections::BTreeSet<crate::slice::Material> =
+        unit.capture_materials.iter().copied().collect();
+    let mut todo: Vec<crate::slice::Material> = seen.iter().copied().collect();
+    while let Some(m) = todo.pop() {
+        // A side without pieces has lost: no capture is played from such a material.
+        if m.bm + m.bk == 0 || m.wm + m.wk == 0 {
+            continue;
+        }
+        let mut next = std::collections::BTreeSet::new();
+        crate::plan::capture_materials(m, &mut next);
+        for n in next {
+            if seen.insert(n) {
+                todo.push(n);
+            }
+        }
+    }
+    seen.iter()
         .flat_map(|m| Slice::all_of(*m))
         .find(|s| !present.contains(s) && SliceIndex::new(*s).size() > 0)
 }

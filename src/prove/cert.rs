@@ -541,6 +541,10 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
     if path.is_dir() {
         return Err(format!("{}: is a directory", path.display()));
     }
+    // The atomic rename would replace a device (`/dev/null`), a FIFO or a socket by a file.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(format!("{}: not a regular file", path.display()));
+    }
     let tmp = temp_path(path)?;
     std::fs::File::create(&tmp)
         .map_err(|e| format!("{}: cannot write there: {e}", path.display()))?;

@@ -122,6 +122,19 @@ impl Journal {
         let mut files = HashMap::new();
         let mut done = HashMap::new();
         let mut restarted = None;
+        // Only a regular file (or a link to one) is a journal: a device (`/dev/null`), a FIFO
+        // or a directory would be replaced by the atomic rewrite, so it is refused untouched.
+        let path = &match std::fs::metadata(path) {
+            Ok(m) if !m.is_file() => {
+                return Err(io(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "not a regular file",
+                )))
+            }
+            // A link is followed: the file it names is the journal, the link stays.
+            Ok(_) => std::fs::canonicalize(path).map_err(io)?,
+            Err(_) => path.to_path_buf(),
+        };
         let existing = match std::fs::read(path) {
             Ok(b) => Some(b),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -129,6 +142,15 @@ impl Journal {
         };
         if let Some(bytes) = &existing {
             let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            // A journal is created whole with its first line (atomically), so a file with bytes
+            // but no complete line is some other file, not a torn journal: refuse it, keep it.
+            if keep == 0 && !bytes.is_empty() {
+                return Err(JournalError::Malformed {
+                    path: path.to_path_buf(),
+                    line: 1,
+                    why: format!("expected {MAGIC:?}"),
+                });
+            }
             let text = String::from_utf8_lossy(&bytes[..keep]);
             parse(path, &text, &mut files, &mut done)?;
             if let Some(((part, s), _)) = files.iter().find(|(k, sum)| current.get(k) != Some(sum))
@@ -206,15 +228,28 @@ impl Journal {
     }
 }
 
-/// Replace `path` by `bytes` atomically (temp file, fsync, rename); the new file, for appending.
+/// Replace `path` by `bytes` atomically (temp file `.NAME.tmp.PID` beside it, fsync, rename);
+/// the new file, for appending. The temporary name is one no user file is likely to have (not
+/// `NAME.tmp`, which could be the user's own), and it is removed if anything fails.
 fn rewrite(path: &Path, bytes: &[u8]) -> std::io::Result<File> {
-    let tmp = path.with_extension("tmp");
-    {
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;
+    let tmp = path.with_file_name(format!(
+        ".{}.tmp.{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| {
         let mut f = File::create(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
     }
-    std::fs::rename(&tmp, path)?;
     OpenOptions::new().append(true).open(path)
 }
 
