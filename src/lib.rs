@@ -42,11 +42,13 @@
 //! | [`verify`], [`stats`] | independent verification, statistics from headers |
 //! | [`prove`], [`proofcheck`] | df-pn prover beyond the tables, certificates, and their independent checker |
 //! | [`ffi`] | the C ABI (`include/egdb.h`) |
+//! | [`atomic`] | atomic whole-file replacement (temp file, fsync, rename) for certificates, journals, pictures |
 //!
 //! The `cli` feature (on by default) only adds the `egdb` binary's dependencies (clap,
 //! indicatif, serde_json, axum, tokio, tower-http, plotters, resvg); a program that links the library with `default-features = false`
 //! compiles none of them.
 
+pub mod atomic;
 pub mod board;
 pub mod count;
 #[cfg(feature = "ffi")]

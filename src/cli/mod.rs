@@ -26,30 +26,9 @@ pub type CliResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 /// # Errors
 /// Any I/O error, naming the path.
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> CliResult {
-    use std::io::Write;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| format!("{} is not a file name", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(format!("cannot write {}: {e}", path.display()).into());
-    }
-    Ok(())
+    checkers_egdb::atomic::replace(path, bytes)
+        .map(|_| ())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()).into())
 }
 
 /// `s` with control characters (a newline in a path, ...) escaped as in Rust's

@@ -22,7 +22,6 @@ use crate::movegen::Move;
 use crate::notation::format_move;
 use crate::proofcheck::TableSet;
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
@@ -516,59 +515,31 @@ pub fn certificate_text(tables: &TableSet, proofs: &[Proof]) -> String {
     s
 }
 
-/// The temporary file [`write_atomic`] writes first: `.NAME.tmp.PID` beside `path`.
-fn temp_path(path: &Path) -> Result<std::path::PathBuf, String> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| format!("{}: not a file name", path.display()))?;
-    Ok(dir.join(format!(
-        ".{}.tmp.{}",
-        name.to_string_lossy(),
-        std::process::id()
-    )))
-}
-
-/// Check, before any work, that [`write_atomic`] can write `path`: it is not a directory and
-/// its temporary file can be created beside it (then removed). Nothing is written to `path`.
+/// Check, before any work, that [`write_atomic`] can write `path`
+/// ([`crate::atomic::check_writable`]). Nothing is written to `path`.
 ///
 /// # Errors
-/// The reason, naming `path`, e.g. "cannot write there: Permission denied".
+/// The reason, naming `path`: "is a directory", "not a regular file" (a device such as
+/// `/dev/null`, a FIFO), or "cannot write there: ..." (a missing or read-only directory).
 pub fn check_writable(path: &Path) -> Result<(), String> {
-    if path.is_dir() {
-        return Err(format!("{}: is a directory", path.display()));
-    }
-    // The atomic rename would replace a device (`/dev/null`), a FIFO or a socket by a file.
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-        return Err(format!("{}: not a regular file", path.display()));
-    }
-    let tmp = temp_path(path)?;
-    std::fs::File::create(&tmp)
-        .map_err(|e| format!("{}: cannot write there: {e}", path.display()))?;
-    let _ = std::fs::remove_file(&tmp);
-    Ok(())
+    crate::atomic::check_writable(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidInput {
+            format!("{}: {e}", path.display())
+        } else {
+            format!("{}: cannot write there: {e}", path.display())
+        }
+    })
 }
 
-/// Write `text` to `path` atomically (temporary file in the same directory, fsync, rename).
+/// Write `text` to `path` atomically ([`crate::atomic::replace`]: temporary file in the same
+/// directory, fsync, rename).
 ///
 /// # Errors
 /// The I/O error, with the path.
 pub fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
-    let tmp = temp_path(path)?;
-    let io = |op: &str, e: std::io::Error| format!("{}: {op}: {e}", path.display());
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp).map_err(|e| io("create", e))?;
-        f.write_all(text.as_bytes()).map_err(|e| io("write", e))?;
-        f.sync_all().map_err(|e| io("fsync", e))?;
-        std::fs::rename(&tmp, path).map_err(|e| io("rename", e))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    crate::atomic::replace(path, text.as_bytes())
+        .map(|_| ())
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Write the certificate of `proofs` for the tables `tables` to `path` (atomically).

@@ -122,19 +122,10 @@ impl Journal {
         let mut files = HashMap::new();
         let mut done = HashMap::new();
         let mut restarted = None;
-        // Only a regular file (or a link to one) is a journal: a device (`/dev/null`), a FIFO
-        // or a directory would be replaced by the atomic rewrite, so it is refused untouched.
-        let path = &match std::fs::metadata(path) {
-            Ok(m) if !m.is_file() => {
-                return Err(io(std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    "not a regular file",
-                )))
-            }
-            // A link is followed: the file it names is the journal, the link stays.
-            Ok(_) => std::fs::canonicalize(path).map_err(io)?,
-            Err(_) => path.to_path_buf(),
-        };
+        // Only a regular file (or a link to one, followed) is a journal: a device
+        // (`/dev/null`), a FIFO or a directory would be replaced by the atomic rewrite, so it is
+        // refused untouched.
+        let path = &crate::atomic::target(path).map_err(io)?;
         let existing = match std::fs::read(path) {
             Ok(b) => Some(b),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -228,29 +219,11 @@ impl Journal {
     }
 }
 
-/// Replace `path` by `bytes` atomically (temp file `.NAME.tmp.PID` beside it, fsync, rename);
-/// the new file, for appending. The temporary name is one no user file is likely to have (not
-/// `NAME.tmp`, which could be the user's own), and it is removed if anything fails.
+/// Replace `path` by `bytes` atomically ([`crate::atomic::replace`]); the new file, for
+/// appending.
 fn rewrite(path: &Path, bytes: &[u8]) -> std::io::Result<File> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;
-    let tmp = path.with_file_name(format!(
-        ".{}.tmp.{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
-    OpenOptions::new().append(true).open(path)
+    let written = crate::atomic::replace(path, bytes)?;
+    OpenOptions::new().append(true).open(written)
 }
 
 fn parse(

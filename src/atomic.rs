@@ -1,0 +1,125 @@
+//! Atomic replacement of a whole file: the bytes go to a temporary file beside the target
+//! (`.NAME.tmp.PID`), which is flushed to disk (`fsync`) and renamed over the target, so a
+//! reader or a crash sees the old file or the new one, never a part. Used for the files the
+//! command line writes (pictures, SVG plots), certificates and the verification journal;
+//! table files have their own writer with the same steps (`table::write`).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The file a write to `path` replaces: `path` itself, or, when it is a symbolic link to a
+/// regular file, the file it names (the link stays).
+///
+/// # Errors
+/// `InvalidInput` when `path` exists and is not a regular file (a directory, a device such
+/// as `/dev/null`, a FIFO or a socket: a rename would replace it by a file, or reading it
+/// could block); `InvalidInput` for a path without a file name (`/`, `..`).
+pub fn target(path: &Path) -> std::io::Result<PathBuf> {
+    let invalid = |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(invalid("is a directory")),
+        Ok(m) if !m.is_file() => Err(invalid("not a regular file")),
+        Ok(_) => std::fs::canonicalize(path),
+        Err(_) => {
+            if path.file_name().is_none() {
+                return Err(invalid("not a file name"));
+            }
+            Ok(path.to_path_buf())
+        }
+    }
+}
+
+/// The temporary file used for `target`: `.NAME.tmp.PID` in the same directory.
+fn temp_for(target: &Path) -> std::io::Result<PathBuf> {
+    let name = target
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;
+    Ok(target.with_file_name(format!(
+        ".{}.tmp.{}",
+        name.to_string_lossy(),
+        std::process::id()
+    )))
+}
+
+/// Check, before any long work, that [`replace`] can write `path`: [`target`] accepts it and
+/// a temporary file can be created beside it (it is removed again). Nothing is written to
+/// `path`.
+///
+/// # Errors
+/// As [`target`]; the error of creating the temporary file (a missing or read-only
+/// directory).
+pub fn check_writable(path: &Path) -> std::io::Result<()> {
+    let tmp = temp_for(&target(path)?)?;
+    std::fs::File::create(&tmp)?;
+    let _ = std::fs::remove_file(&tmp);
+    Ok(())
+}
+
+/// Replace the file at `path` by `bytes` atomically; returns the path written (the file a
+/// link named, see [`target`]). The temporary file is removed if anything fails.
+///
+/// # Errors
+/// As [`target`]; I/O errors of create, write, fsync or rename.
+pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    let target = target(path)?;
+    let tmp = temp_for(&target)?;
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &target)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    Ok(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_files_and_refuses_what_is_not_a_regular_file() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("a.txt");
+        replace(&f, b"one").unwrap();
+        replace(&f, b"two").unwrap();
+        assert_eq!(std::fs::read(&f).unwrap(), b"two");
+        // A user's own NAME.tmp is left alone.
+        let mine = d.path().join("a.tmp");
+        std::fs::write(&mine, b"mine").unwrap();
+        replace(&f, b"three").unwrap();
+        assert_eq!(std::fs::read(&mine).unwrap(), b"mine");
+        // A link is followed and stays a link.
+        #[cfg(unix)]
+        {
+            let link = d.path().join("link");
+            std::os::unix::fs::symlink(&f, &link).unwrap();
+            replace(&link, b"four").unwrap();
+            assert!(std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink());
+            assert_eq!(std::fs::read(&f).unwrap(), b"four");
+        }
+        assert!(replace(d.path(), b"x").is_err());
+        assert!(check_writable(d.path()).is_err());
+        #[cfg(unix)]
+        {
+            assert!(check_writable(Path::new("/dev/null")).is_err());
+            assert!(replace(Path::new("/dev/null"), b"x").is_err());
+        }
+        assert!(check_writable(&d.path().join("no/such/dir/x")).is_err());
+        check_writable(&d.path().join("new.txt")).unwrap();
+        assert!(!d.path().join("new.txt").exists());
+        // Nothing but the files made above.
+        let mut names: Vec<String> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["a.tmp", "a.txt", "link"]);
+    }
+}
