@@ -708,7 +708,9 @@ fn build_in_dir(
         /// The jobs before this one are those of the units before unit `i` of `todo_all`.
         UnitEnd(usize),
     }
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(2);
+    // The gate below bounds the backlog (at most the previous unit's jobs); the channel only
+    // needs room for a unit's jobs and the markers, so that sending never waits for less.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(8);
     // (units of `todo_all` written, the writer stopped): the solver starts unit i only once
     // the units before i - 1 are written, so the writer holds at most one unit's values
     // (`memory::writer_backlog_bytes`, charged to the unit under the budget).
