@@ -668,15 +668,16 @@ fn build_in_dir(
     // Every table a unit reads must be present or built earlier in this run: checked for
     // all units before the first is solved, so that a missing table is reported at once, not
     // hours into a build (the loop below checks again against the files really written).
+    let mut present: HashSet<Slice> = crate::stats::scan_dir(&opts.dir)
+        .map_err(|e| BuildError::Io {
+            path: opts.dir.clone(),
+            source: e,
+        })?
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect();
     {
-        let mut will: HashSet<Slice> = crate::stats::scan_dir(&opts.dir)
-            .map_err(|e| BuildError::Io {
-                path: opts.dir.clone(),
-                source: e,
-            })?
-            .into_iter()
-            .map(|(s, _)| s)
-            .collect();
+        let mut will = present.clone();
         for &(u, _) in &todo_all {
             if let Some(missing) = first_missing_dependency(u, &will) {
                 return Err(BuildError::MissingDependency {
@@ -691,14 +692,6 @@ fn build_in_dir(
     observer.start(todo.len(), total);
     let last_reads = crate::memory::last_reads(&todo);
     let mut deps = DecodedTables::with_budget(&opts.dir, opts.memory);
-    let mut present: HashSet<Slice> = crate::stats::scan_dir(&opts.dir)
-        .map_err(|e| BuildError::Io {
-            path: opts.dir.clone(),
-            source: e,
-        })?
-        .into_iter()
-        .map(|(s, _)| s)
-        .collect();
     // Files are compressed and written by a second thread while the next unit is solved; the
     // values of a solved unit are handed to the dependency store at once. A killed build
     // simply has fewer finished files.
