@@ -26,6 +26,12 @@ pub struct Args {
     /// resumes. Checksums of all files are checked every run.
     #[arg(long, value_name = "FILE")]
     pub journal: Option<PathBuf>,
+    /// Memory budget for decoded tables, like `512M` or `16G` (K, M, G, T; powers of 1024).
+    /// Slices are released after their last reader; above the budget dependencies are read
+    /// from the compressed files through a block cache (slower, same outcome). Default: half
+    /// the physical memory.
+    #[arg(long, value_name = "SIZE", value_parser = checkers_egdb::memory::parse_size)]
+    pub memory: Option<u64>,
 }
 
 /// Run `egdb verify`; exits non-zero naming every bad file (slice and position).
@@ -43,6 +49,10 @@ pub fn run(args: Args) -> CliResult {
     let opts = VerifyOptions {
         partial: args.partial,
         journal: args.journal.clone(),
+        memory: Some(
+            args.memory
+                .unwrap_or_else(checkers_egdb::memory::default_budget),
+        ),
     };
     let rep = verify_dir_opts(&args.dir, &opts, &|s, k, n| {
         if bar.length() != Some(n) || bar.message() != s.to_string() {
@@ -93,6 +103,16 @@ pub fn run(args: Args) -> CliResult {
         } else {
             String::new()
         }
+    );
+    let st = &rep.store;
+    println!(
+        "dependencies: budget {}: peak {} decoded, {} slices loaded, {} released, {} evicted, {} lookups through the block cache",
+        opts.memory.map_or("unbounded".into(), checkers_egdb::memory::format_size),
+        checkers_egdb::memory::format_size(st.peak_resident_bytes),
+        st.slices_loaded,
+        st.slices_released,
+        st.slices_evicted,
+        st.spilled_lookups
     );
     if rep.earlier_slices > 0 {
         println!(

@@ -194,6 +194,9 @@ pub struct VerifyReport {
     pub earlier_positions: u64,
     /// Why an earlier journal was discarded (a file changed or is gone), if it was.
     pub journal_restarted: Option<String>,
+    /// The dependency store's counters: peak decoded bytes, slices loaded and released,
+    /// lookups served from the compressed files under the budget ([`VerifyOptions::memory`]).
+    pub store: crate::store::StoreStats,
 }
 
 /// Options of [`verify_dir_opts`].
@@ -205,6 +208,12 @@ pub struct VerifyOptions {
     /// slices an earlier run recorded (with every file unchanged since) are skipped, so an
     /// interrupted verification resumes. The checksums of all files are still checked.
     pub journal: Option<PathBuf>,
+    /// Memory budget in bytes for the decoded tables and distances (`None`: unbounded), as
+    /// the build's `--memory` ([`crate::store::DecodedTables::with_budget`]). Either way a slice
+    /// is released after the last unit (in build order) that reads it; under a budget the
+    /// reads that do not fit are served from the compressed files through a block cache. The
+    /// outcome does not depend on the budget, only the speed.
+    pub memory: Option<u64>,
 }
 
 /// Value of `p` (any side to move) derived from its successors by forward move generation
@@ -478,7 +487,7 @@ pub fn verify_dir_with(
         dir,
         &VerifyOptions {
             partial,
-            journal: None,
+            ..VerifyOptions::default()
         },
         progress,
     )
@@ -549,74 +558,151 @@ pub fn verify_dir_opts(
         Some(path) => Some(open_journal(dir, &infos, path)?),
         None => None,
     };
-    let src = DecodedTables::new(dir);
+    // Verification goes by the build's units (piece counts ascending, then the plan's order),
+    // so the store can release a slice after the last unit reading it and, under a budget,
+    // serve the rest from the compressed files: memory like the build's, not every table.
+    let max = infos
+        .iter()
+        .map(|f| f.slice.material.pieces())
+        .max()
+        .unwrap_or(0);
+    let units: Vec<crate::plan::Unit> = crate::plan::build_order(max)
+        .into_iter()
+        .map(|mut u| {
+            // The verifier also reads the unit's own slices through the store.
+            let mut reads = u.slices.clone();
+            reads.append(&mut u.deps);
+            u.deps = reads;
+            u
+        })
+        .collect();
+    let by_slice: std::collections::HashMap<Slice, &crate::stats::FileInfo> =
+        infos.iter().map(|f| (f.slice, f)).collect();
+    // Each step: a unit of the plan (if any) and its files present, in the unit's order; a
+    // file outside every unit (none are expected) goes last, on its own.
+    let mut steps: Vec<(Option<&crate::plan::Unit>, Vec<&crate::stats::FileInfo>)> = Vec::new();
+    let mut placed = std::collections::HashSet::new();
+    for u in &units {
+        let files: Vec<&crate::stats::FileInfo> = u
+            .slices
+            .iter()
+            .filter_map(|s| by_slice.get(s).copied())
+            .collect();
+        if !files.is_empty() {
+            placed.extend(files.iter().map(|f| f.slice));
+            steps.push((Some(u), files));
+        }
+    }
+    for f in &infos {
+        if !placed.contains(&f.slice) {
+            steps.push((None, vec![f]));
+        }
+    }
+    let step_units: Vec<&crate::plan::Unit> = steps.iter().filter_map(|(u, _)| *u).collect();
+    let last = crate::memory::last_reads(&step_units);
+    let mut src = DecodedTables::with_budget(dir, opts.memory);
     let mut rep = VerifyReport {
         absent,
         journal_restarted: journal.as_ref().and_then(|j| j.restarted.clone()),
         ..VerifyReport::default()
-    };
-    let mut errors = Vec::new();
-    for f in &infos {
-        let m = &f.meta;
-        if let Some(n) = journal
-            .as_ref()
-            .and_then(|j| j.done(journal::Part::Wld, &f.slice))
-        {
-            rep.earlier_slices += 1;
-            rep.earlier_positions += n;
-            continue;
-        }
-        let tick = |k: u64| progress(&f.slice, k, m.positions);
-        match verify_slice(Oracle, &src, &f.slice, (m.wins, m.losses, m.draws), &tick) {
-            Ok(n) => {
-                rep.positions += n;
-                rep.slices += 1;
-                if let Some(j) = &mut journal {
-                    j.record(journal::Part::Wld, &f.slice, n)?;
-                }
-            }
-            Err(e) => errors.push(e),
-        }
-    }
-    fail(errors)?;
-    let load = |s: &Slice| -> Result<Option<Vec<u32>>, VerifyError> {
-        let path = crate::table::dtc_path(dir, s);
-        if !path.exists() {
-            return Ok(None);
-        }
-        let bad = |e: crate::table::TableError| VerifyError::DtcFile {
-            slice: *s,
-            why: e.to_string(),
-        };
-        let f = crate::table::DtcFile::open(&path, crate::rules::english::ID).map_err(bad)?;
-        f.verify_checksum().map_err(bad)?;
-        Ok(Some(f.decode_all().map_err(bad)?))
     };
     // Distance files are all or nothing: once any slice has one, a slice without one is an
     // error (a deleted or never-built `.dtc` file), not something to skip.
     let any_dtc = infos
         .iter()
         .any(|f| crate::table::dtc_path(dir, &f.slice).exists());
-    for f in &infos {
-        if crate::table::dtc_path(dir, &f.slice).exists() {
+    let mut errors = Vec::new();
+    let mut wld_failed = false;
+    let mut k = 0;
+    for (unit, files) in &steps {
+        if let Some(u) = unit {
+            // The unit's own memory: the decoded distances of its slices when it has any.
+            let own = if any_dtc {
+                u.sizes.iter().sum::<u64>() * 4
+            } else {
+                0
+            };
+            src.begin_unit(u, own);
+        }
+        let mut unit_ok = true;
+        for f in files {
+            let m = &f.meta;
             if let Some(n) = journal
                 .as_ref()
-                .and_then(|j| j.done(journal::Part::Dtc, &f.slice))
+                .and_then(|j| j.done(journal::Part::Wld, &f.slice))
             {
-                // Verified by an earlier run: only the checksum again.
-                let path = crate::table::dtc_path(dir, &f.slice);
-                crate::table::DtcFile::open(&path, crate::rules::english::ID)
-                    .and_then(|d| d.verify_checksum())
-                    .map_err(|e| VerifyError::DtcFile {
-                        slice: f.slice,
-                        why: e.to_string(),
-                    })?;
                 rep.earlier_slices += 1;
                 rep.earlier_positions += n;
                 continue;
             }
+            let tick = |k: u64| progress(&f.slice, k, m.positions);
+            match verify_slice(Oracle, &src, &f.slice, (m.wins, m.losses, m.draws), &tick) {
+                Ok(n) => {
+                    rep.positions += n;
+                    rep.slices += 1;
+                    if let Some(j) = &mut journal {
+                        j.record(journal::Part::Wld, &f.slice, n)?;
+                    }
+                }
+                Err(e) => {
+                    errors.push(e);
+                    unit_ok = false;
+                }
+            }
         }
-        let Some(own) = load(&f.slice)? else {
+        wld_failed |= !unit_ok;
+        // Distances are checked against verified values only: after any WLD failure, the
+        // distance files are left until the values are right.
+        if !wld_failed {
+            if let Err(e) =
+                verify_dtc_files(dir, &src, files, any_dtc, &mut journal, &mut rep, progress)
+            {
+                errors.push(e);
+            }
+        }
+        if unit.is_some() {
+            src.release_done(k, &last);
+            k += 1;
+        }
+    }
+    fail(errors)?;
+    rep.store = src.stats();
+    rep.seconds = start.elapsed().as_secs_f64();
+    Ok(rep)
+}
+
+/// The distance files of `files` (one unit's slices, whose WLD values are verified):
+/// checksums, counts against the WLD header, [`verify_dtc_slice`]. Each file is decoded once
+/// for the unit.
+fn verify_dtc_files(
+    dir: &Path,
+    src: &DecodedTables,
+    files: &[&crate::stats::FileInfo],
+    any_dtc: bool,
+    journal: &mut Option<Journal>,
+    rep: &mut VerifyReport,
+    progress: &(dyn Fn(&Slice, u64, u64) + Sync),
+) -> Result<(), VerifyError> {
+    let open = |s: &Slice| -> Result<Option<crate::table::DtcFile>, VerifyError> {
+        let path = crate::table::dtc_path(dir, s);
+        if !path.exists() {
+            return Ok(None);
+        }
+        let f = crate::table::DtcFile::open(&path, crate::rules::english::ID).map_err(|e| {
+            VerifyError::DtcFile {
+                slice: *s,
+                why: e.to_string(),
+            }
+        })?;
+        f.verify_checksum().map_err(|e| VerifyError::DtcFile {
+            slice: *s,
+            why: e.to_string(),
+        })?;
+        Ok(Some(f))
+    };
+    let mut decoded: std::collections::HashMap<Slice, Vec<u32>> = Default::default();
+    for f in files {
+        let Some(hdr) = open(&f.slice)? else {
             if any_dtc {
                 return Err(VerifyError::DtcFile {
                     slice: f.slice,
@@ -625,14 +711,15 @@ pub fn verify_dir_opts(
             }
             continue;
         };
-        let hdr = crate::table::DtcFile::open(
-            &crate::table::dtc_path(dir, &f.slice),
-            crate::rules::english::ID,
-        )
-        .map_err(|e| VerifyError::DtcFile {
-            slice: f.slice,
-            why: e.to_string(),
-        })?;
+        if let Some(n) = journal
+            .as_ref()
+            .and_then(|j| j.done(journal::Part::Dtc, &f.slice))
+        {
+            // Verified by an earlier run: the checksum was checked again above.
+            rep.earlier_slices += 1;
+            rep.earlier_positions += n;
+            continue;
+        }
         let (dm, m) = (hdr.meta(), &f.meta);
         if (dm.wins, dm.losses) != (m.wins, m.losses) {
             return Err(VerifyError::DtcFile {
@@ -643,33 +730,45 @@ pub fn verify_dir_opts(
                 ),
             });
         }
-        let partner = if f.slice.partner() == f.slice {
-            None
-        } else {
-            Some(
-                load(&f.slice.partner())?.ok_or_else(|| VerifyError::DtcFile {
-                    slice: f.slice,
-                    why: format!(
-                        "the partner slice {} has no distance file",
-                        f.slice.partner()
-                    ),
-                })?,
-            )
-        };
+        let partner = f.slice.partner();
+        for s in [f.slice, partner] {
+            if decoded.contains_key(&s) {
+                continue;
+            }
+            let d = if s == f.slice {
+                Some(hdr.decode_all())
+            } else {
+                open(&s)?.map(|p| p.decode_all())
+            };
+            match d {
+                Some(d) => {
+                    let d = d.map_err(|e| VerifyError::DtcFile {
+                        slice: s,
+                        why: e.to_string(),
+                    })?;
+                    decoded.insert(s, d);
+                }
+                None => {
+                    return Err(VerifyError::DtcFile {
+                        slice: f.slice,
+                        why: format!("the partner slice {partner} has no distance file"),
+                    })
+                }
+            }
+        }
         let tick = |k: u64| progress(&f.slice, k, m.positions);
         rep.dtc_positions += verify_dtc_slice(
             Oracle,
-            &src,
+            src,
             &f.slice,
-            &own,
-            partner.as_deref().unwrap_or(&own),
+            &decoded[&f.slice],
+            &decoded[&partner],
             &tick,
         )?;
         rep.dtc_slices += 1;
-        if let Some(j) = &mut journal {
+        if let Some(j) = journal {
             j.record(journal::Part::Dtc, &f.slice, f.meta.positions)?;
         }
     }
-    rep.seconds = start.elapsed().as_secs_f64();
-    Ok(rep)
+    Ok(())
 }

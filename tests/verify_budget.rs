@@ -1,0 +1,129 @@
+//! `egdb verify --memory SIZE`: the verifier goes by the build's units, releases each slice
+//! after its last reader and, under a budget, reads the rest from the compressed files. The
+//! outcome must not depend on the budget: the same files verified, the same positions counted,
+//! and a wrong value still found when every dependency comes through the block cache.
+//!
+//! The tables are built by `egdb build`; the expected counts are those of an unbounded run and
+//! of the files' own headers, the expected failure is a value changed by the test.
+
+use checkers_egdb::table::{write_table_with, TableFile, WriteOptions, DONT_CARE};
+use checkers_egdb::verify::{verify_dir_opts, VerifyError, VerifyOptions, VerifyReport};
+use std::path::Path;
+use std::process::Command;
+
+fn build(dir: &Path, pieces: &str) {
+    let o = Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(["build", "--quiet", "--dtc", "--pieces", pieces, "--dir"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+fn verify(dir: &Path, memory: Option<u64>) -> Result<VerifyReport, VerifyError> {
+    let opts = VerifyOptions {
+        memory,
+        ..VerifyOptions::default()
+    };
+    verify_dir_opts(dir, &opts, &|_, _, _| {})
+}
+
+/// Sum over the WLD files of their header's position count.
+fn header_positions(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "egdb"))
+        .map(|p| TableFile::open(&p).unwrap().meta().positions)
+        .sum()
+}
+
+#[test]
+fn the_outcome_does_not_depend_on_the_budget_and_slices_are_released() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path(), "4");
+    let total = header_positions(d.path());
+    let free = verify(d.path(), None).unwrap();
+    assert_eq!(free.positions, total);
+    assert_eq!(free.dtc_positions, total);
+    let files = std::fs::read_dir(d.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "egdb")
+        })
+        .count() as u64;
+    assert_eq!((free.slices, free.dtc_slices), (files, files));
+    // Unbounded, every slice is still released after its last reader: the peak is well below
+    // all the tables decoded at once (2 bits per position).
+    let all_decoded = total / 4;
+    assert!(free.store.slices_released > 0);
+    assert!(
+        free.store.peak_resident_bytes < all_decoded / 2,
+        "peak {} of {all_decoded}",
+        free.store.peak_resident_bytes
+    );
+    assert_eq!(free.store.spilled_lookups, 0);
+    // 1 MiB: the block cache takes it all, every lookup goes through the compressed files.
+    // 1.5 MiB: some slices decoded, the others through the cache.
+    for budget in [1u64 << 20, 3 << 19] {
+        let tight = verify(d.path(), Some(budget)).unwrap();
+        assert_eq!(
+            (
+                tight.slices,
+                tight.positions,
+                tight.dtc_slices,
+                tight.dtc_positions
+            ),
+            (
+                free.slices,
+                free.positions,
+                free.dtc_slices,
+                free.dtc_positions
+            ),
+            "budget {budget}"
+        );
+        assert!(tight.store.spilled_lookups > 0, "budget {budget}");
+        assert!(
+            tight.store.peak_resident_bytes <= budget,
+            "budget {budget}: peak {}",
+            tight.store.peak_resident_bytes
+        );
+    }
+}
+
+#[test]
+fn a_wrong_value_is_found_when_every_dependency_is_spilled() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path(), "3");
+    // The largest WLD file: one stored value of a quiet position flipped, checksum valid.
+    let victim = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "egdb"))
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .unwrap();
+    let t = TableFile::open(&victim).unwrap();
+    let meta = t.meta().clone();
+    let mut vals = t.decode_all().unwrap();
+    drop(t);
+    let i = vals.iter().position(|&v| v != DONT_CARE).unwrap();
+    vals[i] = if vals[i] == 2 { 0 } else { 2 };
+    write_table_with(&victim, &meta, &vals, &WriteOptions::default()).unwrap();
+    let e = verify(d.path(), Some(1 << 20)).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains(&meta.slice.to_string()), "{text}");
+    assert!(text.contains(&format!("index {i} (")), "{text}");
+    // The command line takes the same budget and fails the same way.
+    let o = Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(["verify", "--quiet", "--memory", "1M", "--dir"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("index {i} (")), "{err}");
+}
