@@ -54,6 +54,11 @@ pub struct DecodedTables {
     room: AtomicU64,
     /// The spill source, opened on first use.
     spill: OnceLock<Tablebase>,
+    /// Slices released at least once, and those of them decoded again afterwards (read
+    /// after their last listed reader, through chains of captures): [`DecodedTables::release_done`]
+    /// keeps the latter from then on, so a slice is not decoded again for every later unit.
+    released_once: Mutex<std::collections::HashSet<Slice>>,
+    sticky: Mutex<std::collections::HashSet<Slice>>,
     counters: Counters,
 }
 
@@ -123,6 +128,8 @@ impl DecodedTables {
             met: Mutex::new(Vec::new()),
             room: AtomicU64::new(0),
             spill: OnceLock::new(),
+            released_once: Mutex::new(Default::default()),
+            sticky: Mutex::new(Default::default()),
             counters: Counters::default(),
         }
     }
@@ -194,13 +201,17 @@ impl DecodedTables {
     /// captures, which any later unit may reach again) are kept; under a budget they are the
     /// first evicted ([`DecodedTables::begin_unit`]). A slice whose file does not exist yet
     /// (still in the writer's queue) is kept until a later call.
+    /// A slice decoded again after being released (read past its last listed reader, through
+    /// chains of captures) is kept from then on, like the unlisted ones.
     pub fn release_done(&mut self, done: usize, last: &std::collections::HashMap<Slice, usize>) {
+        let sticky = std::mem::take(self.sticky.get_mut().unwrap_or_else(|p| p.into_inner()));
         let candidates: Vec<Slice> = self
             .resident_map()
             .keys()
-            .filter(|s| last.get(s).is_some_and(|&j| j <= done))
+            .filter(|s| !sticky.contains(s) && last.get(s).is_some_and(|&j| j <= done))
             .copied()
             .collect();
+        *self.sticky.get_mut().unwrap_or_else(|p| p.into_inner()) = sticky;
         for s in candidates {
             if table_path(&self.dir, &s).exists() {
                 self.release(&s);
@@ -213,6 +224,10 @@ impl DecodedTables {
     pub fn release(&mut self, slice: &Slice) {
         if self.drop_slice(slice) {
             self.counters.released.fetch_add(1, Ordering::Relaxed);
+            self.released_once
+                .get_mut()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(*slice);
         }
     }
 
@@ -404,6 +419,17 @@ impl DecodedTables {
         });
         drop(values);
         self.counters.loaded.fetch_add(1, Ordering::Relaxed);
+        if self
+            .released_once
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(slice)
+        {
+            self.sticky
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(*slice);
+        }
         self.note_resident(slice, d.packed.len() as u64);
         Ok(d)
     }
