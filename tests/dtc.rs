@@ -271,9 +271,19 @@ fn verify_rederives_distances_and_finds_a_changed_one() {
     let mask = bitvec::bitvec![u64, bitvec::order::Lsb0; 0; d.len()];
     checkers_egdb::table::dtc::write_dtc(&path, &meta, &d, &mask, &Default::default()).unwrap();
     let e = checkers_egdb::verify::verify_dir(dir.path(), &|_, _, _| {}).unwrap_err();
+    // Every failure is a distance mismatch, and the changed position itself is one of them
+    // (its predecessors in the partner slice may be reported too).
+    let fails = e.failures();
     assert!(
-        matches!(e, checkers_egdb::verify::VerifyError::DtcMismatch { .. }),
+        fails
+            .iter()
+            .all(|f| matches!(f, checkers_egdb::verify::VerifyError::DtcMismatch { .. })),
         "{e}"
+    );
+    let at = format!("slice {s}, index {i} ");
+    assert!(
+        fails.iter().any(|f| f.to_string().contains(&at)),
+        "{at}: {e}"
     );
 }
 

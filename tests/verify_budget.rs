@@ -127,3 +127,41 @@ fn a_wrong_value_is_found_when_every_dependency_is_spilled() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains(&format!("index {i} (")), "{err}");
 }
+
+/// A block whose own checksum is wrong in a file whose whole-file checksum was made right
+/// again (a writer bug or tampering) is found the same way under every budget: the verifier
+/// decodes every block once, not only those its lookups reach through the block cache.
+#[test]
+fn a_corrupt_block_is_found_the_same_way_under_every_budget() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path(), "3");
+    let victim = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "egdb"))
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .unwrap();
+    let mut bytes = std::fs::read(&victim).unwrap();
+    // docs/format.md: offset width at byte 19, block count at 52, the offset table from 64
+    // (N entries of W + 4 bytes), then the block data, then the xxh64 of all before it.
+    let w = bytes[19] as usize;
+    let n = u32::from_le_bytes(bytes[52..56].try_into().unwrap()) as usize;
+    let data = 64 + n * (w + 4);
+    let end = bytes.len() - 8;
+    assert!(end > data, "the largest 3-piece file stores block data");
+    bytes[(data + end) / 2] ^= 0x10;
+    let sum = xxhash_rust::xxh64::xxh64(&bytes[..end], 0);
+    bytes[end..].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(&victim, &bytes).unwrap();
+    let name = victim.file_name().unwrap().to_string_lossy().to_string();
+    let mut seen = Vec::new();
+    for budget in [Some(0), Some(1 << 20), None] {
+        let e = verify(d.path(), budget).unwrap_err().to_string();
+        assert!(
+            e.contains(&name) && e.contains("block") && e.contains("checksum mismatch"),
+            "{budget:?}: {e}"
+        );
+        seen.push(e);
+    }
+    assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:?}");
+}

@@ -545,11 +545,32 @@ pub fn verify_dir_opts(
             first: *first,
         });
     }
+    // Distance files are all or nothing: once any slice has one, a slice without one is an
+    // error (a deleted or never-built `.dtc` file), not something to skip.
+    let any_dtc = infos
+        .iter()
+        .any(|f| crate::table::dtc_path(dir, &f.slice).exists());
     for f in &infos {
         if let Err(e) = crate::table::TableFile::open(&f.path).and_then(|t| t.verify_checksum()) {
             errors.push(VerifyError::Probe {
                 slice: f.slice,
                 source: e.into(),
+            });
+        }
+        let d = crate::table::dtc_path(dir, &f.slice);
+        if d.exists() {
+            if let Err(e) = crate::table::DtcFile::open(&d, crate::rules::english::ID)
+                .and_then(|t| t.verify_checksum())
+            {
+                errors.push(VerifyError::DtcFile {
+                    slice: f.slice,
+                    why: e.to_string(),
+                });
+            }
+        } else if any_dtc {
+            errors.push(VerifyError::DtcFile {
+                slice: f.slice,
+                why: "the distance file is missing (other slices have one; rebuild with egdb build --dtc)".into(),
             });
         }
     }
@@ -558,6 +579,25 @@ pub fn verify_dir_opts(
         Some(path) => Some(open_journal(dir, &infos, path)?),
         None => None,
     };
+    let mut errors = Vec::new();
+    // Every block of every file to verify decoded once (block checksums, zstd, digits) before
+    // any value is checked: under a budget the store may serve a slice through the block
+    // cache, which decodes only the blocks a lookup reaches, so the outcome must not rest on
+    // the lookups, nor depend on the budget.
+    for f in &infos {
+        let done = journal
+            .as_ref()
+            .is_some_and(|j| j.done(journal::Part::Wld, &f.slice).is_some());
+        if !done {
+            if let Err(e) = check_blocks(&f.path) {
+                errors.push(VerifyError::Probe {
+                    slice: f.slice,
+                    source: e.into(),
+                });
+            }
+        }
+    }
+    fail(std::mem::take(&mut errors))?;
     // Verification goes by the build's units (piece counts ascending, then the plan's order),
     // so the store can release a slice after the last unit reading it and, under a budget,
     // serve the rest from the compressed files: memory like the build's, not every table.
@@ -606,11 +646,6 @@ pub fn verify_dir_opts(
         journal_restarted: journal.as_ref().and_then(|j| j.restarted.clone()),
         ..VerifyReport::default()
     };
-    // Distance files are all or nothing: once any slice has one, a slice without one is an
-    // error (a deleted or never-built `.dtc` file), not something to skip.
-    let any_dtc = infos
-        .iter()
-        .any(|f| crate::table::dtc_path(dir, &f.slice).exists());
     let mut errors = Vec::new();
     let mut wld_failed = false;
     let mut k = 0;
@@ -654,11 +689,14 @@ pub fn verify_dir_opts(
         // Distances are checked against verified values only: after any WLD failure, the
         // distance files are left until the values are right.
         if !wld_failed {
-            if let Err(e) =
-                verify_dtc_files(dir, &src, files, any_dtc, &mut journal, &mut rep, progress)
-            {
-                errors.push(e);
-            }
+            errors.extend(verify_dtc_files(
+                dir,
+                &src,
+                files,
+                &mut journal,
+                &mut rep,
+                progress,
+            )?);
         }
         if unit.is_some() {
             src.release_done(k, &last);
@@ -671,104 +709,122 @@ pub fn verify_dir_opts(
     Ok(rep)
 }
 
-/// The distance files of `files` (one unit's slices, whose WLD values are verified):
-/// checksums, counts against the WLD header, [`verify_dtc_slice`]. Each file is decoded once
-/// for the unit.
+/// Decode every block of the WLD file at `path` (in parallel), checking each block's
+/// checksum, size and digits; the values are dropped.
+///
+/// # Errors
+/// The first bad block's [`crate::table::TableError`].
+fn check_blocks(path: &Path) -> Result<(), crate::table::TableError> {
+    let t = crate::table::TableFile::open(path)?;
+    (0..t.block_count())
+        .into_par_iter()
+        .try_for_each(|b| t.decode_block(b).map(drop))
+}
+
+/// The distance files of `files` (one unit's slices, whose WLD values are verified; every
+/// distance file's checksum and presence were checked before): counts against the WLD
+/// header, [`verify_dtc_slice`]. Each file is decoded once for the unit. Returns the bad
+/// files' errors (each file is checked even when another one fails).
+///
+/// # Errors
+/// Only a journal that cannot be written ([`VerifyError::Journal`]).
 fn verify_dtc_files(
     dir: &Path,
     src: &DecodedTables,
     files: &[&crate::stats::FileInfo],
-    any_dtc: bool,
     journal: &mut Option<Journal>,
     rep: &mut VerifyReport,
     progress: &(dyn Fn(&Slice, u64, u64) + Sync),
-) -> Result<(), VerifyError> {
+) -> Result<Vec<VerifyError>, VerifyError> {
+    let bad = |s: &Slice, e: crate::table::TableError| VerifyError::DtcFile {
+        slice: *s,
+        why: e.to_string(),
+    };
     let open = |s: &Slice| -> Result<Option<crate::table::DtcFile>, VerifyError> {
         let path = crate::table::dtc_path(dir, s);
         if !path.exists() {
             return Ok(None);
         }
-        let f = crate::table::DtcFile::open(&path, crate::rules::english::ID).map_err(|e| {
-            VerifyError::DtcFile {
-                slice: *s,
-                why: e.to_string(),
-            }
-        })?;
-        f.verify_checksum().map_err(|e| VerifyError::DtcFile {
-            slice: *s,
-            why: e.to_string(),
-        })?;
-        Ok(Some(f))
+        crate::table::DtcFile::open(&path, crate::rules::english::ID)
+            .map(Some)
+            .map_err(|e| bad(s, e))
     };
-    let mut decoded: std::collections::HashMap<Slice, Vec<u32>> = Default::default();
+    let mut errors = Vec::new();
+    // Decoded distances of the unit's slices (`None`: absent or unreadable).
+    let mut decoded = std::collections::HashMap::new();
+    type Decoded = std::collections::HashMap<Slice, Option<Vec<u32>>>;
+    let decode = |s: &Slice, decoded: &mut Decoded, errors: &mut Vec<VerifyError>| -> bool {
+        if !decoded.contains_key(s) {
+            let d = match open(s)
+                .and_then(|f| f.map(|f| f.decode_all().map_err(|e| bad(s, e))).transpose())
+            {
+                Ok(d) => d,
+                Err(e) => {
+                    errors.push(e);
+                    None
+                }
+            };
+            decoded.insert(*s, d);
+        }
+        decoded[s].is_some()
+    };
     for f in files {
-        let Some(hdr) = open(&f.slice)? else {
-            if any_dtc {
-                return Err(VerifyError::DtcFile {
-                    slice: f.slice,
-                    why: "the distance file is missing (other slices have one; rebuild with egdb build --dtc)".into(),
-                });
+        let hdr = match open(&f.slice) {
+            Ok(Some(h)) => h,
+            Ok(None) => continue,
+            Err(e) => {
+                errors.push(e);
+                continue;
             }
-            continue;
         };
         if let Some(n) = journal
             .as_ref()
             .and_then(|j| j.done(journal::Part::Dtc, &f.slice))
         {
-            // Verified by an earlier run: the checksum was checked again above.
+            // Verified by an earlier run: its checksum was checked again before.
             rep.earlier_slices += 1;
             rep.earlier_positions += n;
             continue;
         }
         let (dm, m) = (hdr.meta(), &f.meta);
         if (dm.wins, dm.losses) != (m.wins, m.losses) {
-            return Err(VerifyError::DtcFile {
+            errors.push(VerifyError::DtcFile {
                 slice: f.slice,
                 why: format!(
                     "{} wins, {} losses; the WLD file says {}, {}",
                     dm.wins, dm.losses, m.wins, m.losses
                 ),
             });
+            continue;
         }
         let partner = f.slice.partner();
-        for s in [f.slice, partner] {
-            if decoded.contains_key(&s) {
-                continue;
-            }
-            let d = if s == f.slice {
-                Some(hdr.decode_all())
-            } else {
-                open(&s)?.map(|p| p.decode_all())
-            };
-            match d {
-                Some(d) => {
-                    let d = d.map_err(|e| VerifyError::DtcFile {
-                        slice: s,
-                        why: e.to_string(),
-                    })?;
-                    decoded.insert(s, d);
-                }
-                None => {
-                    return Err(VerifyError::DtcFile {
-                        slice: f.slice,
-                        why: format!("the partner slice {partner} has no distance file"),
-                    })
-                }
-            }
+        if !decode(&f.slice, &mut decoded, &mut errors) {
+            continue;
         }
+        if !decode(&partner, &mut decoded, &mut errors) {
+            if !crate::table::dtc_path(dir, &partner).exists() {
+                errors.push(VerifyError::DtcFile {
+                    slice: f.slice,
+                    why: format!("the partner slice {partner} has no distance file"),
+                });
+            }
+            continue;
+        }
+        let (own, other) = (&decoded[&f.slice], &decoded[&partner]);
+        let (Some(own), Some(other)) = (own.as_deref(), other.as_deref()) else {
+            continue;
+        };
         let tick = |k: u64| progress(&f.slice, k, m.positions);
-        rep.dtc_positions += verify_dtc_slice(
-            Oracle,
-            src,
-            &f.slice,
-            &decoded[&f.slice],
-            &decoded[&partner],
-            &tick,
-        )?;
-        rep.dtc_slices += 1;
-        if let Some(j) = journal {
-            j.record(journal::Part::Dtc, &f.slice, f.meta.positions)?;
+        match verify_dtc_slice(Oracle, src, &f.slice, own, other, &tick) {
+            Ok(n) => {
+                rep.dtc_positions += n;
+                rep.dtc_slices += 1;
+                if let Some(j) = journal {
+                    j.record(journal::Part::Dtc, &f.slice, f.meta.positions)?;
+                }
+            }
+            Err(e) => errors.push(e),
         }
     }
-    Ok(())
+    Ok(errors)
 }
