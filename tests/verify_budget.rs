@@ -28,6 +28,16 @@ fn verify(dir: &Path, memory: Option<u64>) -> Result<VerifyReport, VerifyError> 
     verify_dir_opts(dir, &opts, &|_, _, _| {})
 }
 
+/// The largest WLD file of `dir`.
+fn largest_table(dir: &Path) -> std::path::PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "egdb"))
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .unwrap()
+}
+
 /// Sum over the WLD files of their header's position count.
 fn header_positions(dir: &Path) -> u64 {
     std::fs::read_dir(dir)
@@ -100,12 +110,7 @@ fn a_wrong_value_is_found_when_every_dependency_is_spilled() {
     let d = tempfile::tempdir().unwrap();
     build(d.path(), "3");
     // The largest WLD file: one stored value of a quiet position flipped, checksum valid.
-    let victim = std::fs::read_dir(d.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "egdb"))
-        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
-        .unwrap();
+    let victim = largest_table(d.path());
     let t = TableFile::open(&victim).unwrap();
     let meta = t.meta().clone();
     let mut vals = t.decode_all().unwrap();
@@ -135,12 +140,7 @@ fn a_wrong_value_is_found_when_every_dependency_is_spilled() {
 fn a_corrupt_block_is_found_the_same_way_under_every_budget() {
     let d = tempfile::tempdir().unwrap();
     build(d.path(), "3");
-    let victim = std::fs::read_dir(d.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "egdb"))
-        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
-        .unwrap();
+    let victim = largest_table(d.path());
     let mut bytes = std::fs::read(&victim).unwrap();
     // docs/format.md: offset width at byte 19, block count at 52, the offset table from 64
     // (N entries of W + 4 bytes), then the block data, then the xxh64 of all before it.
