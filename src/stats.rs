@@ -9,18 +9,23 @@ use crate::table::{slice_of_file_name, TableError, TableFile, TableMeta};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Every `<slice>.egdb` file in `dir`, sorted by slice. Other files are ignored.
+/// Every `<slice>.egdb` file in `dir`, sorted by slice. Other files are ignored, and so is
+/// anything named like a table that is not a regular file (a directory, a dangling link).
 ///
 /// # Errors
 /// The I/O error of reading the directory.
 pub fn scan_dir(dir: &Path) -> std::io::Result<Vec<(Slice, PathBuf)>> {
+    Ok(scan_names(dir)?
+        .into_iter()
+        .filter(|(_, p)| p.is_file())
+        .collect())
+}
+
+/// Every entry of `dir` named `<slice>.egdb`, files or not, sorted by slice.
+fn scan_names(dir: &Path) -> std::io::Result<Vec<(Slice, PathBuf)>> {
     let mut v = Vec::new();
     for e in std::fs::read_dir(dir)? {
-        let e = e?;
-        let path = e.path();
-        if !path.is_file() {
-            continue;
-        }
+        let path = e?.path();
         if let Some(s) = path
             .file_name()
             .and_then(|x| x.to_str())
@@ -75,6 +80,13 @@ pub enum StatsError {
         /// Slice in the header.
         header: Slice,
     },
+    /// Something named like a table file is not a regular file (a directory, a dangling
+    /// symbolic link).
+    #[error("{}: named like a table file but not a regular file", path.display())]
+    NotAFile {
+        /// The entry.
+        path: PathBuf,
+    },
 }
 
 /// Open every table file of `dir` and read its header.
@@ -91,8 +103,9 @@ pub fn read_dir_info(dir: &Path) -> Result<Vec<FileInfo>, StatsError> {
 }
 
 /// Open every table file of `dir` and read its header, going on past bad files: the files
-/// read (sorted by slice) and, for each file that could not be read or is renamed, its slice
-/// (from the file name) and the error.
+/// read (sorted by slice) and, for each file that could not be read, is renamed or is not a
+/// regular file (e.g. a directory named `2101-3n.egdb`), its slice (from the name) and the
+/// error.
 ///
 /// # Errors
 /// [`StatsError::Io`] if the directory cannot be listed.
@@ -100,13 +113,17 @@ pub fn read_dir_info(dir: &Path) -> Result<Vec<FileInfo>, StatsError> {
 pub fn read_dir_info_all(
     dir: &Path,
 ) -> Result<(Vec<FileInfo>, Vec<(Slice, StatsError)>), StatsError> {
-    let files = scan_dir(dir).map_err(|e| StatsError::Io {
+    let files = scan_names(dir).map_err(|e| StatsError::Io {
         path: dir.to_path_buf(),
         source: e,
     })?;
     let mut out = Vec::with_capacity(files.len());
     let mut bad = Vec::new();
     for (slice, path) in files {
+        if !path.is_file() {
+            bad.push((slice, StatsError::NotAFile { path }));
+            continue;
+        }
         let f = match TableFile::open(&path) {
             Ok(f) => f,
             Err(e) => {

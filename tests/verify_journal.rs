@@ -38,11 +38,20 @@ fn counts(o: &Output) -> ((u64, u64), (u64, u64)) {
         let w: Vec<&str> = l.split_whitespace().collect();
         (w[1].parse().unwrap(), w[3].parse().unwrap())
     };
-    let now = out
+    let now = match out
         .lines()
         .find(|l| l.starts_with("ok: ") && l.contains(" slices, "))
-        .map(grab)
-        .expect("an ok line");
+    {
+        Some(l) => grab(l),
+        None => {
+            assert!(
+                out.lines()
+                    .any(|l| l.starts_with("ok: nothing left to verify")),
+                "an ok line: {out}"
+            );
+            (0, 0)
+        }
+    };
     let earlier = out
         .lines()
         .find(|l| l.contains("verified by earlier runs"))
@@ -101,6 +110,11 @@ fn an_interrupted_verification_resumes_and_counts_every_position_once() {
     // Everything recorded: a second run only checks checksums.
     let again = verify(d.path(), Some(j));
     assert!(again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stdout).starts_with("ok: nothing left to verify"),
+        "{}",
+        String::from_utf8_lossy(&again.stdout)
+    );
     let ((s, p), (es, ep)) = counts(&again);
     assert_eq!((s, p), (0, 0));
     assert_eq!(es, slices + dtcs);
@@ -287,4 +301,44 @@ fn a_journal_path_that_is_not_a_regular_file_is_refused_and_a_link_is_kept() {
     let ((now, _), (earlier, _)) = counts(&o);
     assert_eq!(now, 0, "{}", String::from_utf8_lossy(&o.stdout));
     assert!(earlier > 0);
+}
+
+#[test]
+fn a_distance_file_without_its_value_file_or_a_directory_named_like_a_table_is_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path(), "3");
+    // The last unit of 3 pieces (no other unit reads it) without its value files and with
+    // one distance file kept: --partial allows the unit to be absent, but the orphan
+    // distance file is still reported.
+    let victim = "1020-00";
+    for f in ["1020-00.egdb", "2010-00.egdb", "2010-00.dtc"] {
+        std::fs::remove_file(d.path().join(f)).unwrap();
+    }
+    let o = egdb()
+        .args(["verify", "--quiet", "--partial", "--dir"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(victim) && err.contains("without its value file"),
+        "{err}"
+    );
+    // The orphan removed too: the partial directory verifies.
+    std::fs::remove_file(d.path().join(format!("{victim}.dtc"))).unwrap();
+    let o = egdb()
+        .args(["verify", "--quiet", "--partial", "--dir"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A directory where a table file belongs is named as such, not as a missing slice.
+    let bad = d.path().join(format!("{victim}.egdb"));
+    std::fs::create_dir(&bad).unwrap();
+    let o = verify(d.path(), None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("not a regular file"), "{err}");
+    assert!(bad.is_dir(), "kept");
 }

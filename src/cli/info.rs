@@ -20,10 +20,7 @@ pub struct Args {
 
 /// Whether `name` is a distance file's name (`SLICE.dtc`, written by `egdb build --dtc`).
 fn is_dtc_file_name(name: &str) -> bool {
-    name.strip_suffix(".dtc").is_some_and(|stem| {
-        stem.parse::<checkers_egdb::Slice>()
-            .is_ok_and(|s| name == format!("{s}.dtc"))
-    })
+    checkers_egdb::table::slice_of_dtc_file_name(name).is_some()
 }
 
 /// Run `egdb info`.

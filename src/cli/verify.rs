@@ -89,21 +89,28 @@ pub fn run(args: Args) -> CliResult {
             rep.dtc_slices, rep.dtc_positions
         );
     }
-    println!(
-        "ok: {} slices, {} positions verified in {:.2} s ({:.0} positions/s){}",
-        rep.slices,
-        rep.positions,
-        rep.seconds,
-        rep.positions as f64 / rep.seconds.max(1e-9),
-        if rep.absent > 0 {
-            format!(
-                "; {} slices of the largest piece count absent (--partial)",
-                rep.absent
-            )
-        } else {
-            String::new()
-        }
-    );
+    if rep.slices == 0 && rep.earlier_slices > 0 {
+        println!(
+            "ok: nothing left to verify: every file was verified by an earlier run (checksums checked again in {:.2} s)",
+            rep.seconds
+        );
+    } else {
+        println!(
+            "ok: {} slices, {} positions verified in {:.2} s ({:.0} positions/s){}",
+            rep.slices,
+            rep.positions,
+            rep.seconds,
+            rep.positions as f64 / rep.seconds.max(1e-9),
+            if rep.absent > 0 {
+                format!(
+                    "; {} slices of the largest piece count absent (--partial)",
+                    rep.absent
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
     let st = &rep.store;
     println!(
         "dependencies: budget {}: peak {} decoded, {} slices loaded, {} released, {} evicted, {} lookups through the block cache",

@@ -42,6 +42,14 @@ pub fn dtc_path(dir: &Path, slice: &Slice) -> PathBuf {
     dir.join(format!("{slice}.{DTC_EXTENSION}"))
 }
 
+/// The slice a file name `<slice name>.dtc` stands for, or `None` for any other name (only
+/// the canonical lower-case spelling counts, as for [`super::slice_of_file_name`]).
+pub fn slice_of_dtc_file_name(name: &str) -> Option<Slice> {
+    let stem = name.strip_suffix(".dtc")?;
+    let s: Slice = stem.parse().ok()?;
+    (s.to_string() == stem).then_some(s)
+}
+
 /// The byte code of distance files. Symbols are bytes: 0..=254 a distance, [`ESCAPE`] a
 /// distance of 255 plies or more stored as a little-endian `u32` after the block's bytes
 /// ([`encode_block`], [`dtc_in_block`] handle the exceptions; the trait covers the bytes).

@@ -32,7 +32,7 @@ pub mod write;
 pub use codec::{
     ValueCodec, Wld2Bit, Wld2BitThreats, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, DONT_CARE,
 };
-pub use dtc::{dtc_path, DtcBlock, DtcByte, DtcFile, CODEC_DTC_BYTE};
+pub use dtc::{dtc_path, slice_of_dtc_file_name, DtcBlock, DtcByte, DtcFile, CODEC_DTC_BYTE};
 pub use error::{Fault, TableError};
 pub use header::{
     FileKind, Header, TableMeta, DTC_MAGIC, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED, MAGIC,

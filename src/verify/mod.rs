@@ -574,6 +574,30 @@ pub fn verify_dir_opts(
             });
         }
     }
+    // A distance file whose value file is absent cannot be checked (its distances are derived
+    // with the values): an error whatever `partial` says, never silently skipped.
+    let named: std::collections::HashSet<Slice> = present.iter().map(|f| f.slice).collect();
+    let mut orphans: Vec<Slice> = std::fs::read_dir(dir)
+        .map_err(|e| {
+            VerifyError::Stats(StatsError::Io {
+                path: dir.to_path_buf(),
+                source: e,
+            })
+        })?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| crate::table::slice_of_dtc_file_name(e.file_name().to_str()?))
+        .filter(|s| !named.contains(s))
+        .collect();
+    orphans.sort();
+    for s in orphans {
+        errors.push(VerifyError::DtcFile {
+            slice: s,
+            why: format!(
+                "a distance file without its value file {}: delete it or rebuild the slice",
+                crate::table::table_path(dir, &s).display()
+            ),
+        });
+    }
     fail(errors)?;
     let mut journal = match &opts.journal {
         Some(path) => Some(open_journal(dir, &infos, path)?),
