@@ -297,7 +297,8 @@ impl Tablebase {
     }
 
     /// Counters since opening, a dict: `probes`, `cache_hits`, `cache_misses`,
-    /// `blocks_decoded`, `cached_blocks`, `cached_bytes`, `slices_opened`.
+    /// `blocks_decoded`, `cached_blocks`, `cached_bytes`, `slices_opened`, `threat_searches`,
+    /// `threat_memo_hits`.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.tb.stats();
         let d = PyDict::new(py);
@@ -308,6 +309,8 @@ impl Tablebase {
         d.set_item("cached_blocks", s.cached_blocks)?;
         d.set_item("cached_bytes", s.cached_bytes)?;
         d.set_item("slices_opened", s.slices_opened)?;
+        d.set_item("threat_searches", s.threat_searches)?;
+        d.set_item("threat_memo_hits", s.threat_memo_hits)?;
         Ok(d)
     }
 

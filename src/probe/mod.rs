@@ -21,6 +21,7 @@
 
 mod cache;
 pub mod error;
+mod memo;
 pub mod resolve;
 pub mod slots;
 pub mod tablebase;

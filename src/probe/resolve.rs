@@ -60,6 +60,14 @@ pub trait RawSource: Sync {
         let index = with_index(&s, |ix| ix.rank(p));
         self.raw(&s, index).map(Some)
     }
+
+    /// Told the value `value` (for Black, to move) that a search found for the quiet
+    /// Black-to-move position `p` after [`RawSource::raw_quiet`] answered `None` for it, so
+    /// that the source may remember it (the [`super::Tablebase`] does, in a bounded table: a
+    /// second probe of `p` then costs one lookup). The default forgets it.
+    fn threat_resolved(&self, p: &Position, value: Wld) {
+        let _ = (p, value);
+    }
 }
 
 /// Run `f` with the (per-thread cached) [`SliceIndex`] of `s`.
@@ -133,7 +141,11 @@ pub fn resolve_with<R: Rules, S: RawSource + ?Sized>(
         // moves. Each successor is a capture position (capture search), has no move, is no
         // threat position (one lookup) or is a threat position resolvable in one ply less:
         // the search is at most THREAT_DEPTH plies deep at this material.
-        None => best_successor(rules, src, pos),
+        None => {
+            let v = best_successor(rules, src, pos)?;
+            src.threat_resolved(&pos.normalized(), v);
+            Ok(v)
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::cache::{block_key, BlockCache, FRAME_COST};
 use super::error::{ProbeError, SharedIoError};
+use super::memo::ThreatMemo;
 use super::resolve::{best_successor, resolve_with, threat_search, RawSource};
 use super::slots::{slot_of, SlotTable, MAX_PIECES, N_SLOTS};
 use crate::board::{Position, Wld};
@@ -122,6 +123,8 @@ struct Counters {
     hits: AtomicU64,
     misses: AtomicU64,
     decoded: AtomicU64,
+    memo_hits: AtomicU64,
+    threat_searches: AtomicU64,
 }
 const N_STRIPES: usize = 32;
 
@@ -167,6 +170,11 @@ pub struct ProbeStats {
     pub cached_bytes: u64,
     /// Slices opened (successfully or not) so far.
     pub slices_opened: u64,
+    /// Threat positions of codec-4 slices resolved by search (no value stored; docs/format.md).
+    pub threat_searches: u64,
+    /// Threat positions of codec-4 slices answered from the table of values found by earlier
+    /// searches (no search).
+    pub threat_memo_hits: u64,
 }
 
 /// Settings for opening a [`Tablebase`]; see [`Tablebase::builder`].
@@ -193,7 +201,9 @@ impl<R: Rules> TablebaseBuilder<R> {
         }
     }
     /// Budget of the shared cache of decompressed blocks, in bytes (default 64 MiB; 0 disables
-    /// caching).
+    /// caching). Tables of codec 4 also get a table of the values that searches found for
+    /// their threat positions, of one eighth of this budget (8 bytes per position
+    /// remembered; allocated on the first such search; none when the budget is 0).
     pub fn cache_bytes(mut self, bytes: usize) -> Self {
         self.cache_bytes = bytes;
         self
@@ -233,6 +243,7 @@ impl<R: Rules> TablebaseBuilder<R> {
             fast: unsafe { Box::<[AtomicPtr<Loaded>]>::new_zeroed_slice(N_SLOTS).assume_init() },
             cache: BlockCache::new(self.cache_bytes),
             dtc_cache: BlockCache::new(self.cache_bytes),
+            memo: ThreatMemo::new(self.cache_bytes / 64),
             dtc_slots: SlotTable::new(),
             counters: Striped::new(),
             opened: AtomicU64::new(0),
@@ -276,6 +287,8 @@ pub struct Tablebase<R: Rules = English> {
     dtc_slots: SlotTable<DtcSlot>,
     /// Decoded distance blocks (same cache design as the WLD blocks, its own budget).
     dtc_cache: BlockCache,
+    /// Values found by search for threat positions of codec-4 slices.
+    memo: ThreatMemo,
 }
 
 impl<R: Rules> std::fmt::Debug for Tablebase<R> {
@@ -448,10 +461,45 @@ impl<R: Rules> Tablebase<R> {
         threat: &dyn Fn() -> bool,
     ) -> Result<Option<Wld>, ProbeError> {
         let t = self.loaded(&Slice::of(p), cached_only)?;
-        if t.threats_dc && threat() {
-            return Ok(None);
+        if t.threats_dc {
+            // Only threat positions (the side not to move has a capture) may be unstored: the
+            // others are read at once, without touching the memo.
+            let flipped = Position {
+                side: p.side.opponent(),
+                ..*p
+            };
+            if !self.rules.has_capture(&flipped) {
+                return self.read_loaded(t, p, cached_only).map(Some);
+            }
+            // A threat position searched before is answered from the memo, without the
+            // threat test or the search.
+            let index = t.index.rank(p);
+            if let Some(v) = self.memo.get(t.slot, index) {
+                self.counters
+                    .mine()
+                    .memo_hits
+                    .fetch_add(1, Ordering::Relaxed);
+                return Ok(Some(v));
+            }
+            if threat() {
+                self.counters
+                    .mine()
+                    .threat_searches
+                    .fetch_add(1, Ordering::Relaxed);
+                return Ok(None);
+            }
+            return self.value_at(t, index, cached_only).map(Some);
         }
         self.read_loaded(t, p, cached_only).map(Some)
+    }
+
+    /// Remember the value a search found for the threat position `p` of a codec-4 slice.
+    fn remember_threat(&self, p: &Position, value: Wld) {
+        if let Ok(t) = self.loaded(&Slice::of(p), true) {
+            if t.threats_dc {
+                self.memo.put(t.slot, t.index.rank(p), value);
+            }
+        }
     }
 
     /// Stored value of the quiet Black-to-move position `p` of the loaded slice `t`.
@@ -549,9 +597,14 @@ impl<R: Rules> Tablebase<R> {
         if !self.rules.has_quiet_move(p) {
             return Ok(Wld::Loss);
         }
-        match self.lookup_quiet(&p.normalized(), false, &|| threat_search(self.rules, p))? {
+        let n = p.normalized();
+        match self.lookup_quiet(&n, false, &|| threat_search(self.rules, p))? {
             Some(v) => Ok(v),
-            None => best_successor(self.rules, self, p),
+            None => {
+                let v = best_successor(self.rules, self, p)?;
+                self.remember_threat(&n, v);
+                Ok(v)
+            }
         }
     }
 
@@ -599,10 +652,17 @@ impl<R: Rules> Tablebase<R> {
         let s = Slice::of(&n);
         let t = self.loaded(&s, false)?;
         let index = t.index.rank(&n);
-        let v = if t.threats_dc && threat_search(self.rules, p) {
+        let v = if t.threats_dc {
             // A threat position of a codec-4 slice: no stored value, a search of at most two
-            // plies.
-            best_successor(self.rules, self, p)?
+            // plies (or its value remembered from an earlier one).
+            match self.lookup_quiet(&n, false, &|| threat_search(self.rules, p))? {
+                Some(v) => v,
+                None => {
+                    let v = best_successor(self.rules, self, p)?;
+                    self.remember_threat(&n, v);
+                    v
+                }
+            }
         } else {
             self.value_at(t, index, false)?
         };
@@ -675,6 +735,8 @@ impl<R: Rules> Tablebase<R> {
             cached_blocks: occupied,
             cached_bytes: occupied * FRAME_COST as u64,
             slices_opened: self.opened.load(Ordering::Relaxed),
+            threat_searches: c.sum(|c| &c.threat_searches),
+            threat_memo_hits: c.sum(|c| &c.memo_hits),
         }
     }
 }
@@ -705,6 +767,9 @@ impl<R: Rules> RawSource for Tablebase<R> {
     ) -> Result<Option<Wld>, ProbeError> {
         self.lookup_quiet(p, false, threat)
     }
+    fn threat_resolved(&self, p: &Position, value: Wld) {
+        self.remember_threat(p, value);
+    }
 }
 
 struct CachedOnly<'a, R: Rules>(&'a Tablebase<R>);
@@ -732,5 +797,8 @@ impl<R: Rules> RawSource for CachedOnly<'_, R> {
         threat: &dyn Fn() -> bool,
     ) -> Result<Option<Wld>, ProbeError> {
         self.0.lookup_quiet(p, true, threat)
+    }
+    fn threat_resolved(&self, p: &Position, value: Wld) {
+        self.0.remember_threat(p, value);
     }
 }
