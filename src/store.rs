@@ -12,7 +12,7 @@ use crate::probe::Tablebase;
 use crate::probe::{ProbeError, RawSource};
 use crate::rules::{English, Rules};
 use crate::slice::Slice;
-use crate::table::{table_path, TableFile, ValueCodec, Wld2Bit, CODEC_2BIT_THREATS};
+use crate::table::{table_path, TableFile, ValueCodec, Wld2Bit};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -415,7 +415,7 @@ impl DecodedTables {
         let d = cell.get_or_init(|| Decoded {
             index: SliceIndex::new(*slice),
             packed: Wld2Bit::pack(&values),
-            threats_dc: file.codec() == CODEC_2BIT_THREATS,
+            threats_dc: file.threats_dont_care(),
         });
         drop(values);
         self.counters.loaded.fetch_add(1, Ordering::Relaxed);

@@ -4,11 +4,12 @@
 //! test implements itself: captures resolved by search over the slow move generator's
 //! successors, no move = loss, otherwise the stored value (read with `TableFile::decode_all`).
 //! Neither the probe's resolution code nor the codec-4 writer is used for the reference.
+//! Codec 5 (codec 4's don't cares, context-model coded) is held to the same reference.
 
 mod probe_common;
 
 use checkers_egdb::probe::Tablebase;
-use checkers_egdb::table::{TableFile, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD};
+use checkers_egdb::table::{TableFile, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_THREATS};
 use checkers_egdb::{Position, Slice, SliceIndex, Wld};
 use probe_common::all_positions;
 use rayon::prelude::*;
@@ -264,6 +265,60 @@ fn build_codec_flag_refuses_other_values() {
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--codec") && err.contains("2 or 4"), "{err}");
+    assert!(
+        err.contains("--codec") && err.contains("2, 4 or 5"),
+        "{err}"
+    );
     assert!(std::fs::read_dir(d.path()).unwrap().next().is_none());
+}
+
+#[test]
+fn codec5_tables_probe_like_codec2_tables_and_verify_up_to_4_pieces() {
+    let d = tempfile::tempdir().unwrap();
+    let (new_dir, old_dir) = (d.path().join("cm"), d.path().join("old"));
+    build(&old_dir, 4, None);
+    // Up to 3 pieces in codec 5, then 4 pieces in codec 5 on them (the dependency store
+    // decodes codec-5 files); a uniform slice stores no blocks under any codec.
+    build(&new_dir, 3, Some("5"));
+    build(&new_dir, 4, Some("5"));
+    let new = load(&new_dir);
+    let old = load(&old_dir);
+    assert_eq!(new.len(), old.len());
+    assert!(new.values().all(|t| t.0 == CODEC_CM_THREATS));
+    let (nb, ob): (u64, u64) = (
+        new.values().map(|t| t.1).sum(),
+        old.values().map(|t| t.1).sum(),
+    );
+    assert!(nb < ob, "codec 5 takes {nb} bytes, codec 2 {ob}");
+
+    let tb = Tablebase::open(&new_dir).unwrap();
+    let all = all_positions(4);
+    let bad: Vec<String> = all
+        .par_iter()
+        .filter_map(|p| {
+            let want = old_value(&old, p);
+            let got = tb.probe_wld(p);
+            let raw_ok = p.has_capture() || tb.probe_wld_raw(p) == Ok(want);
+            (got != Ok(want) || !raw_ok).then(|| format!("{} want {want} got {got:?}", p.to_fen()))
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "{} of {} positions differ, e.g. {:?}",
+        bad.len(),
+        all.len(),
+        &bad[..bad.len().min(5)]
+    );
+    assert!(tb.stats().threat_searches > 0);
+
+    let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(["verify", "--quiet", "--dir"])
+        .arg(&new_dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -52,19 +52,22 @@ pub struct Args {
     /// directory whose WLD files exist, only the distance files are built.
     #[arg(long, conflicts_with = "mpi")]
     pub dtc: bool,
-    /// Value codec of the WLD files written: 2 (default) or 4 (4: about 1.5x smaller WLD
-    /// files, warm probe about 1.7x slower). Files already present keep their codec (a
-    /// resumed build may mix both; every reader handles each file by its own codec).
+    /// Value codec of the WLD files written: 2 (default), 4 (about 1.5x smaller WLD files;
+    /// the first probe of a threat position pays a search, later ones are remembered) or 5
+    /// (codec 4's don't cares, context-model coded: about 2x smaller than codec 2, block
+    /// decodes much slower; docs/format.md). Files already present keep their codec (a
+    /// resumed build may mix them; every reader handles each file by its own codec).
     #[arg(long, default_value_t = 2, value_parser = parse_codec)]
     pub codec: u32,
 }
 
-/// `--codec`: 2 or 4.
+/// `--codec`: 2, 4 or 5.
 fn parse_codec(s: &str) -> Result<u32, String> {
     match s.trim() {
         "2" => Ok(checkers_egdb::table::CODEC_2BIT_ZSTD),
         "4" => Ok(checkers_egdb::table::CODEC_2BIT_THREATS),
-        _ => Err(format!("expected 2 or 4, got {s:?}")),
+        "5" => Ok(checkers_egdb::table::CODEC_CM_THREATS),
+        _ => Err(format!("expected 2, 4 or 5, got {s:?}")),
     }
 }
 
@@ -173,7 +176,7 @@ pub fn run(args: Args) -> CliResult {
     let s = if args.mpi {
         bars.overall.finish_and_clear();
         if opts.codec != checkers_egdb::table::CODEC_2BIT_ZSTD {
-            return Err("--mpi writes codec 2 only: leave out --codec 4".into());
+            return Err("--mpi writes codec 2 only: leave out --codec".into());
         }
         match super::build_mpi::run(&opts, args.quiet, args.verbose)? {
             Some(s) => s,

@@ -567,12 +567,18 @@ pub fn build_with(
             opts.pieces
         )));
     }
-    if opts.codec != crate::table::CODEC_2BIT_ZSTD && opts.codec != crate::table::CODEC_2BIT_THREATS
+    if ![
+        crate::table::CODEC_2BIT_ZSTD,
+        crate::table::CODEC_2BIT_THREATS,
+        crate::table::CODEC_CM_THREATS,
+    ]
+    .contains(&opts.codec)
     {
         return Err(BuildError::Options(format!(
-            "--codec must be {} or {}, got {}",
+            "--codec must be {}, {} or {}, got {}",
             crate::table::CODEC_2BIT_ZSTD,
             crate::table::CODEC_2BIT_THREATS,
+            crate::table::CODEC_CM_THREATS,
             opts.codec
         )));
     }

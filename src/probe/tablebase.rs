@@ -10,9 +10,7 @@ use crate::board::{Position, Wld};
 use crate::index::{Divider, SliceIndex};
 use crate::rules::{English, Rules};
 use crate::slice::Slice;
-use crate::table::{
-    slice_of_file_name, Access, Block, TableFile, ValueCodec, Wld2Bit, CODEC_2BIT_THREATS,
-};
+use crate::table::{slice_of_file_name, Access, Block, TableFile, ValueCodec, Wld2Bit};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
@@ -438,7 +436,7 @@ impl<R: Rules> Tablebase<R> {
             block_div: Divider::new(file.block_positions() as u64),
             uniform: file.uniform(),
             slot: slot_of(s).unwrap_or(0),
-            threats_dc: file.codec() == CODEC_2BIT_THREATS,
+            threats_dc: file.threats_dont_care(),
             file,
             index: SliceIndex::new(*s),
         }))

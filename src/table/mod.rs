@@ -22,6 +22,7 @@
 //! (the [`ValueCodec`] trait and the WLD codec [`Wld2Bit`]), [`write`](mod@write) (encoder and atomic
 //! writer), [`read`] ([`TableFile`]), [`error`] ([`TableError`], [`Fault`]).
 
+pub mod cm;
 pub mod codec;
 pub mod dtc;
 pub mod error;
@@ -29,6 +30,7 @@ pub mod header;
 pub mod read;
 pub mod write;
 
+pub use cm::CODEC_CM_THREATS;
 pub use codec::{
     ValueCodec, Wld2Bit, Wld2BitThreats, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, DONT_CARE,
 };

@@ -60,8 +60,11 @@ pub struct TableFile {
     uniform: Option<Wld>,
     level: u32,
     rules: u32,
-    /// Value codec id (2 or 4, docs/format.md).
+    /// Value codec id (2, 4 or 5, docs/format.md).
     codec: u32,
+    /// The slice's index (codec 5 decodes by walking the block's positions), made on first
+    /// use.
+    index: std::sync::OnceLock<crate::index::SliceIndex>,
     /// Bytes of a block end offset in the offset table (4 or 8).
     width: usize,
     data_start: u64,
@@ -177,6 +180,7 @@ impl TableFile {
             block_positions: 0,
             n_blocks: 0,
             uniform: None,
+            index: std::sync::OnceLock::new(),
             level: 0,
             rules: 0,
             codec: 0,
@@ -280,8 +284,12 @@ impl TableFile {
             }));
         }
         // Codecs 2 and 4 share the stored form; they differ in which positions are don't care.
-        if u32::from(header.codec) != Wld2Bit::ID && u32::from(header.codec) != CODEC_2BIT_THREATS {
-            return Err(self.fault(Fault::Codec(u32::from(header.codec))));
+        // Codec 5 (codec 4's don't cares, context-model coded) decodes with English move
+        // generation, so only English files may use it.
+        let codec = u32::from(header.codec);
+        let cm_ok = codec == super::cm::CODEC_CM_THREATS && rules == crate::rules::english::ID;
+        if codec != Wld2Bit::ID && codec != CODEC_2BIT_THREATS && !cm_ok {
+            return Err(self.fault(Fault::Codec(codec)));
         }
         let width = header.width;
         if width != 4 && width != 8 {
@@ -391,6 +399,11 @@ impl TableFile {
     pub fn codec(&self) -> u32 {
         self.codec
     }
+    /// Whether the file stores no value at the threat positions
+    /// [`crate::probe::is_dont_care`] names (codecs 4 and 5): readers resolve those by search.
+    pub fn threats_dont_care(&self) -> bool {
+        self.codec == CODEC_2BIT_THREATS || self.codec == super::cm::CODEC_CM_THREATS
+    }
     /// The zstd level recorded by the writer (informational).
     pub fn level(&self) -> u32 {
         self.level
@@ -473,6 +486,19 @@ impl TableFile {
             return Err(self.fault_or_changed(Fault::BlockChecksum(b)));
         }
         let n = self.positions_in_block(b) as usize;
+        if self.codec == super::cm::CODEC_CM_THREATS {
+            let ix = self
+                .index
+                .get_or_init(|| crate::index::SliceIndex::new(self.meta.slice));
+            let start = b * u64::from(self.block_positions);
+            let values = super::cm::decode_block(ix, start, n, &data).map_err(|()| {
+                self.fault(Fault::BlockDecode {
+                    block: b,
+                    why: "the context-model data does not end at the block's end".into(),
+                })
+            })?;
+            return Ok(Block::Packed(super::codec::pack_base3(&values)));
+        }
         let want = Wld2Bit::stored_len(n);
         let mut out = vec![0u8; want];
         thread_local! {

@@ -189,6 +189,10 @@ fn encode_any(
     match opts.codec {
         CODEC_2BIT_ZSTD => encode::<Wld2Bit>(meta, values, dont_care, opts, min_width),
         CODEC_2BIT_THREATS => encode::<Wld2BitThreats>(meta, values, dont_care, opts, min_width),
+        // Codec 5: codec 4's symbols and don't cares, context-model coded.
+        super::cm::CODEC_CM_THREATS => {
+            encode::<Wld2BitThreats>(meta, values, dont_care, opts, min_width)
+        }
         c => Err(TableError::Invalid(format!("unknown value codec {c}"))),
     }
 }
@@ -286,6 +290,7 @@ fn encode<C: ValueCodec>(
         return Err(TableError::Invalid(format!("rules id {}", opts.rules)));
     }
     let threats = C::ID == CODEC_2BIT_THREATS;
+    let cm = opts.codec == super::cm::CODEC_CM_THREATS;
     if threats && opts.rules != RULES_ENGLISH {
         return Err(TableError::Invalid(format!(
             "codec {} needs English rules (rules id {})",
@@ -314,6 +319,24 @@ fn encode<C: ValueCodec>(
                 for i in m[b * bp..b * bp + chunk.len()].iter_ones() {
                     v[i] = dc;
                 }
+            }
+            if cm {
+                let ix = index.as_ref().expect("codec 5 has an index");
+                let start = (b * bp) as u64;
+                return match super::cm::encode_block(ix, start, &v) {
+                    Ok(super::cm::Coded::Const(c)) => Ok(Enc {
+                        data: Vec::new(),
+                        constant: u32::from(c),
+                    }),
+                    Ok(super::cm::Coded::Bytes(data)) => Ok(Enc {
+                        data,
+                        constant: NO_CONST,
+                    }),
+                    Err(i) => Err(TableError::Invalid(format!(
+                        "no value at index {i} of slice {}, which codec 5 stores",
+                        meta.slice
+                    ))),
+                };
             }
             if let Some(ix) = &index {
                 // Codec 4: every position the probe never reads is don't care (decided from
@@ -390,7 +413,11 @@ fn encode<C: ValueCodec>(
         kind: super::header::FileKind::Wld,
         version: FORMAT_VERSION as u8,
         rules: opts.rules as u8,
-        codec: C::ID as u8,
+        codec: if cm {
+            super::cm::CODEC_CM_THREATS as u8
+        } else {
+            C::ID as u8
+        },
         level: opts.level as u8,
         slice: meta.slice,
         uniform: (uniform != NO_CONST).then_some(uniform as u8),
