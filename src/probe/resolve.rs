@@ -179,7 +179,7 @@ pub const THREAT_DEPTH: u32 = 2;
 /// Whether the threat position `pos` resolves within `depth` plies of quiet moves: every
 /// successor that is a threat position ([`is_threat`]) resolves within `depth - 1` (none may
 /// at depth 1).
-fn threat_resolvable<R: Rules>(rules: R, pos: &Position, depth: u32) -> bool {
+pub(crate) fn threat_resolvable<R: Rules>(rules: R, pos: &Position, depth: u32) -> bool {
     let mut ok = true;
     rules.for_each_successor(pos, |succ| {
         if ok && is_threat(rules, &succ) {
