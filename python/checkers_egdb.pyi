@@ -62,7 +62,8 @@ class Tablebase:
         their values for the side to move. Empty when the side to move has lost."""
     def stats(self) -> dict[str, int]:
         """Counters since opening: probes, cache_hits, cache_misses, blocks_decoded,
-        cached_blocks, cached_bytes, slices_opened, threat_searches, threat_memo_hits."""
+        blocks_failed, cached_blocks, cached_bytes, slices_opened, threat_searches,
+        threat_memo_hits."""
 
 def parse_fen(fen: str) -> tuple[int, int, int, int]:
     """``(black, white, kings, side)`` bitboards of a FEN; raises ``ValueError``."""

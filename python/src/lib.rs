@@ -297,8 +297,8 @@ impl Tablebase {
     }
 
     /// Counters since opening, a dict: `probes`, `cache_hits`, `cache_misses`,
-    /// `blocks_decoded`, `cached_blocks`, `cached_bytes`, `slices_opened`, `threat_searches`,
-    /// `threat_memo_hits`.
+    /// `blocks_decoded`, `blocks_failed`, `cached_blocks`, `cached_bytes`, `slices_opened`,
+    /// `threat_searches`, `threat_memo_hits`.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.tb.stats();
         let d = PyDict::new(py);
@@ -306,6 +306,7 @@ impl Tablebase {
         d.set_item("cache_hits", s.cache_hits)?;
         d.set_item("cache_misses", s.cache_misses)?;
         d.set_item("blocks_decoded", s.blocks_decoded)?;
+        d.set_item("blocks_failed", s.blocks_failed)?;
         d.set_item("cached_blocks", s.cached_blocks)?;
         d.set_item("cached_bytes", s.cached_bytes)?;
         d.set_item("slices_opened", s.slices_opened)?;

@@ -147,7 +147,7 @@ def test_stats_count_probes(tables):
     s = t.stats()
     assert s["probes"] == 5 and s["slices_opened"] >= 1
     assert set(s) == {
-        "probes", "cache_hits", "cache_misses", "blocks_decoded", "cached_blocks",
+        "probes", "cache_hits", "cache_misses", "blocks_decoded", "blocks_failed", "cached_blocks",
         "cached_bytes", "slices_opened", "threat_searches", "threat_memo_hits",
     }
 

@@ -242,11 +242,12 @@ pub fn run(args: Args) -> CliResult {
     if args.stats {
         let s = tb.stats();
         eprintln!(
-            "probes {} cache_hits {} cache_misses {} blocks_decoded {} slices_opened {} threat_searches {} threat_memo_hits {}",
+            "probes {} cache_hits {} cache_misses {} blocks_decoded {} blocks_failed {} slices_opened {} threat_searches {} threat_memo_hits {}",
             s.probes,
             s.cache_hits,
             s.cache_misses,
             s.blocks_decoded,
+            s.blocks_failed,
             s.slices_opened,
             s.threat_searches,
             s.threat_memo_hits

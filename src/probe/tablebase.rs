@@ -123,6 +123,7 @@ struct Counters {
     decoded: AtomicU64,
     memo_hits: AtomicU64,
     threat_searches: AtomicU64,
+    failed: AtomicU64,
 }
 const N_STRIPES: usize = 32;
 
@@ -161,6 +162,9 @@ pub struct ProbeStats {
     pub cache_misses: u64,
     /// Blocks decompressed.
     pub blocks_decoded: u64,
+    /// Block decodes that failed (a damaged block; it is then remembered as damaged and not
+    /// decoded again, so each damaged block counts once unless an I/O error repeats).
+    pub blocks_failed: u64,
     /// Cache pages currently filled (a block is cached as pages of 824 base-3 packed bytes, 16
     /// for a default 65,520-position block).
     pub cached_blocks: u64,
@@ -242,6 +246,7 @@ impl<R: Rules> TablebaseBuilder<R> {
             cache: BlockCache::new(self.cache_bytes),
             dtc_cache: BlockCache::new(self.cache_bytes),
             memo: ThreatMemo::new(self.cache_bytes / 64),
+            bad_blocks: Default::default(),
             dtc_slots: SlotTable::new(),
             counters: Striped::new(),
             opened: AtomicU64::new(0),
@@ -287,6 +292,10 @@ pub struct Tablebase<R: Rules = English> {
     dtc_cache: BlockCache,
     /// Values found by search for threat positions of codec-4 slices.
     memo: ThreatMemo,
+    /// Blocks (cache keys) found damaged ([`crate::table::TableError::Corrupt`]), with the
+    /// error: asked again, they fail at once instead of being read and decoded again (a
+    /// codec-5 decode takes milliseconds).
+    bad_blocks: std::sync::Mutex<std::collections::HashMap<u64, ProbeError>>,
 }
 
 impl<R: Rules> std::fmt::Debug for Tablebase<R> {
@@ -545,7 +554,27 @@ impl<R: Rules> Tablebase<R> {
                 None => Err(ProbeError::NotInCache),
             };
         }
-        match t.file.decode_block(block)? {
+        if let Some(e) = self
+            .bad_blocks
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).cloned())
+        {
+            return Err(e);
+        }
+        let decoded = t.file.decode_block(block).map_err(|e| {
+            self.counters.mine().failed.fetch_add(1, Ordering::Relaxed);
+            // Damage is remembered; an I/O error (perhaps passing) is tried again next time.
+            let damaged = matches!(e, crate::table::TableError::Corrupt { .. });
+            let e = ProbeError::from(e);
+            if damaged {
+                if let Ok(mut m) = self.bad_blocks.lock() {
+                    m.insert(key, e.clone());
+                }
+            }
+            e
+        });
+        match decoded? {
             Block::Const(w) => Ok(w),
             Block::Packed(p) => {
                 self.counters.mine().decoded.fetch_add(1, Ordering::Relaxed);
@@ -730,6 +759,7 @@ impl<R: Rules> Tablebase<R> {
             cache_hits: c.sum(|c| &c.hits),
             cache_misses: c.sum(|c| &c.misses),
             blocks_decoded: c.sum(|c| &c.decoded),
+            blocks_failed: c.sum(|c| &c.failed),
             cached_blocks: occupied,
             cached_bytes: occupied * FRAME_COST as u64,
             slices_opened: self.opened.load(Ordering::Relaxed),
