@@ -243,9 +243,14 @@ fn directory_mixing_codecs_builds_probes_and_verifies_like_codec2() {
     );
 
     // `egdb verify` (the dependency store over both codecs) accepts the mixed directory.
+    verify_ok(&mix);
+}
+
+/// `egdb verify --dir DIR` succeeds.
+fn verify_ok(dir: &Path) {
     let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
         .args(["verify", "--quiet", "--dir"])
-        .arg(&mix)
+        .arg(dir)
         .output()
         .unwrap();
     assert!(
@@ -311,14 +316,5 @@ fn codec5_tables_probe_like_codec2_tables_and_verify_up_to_4_pieces() {
     );
     assert!(tb.stats().threat_searches > 0);
 
-    let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
-        .args(["verify", "--quiet", "--dir"])
-        .arg(&new_dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    verify_ok(&new_dir);
 }

@@ -67,6 +67,23 @@ fn sample5() -> &'static (Vec<u8>, Vec<u8>) {
     })
 }
 
+/// `good` with the bytes at `flips` xored and, with `cut`, truncated there.
+fn mutate(
+    good: &[u8],
+    flips: Vec<(prop::sample::Index, u8)>,
+    cut: Option<prop::sample::Index>,
+) -> Vec<u8> {
+    let mut b = good.to_vec();
+    for (i, x) in flips {
+        let k = i.index(b.len());
+        b[k] ^= x;
+    }
+    if let Some(c) = cut {
+        b.truncate(c.index(b.len()));
+    }
+    b
+}
+
 fn exercise(bytes: &[u8], original: Option<&[u8]>) {
     let dir = tempfile::tempdir().unwrap();
     // Not a slice name, so the name check does not interfere.
@@ -234,15 +251,7 @@ proptest! {
         cut in proptest::option::of(any::<prop::sample::Index>()),
     ) {
         let (good, vals) = sample5();
-        let mut b = good.clone();
-        for (i, x) in flips {
-            let k = i.index(b.len());
-            b[k] ^= x;
-        }
-        if let Some(c) = cut {
-            b.truncate(c.index(b.len()));
-        }
-        exercise(&b, Some(vals));
+        exercise(&mutate(good, flips, cut), Some(vals));
     }
 
     #[test]
@@ -286,14 +295,7 @@ proptest! {
         cut in proptest::option::of(any::<prop::sample::Index>()),
     ) {
         let (good, vals) = sample();
-        let mut b = good.clone();
-        for (i, x) in flips {
-            let k = i.index(b.len());
-            b[k] ^= x;
-        }
-        if let Some(c) = cut {
-            b.truncate(c.index(b.len()));
-        }
+        let b = mutate(good, flips, cut);
         exercise(&b, Some(vals));
         // Every single flip is detected by open, a block check or the file checksum.
         let dir = tempfile::tempdir().unwrap();
