@@ -10,26 +10,31 @@ use checkers_egdb::Slice;
 use proptest::prelude::*;
 use std::sync::OnceLock;
 
+/// The header of the sample's values: slice 0101-nn (992 positions) and their counts.
+fn sample_meta(vals: &[u8]) -> TableMeta {
+    let mut n = [0u64; 3];
+    vals.iter().for_each(|&v| n[v as usize] += 1);
+    TableMeta {
+        slice: "0101-nn".parse::<Slice>().unwrap(),
+        positions: vals.len() as u64,
+        wins: n[2],
+        losses: n[0],
+        draws: n[1],
+        longest: 3,
+    }
+}
+
 fn sample() -> &'static (Vec<u8>, Vec<u8>) {
     static S: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
     S.get_or_init(|| {
         let vals: Vec<u8> = (0..992u32)
             .map(|i| ((i * i / 7 + i / 13) % 3) as u8)
             .collect();
-        let mut n = [0u64; 3];
-        vals.iter().for_each(|&v| n[v as usize] += 1);
-        let meta = TableMeta {
-            slice: "0101-nn".parse::<Slice>().unwrap(), // 992 positions
-            positions: vals.len() as u64,
-            wins: n[2],
-            losses: n[0],
-            draws: n[1],
-            longest: 3,
-        };
         let opts = WriteOptions {
             block_positions: 100,
             ..Default::default()
         };
+        let meta = sample_meta(&vals);
         (encode_table(&meta, &vals, &opts).unwrap(), vals)
     })
 }
@@ -40,16 +45,7 @@ fn sample5() -> &'static (Vec<u8>, Vec<u8>) {
     static S: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
     S.get_or_init(|| {
         let (_, vals) = sample();
-        let mut n = [0u64; 3];
-        vals.iter().for_each(|&v| n[v as usize] += 1);
-        let meta = TableMeta {
-            slice: "0101-nn".parse::<Slice>().unwrap(),
-            positions: vals.len() as u64,
-            wins: n[2],
-            losses: n[0],
-            draws: n[1],
-            longest: 3,
-        };
+        let meta = sample_meta(vals);
         let opts = WriteOptions {
             block_positions: 100,
             codec: CODEC_CM_THREATS,
