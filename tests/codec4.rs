@@ -121,9 +121,9 @@ fn codec4_tables_probe_like_codec2_tables_up_to_4_pieces() {
     assert_eq!(bad_raw, 0);
 
     // Threat positions searched once are answered again from the table of remembered
-    // values: with the default table (no position forgotten at 4 pieces) and with a tiny one
+    // values: with the default table (most positions kept at 4 pieces) and with a tiny one
     // (1,024 entries: most positions share their entry with others), a second pass over
-    // every position gives codec 2's values, and searches less.
+    // every position gives codec 2's values (with the default table, searching much less).
     for cache in [64usize << 20, 64 << 10] {
         let tb = Tablebase::builder(&new_dir)
             .cache_bytes(cache)
@@ -143,8 +143,8 @@ fn codec4_tables_probe_like_codec2_tables_up_to_4_pieces() {
             later.threat_searches - first.threat_searches,
             later.threat_memo_hits - first.threat_memo_hits,
         );
-        assert!(hits > 0, "{later:?}");
         if cache == 64 << 20 {
+            assert!(hits > 0, "{later:?}");
             // 2^20 entries for about 5e5 positions searched: most kept (measured: the
             // second pass searches 8% as much as the first).
             assert!(
@@ -152,10 +152,10 @@ fn codec4_tables_probe_like_codec2_tables_up_to_4_pieces() {
                 "most threat positions remembered: {first:?} {later:?}"
             );
         } else {
-            assert!(
-                searches > 0 && searches < first.threat_searches,
-                "{later:?}"
-            );
+            // Collisions everywhere: how much is remembered depends on the threads' order
+            // (CI saw the second pass search as much as the first); the values are what
+            // this case checks, and that some were served from the table.
+            assert!(searches > 0 && later.threat_memo_hits > 0, "{later:?}");
         }
     }
     // No cache: nothing remembered, every threat position searched each time (every 5th
