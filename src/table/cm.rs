@@ -228,14 +228,9 @@ fn feature(p: &Position) -> Option<usize> {
 /// placements; the men's step without kings of both colours) and one men step.
 fn strides(ix: &SliceIndex) -> (usize, usize) {
     let m = ix.slice().material;
-    let (bm, bk, wm, wk) = (
-        u64::from(m.bm),
-        u64::from(m.bk),
-        u64::from(m.wm),
-        u64::from(m.wk),
-    );
-    let free = 32u64.saturating_sub(bm + wm);
-    let wk_count = binom(free.saturating_sub(bk), wk);
+    let free = 32u32.saturating_sub(u32::from(m.bm) + u32::from(m.wm));
+    let (bk, wk) = (u32::from(m.bk), u32::from(m.wk));
+    let wk_count = crate::index::binom(free.saturating_sub(bk), wk);
     let king_count = ix.king_count();
     let s1 = if wk > 0 && bk > 0 {
         wk_count
@@ -245,17 +240,6 @@ fn strides(ix: &SliceIndex) -> (usize, usize) {
     let s2 = if king_count != s1 { king_count } else { 0 };
     let clamp = |s: u64| usize::try_from(s).unwrap_or(0);
     (clamp(s1), clamp(s2))
-}
-
-fn binom(n: u64, k: u64) -> u64 {
-    if k > n {
-        return 0;
-    }
-    let mut r = 1u64;
-    for i in 0..k {
-        r = r * (n - i) / (i + 1);
-    }
-    r
 }
 
 /// The model's state over one block.
