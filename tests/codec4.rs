@@ -262,19 +262,22 @@ fn verify_ok(dir: &Path) {
 
 #[test]
 fn build_codec_flag_refuses_other_values() {
-    let d = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
-        .args(["build", "--quiet", "--pieces", "2", "--codec", "3", "--dir"])
-        .arg(d.path())
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("--codec") && err.contains("2, 4 or 5"),
-        "{err}"
-    );
-    assert!(std::fs::read_dir(d.path()).unwrap().next().is_none());
+    // Codecs that do not exist, and spellings no other integer option accepts either.
+    for bad in ["3", "6", "0", " 5", "5 ", "-2", "five", ""] {
+        let d = tempfile::tempdir().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
+            .args(["build", "--quiet", "--pieces", "2", &format!("--codec={bad}"), "--dir"])
+            .arg(d.path())
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "--codec {bad:?} was accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--codec") && err.contains("2, 4 or 5"),
+            "{bad:?}: {err}"
+        );
+        assert!(std::fs::read_dir(d.path()).unwrap().next().is_none());
+    }
 }
 
 #[test]

@@ -61,12 +61,12 @@ pub struct Args {
     pub codec: u32,
 }
 
-/// `--codec`: 2, 4 or 5.
+/// `--codec`: 2, 4 or 5, read as every other integer option is (`05` is 5; spaces are
+/// refused).
 fn parse_codec(s: &str) -> Result<u32, String> {
-    match s.trim() {
-        "2" => Ok(checkers_egdb::table::CODEC_2BIT_ZSTD),
-        "4" => Ok(checkers_egdb::table::CODEC_2BIT_THREATS),
-        "5" => Ok(checkers_egdb::table::CODEC_CM_THREATS),
+    use checkers_egdb::table::{CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_THREATS};
+    match s.parse::<u32>() {
+        Ok(c) if [CODEC_2BIT_ZSTD, CODEC_2BIT_THREATS, CODEC_CM_THREATS].contains(&c) => Ok(c),
         _ => Err(format!("expected 2, 4 or 5, got {s:?}")),
     }
 }
