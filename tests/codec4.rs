@@ -266,7 +266,14 @@ fn build_codec_flag_refuses_other_values() {
     for bad in ["3", "6", "0", " 5", "5 ", "-2", "five", ""] {
         let d = tempfile::tempdir().unwrap();
         let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
-            .args(["build", "--quiet", "--pieces", "2", &format!("--codec={bad}"), "--dir"])
+            .args([
+                "build",
+                "--quiet",
+                "--pieces",
+                "2",
+                &format!("--codec={bad}"),
+                "--dir",
+            ])
             .arg(d.path())
             .output()
             .unwrap();

@@ -6,6 +6,7 @@
 //! The tables are built by `egdb build`; the expected counts are those of an unbounded run and
 //! of the files' own headers, the expected failure is a value changed by the test.
 
+use checkers_egdb::slice::Slice;
 use checkers_egdb::table::{write_table_with, TableFile, WriteOptions, DONT_CARE};
 use checkers_egdb::verify::{verify_dir_opts, VerifyError, VerifyOptions, VerifyReport};
 use std::path::Path;
@@ -36,6 +37,23 @@ fn largest_table(dir: &Path) -> std::path::PathBuf {
         .filter(|p| p.extension().is_some_and(|x| x == "egdb"))
         .max_by_key(|p| std::fs::metadata(p).unwrap().len())
         .unwrap()
+}
+
+/// Flip a bit in the middle of the block data of the WLD file `path` and make its whole-file
+/// checksum right again (a writer bug or tampering): only the block's own checksum is wrong.
+fn damage_a_block(path: &Path) {
+    let mut bytes = std::fs::read(path).unwrap();
+    // docs/format.md: offset width at byte 19, block count at 52, the offset table from 64
+    // (N entries of W + 4 bytes), then the block data, then the xxh64 of all before it.
+    let w = bytes[19] as usize;
+    let n = u32::from_le_bytes(bytes[52..56].try_into().unwrap()) as usize;
+    let data = 64 + n * (w + 4);
+    let end = bytes.len() - 8;
+    assert!(end > data, "{} stores block data", path.display());
+    bytes[(data + end) / 2] ^= 0x10;
+    let sum = xxhash_rust::xxh64::xxh64(&bytes[..end], 0);
+    bytes[end..].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(path, &bytes).unwrap();
 }
 
 /// Sum over the WLD files of their header's position count.
@@ -141,18 +159,7 @@ fn a_corrupt_block_is_found_the_same_way_under_every_budget() {
     let d = tempfile::tempdir().unwrap();
     build(d.path(), "3");
     let victim = largest_table(d.path());
-    let mut bytes = std::fs::read(&victim).unwrap();
-    // docs/format.md: offset width at byte 19, block count at 52, the offset table from 64
-    // (N entries of W + 4 bytes), then the block data, then the xxh64 of all before it.
-    let w = bytes[19] as usize;
-    let n = u32::from_le_bytes(bytes[52..56].try_into().unwrap()) as usize;
-    let data = 64 + n * (w + 4);
-    let end = bytes.len() - 8;
-    assert!(end > data, "the largest 3-piece file stores block data");
-    bytes[(data + end) / 2] ^= 0x10;
-    let sum = xxhash_rust::xxh64::xxh64(&bytes[..end], 0);
-    bytes[end..].copy_from_slice(&sum.to_le_bytes());
-    std::fs::write(&victim, &bytes).unwrap();
+    damage_a_block(&victim);
     let name = victim.file_name().unwrap().to_string_lossy().to_string();
     let mut seen = Vec::new();
     for budget in [Some(0), Some(1 << 20), None] {
@@ -164,4 +171,98 @@ fn a_corrupt_block_is_found_the_same_way_under_every_budget() {
         seen.push(e);
     }
     assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:?}");
+}
+
+/// A table with wrong values is reported as bad; the files that read it (good themselves, but
+/// their values no longer match what the wrong table says) are reported apart, as reading a
+/// failed slice, and the counts say which is which.
+#[test]
+fn files_that_read_a_failed_file_are_told_apart_from_it() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path(), "4");
+    // The largest 3-piece WLD file (the digits of a slice name add up to its piece count):
+    // every win made a loss and every loss a win, checksums valid.
+    let victim = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "egdb"))
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name[..4].bytes().map(|b| u32::from(b - b'0')).sum::<u32>() == 3
+        })
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .unwrap();
+    let t = TableFile::open(&victim).unwrap();
+    let meta = t.meta().clone();
+    let mut vals = t.decode_all().unwrap();
+    drop(t);
+    for v in vals.iter_mut().filter(|v| **v != DONT_CARE && **v != 1) {
+        *v = 2 - *v;
+    }
+    write_table_with(&victim, &meta, &vals, &WriteOptions::default()).unwrap();
+    let unit: Vec<Slice> = vec![meta.slice, meta.slice.partner()];
+
+    let e = verify(d.path(), None).unwrap_err();
+    let failures = e.failures();
+    let (readers, bad): (Vec<&VerifyError>, Vec<&VerifyError>) = failures
+        .iter()
+        .partition(|f| f.failed_dependency().is_some());
+    // The victim fails, and nothing outside its unit fails on its own.
+    assert!(bad.iter().any(|f| f.slice() == Some(meta.slice)), "{e}");
+    assert!(
+        bad.iter().all(|f| unit.contains(&f.slice().unwrap())),
+        "{:#?}",
+        bad.iter().map(|f| f.to_string()).collect::<Vec<_>>()
+    );
+    assert!(
+        !readers.is_empty(),
+        "some 4-piece file reads {}: {e}",
+        meta.slice
+    );
+    for r in &readers {
+        let VerifyError::ReadsFailed { failed, source, .. } = r else {
+            panic!("{r}");
+        };
+        // It names a slice that failed before it (perhaps itself through a chain).
+        assert!(!unit.contains(&r.slice().unwrap()), "{r}");
+        let at = |s: Slice| failures.iter().position(|f| f.slice() == Some(s));
+        assert!(
+            at(*failed).unwrap() < at(r.slice().unwrap()).unwrap(),
+            "{r}"
+        );
+        assert!(
+            matches!(
+                **source,
+                VerifyError::Mismatch { .. } | VerifyError::Counts { .. }
+            ),
+            "{r}"
+        );
+    }
+
+    let o = Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(["verify", "--quiet", "--dir"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    let n_bad = lines
+        .iter()
+        .filter(|l| l.starts_with("egdb: bad table: "))
+        .count();
+    let n_read = lines
+        .iter()
+        .filter(|l| l.starts_with("egdb: not verified: "))
+        .count();
+    assert_eq!((n_bad, n_read), (bad.len(), readers.len()), "{err}");
+    assert!(lines[0].starts_with("egdb: bad table: "), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{} table files failed verification; {} more read a failed",
+            bad.len(),
+            readers.len()
+        )),
+        "{err}"
+    );
 }

@@ -71,15 +71,31 @@ pub fn run(args: Args) -> CliResult {
     let rep = match rep {
         Ok(r) => r,
         Err(e @ VerifyError::Several(_)) => {
-            // One line per bad file, then the one error line.
-            for f in e.failures() {
+            // One line per bad file: first those at fault themselves, then those that could
+            // not be verified only because a file they read is damaged; then the error line.
+            let (readers, bad): (Vec<_>, Vec<_>) = e
+                .failures()
+                .into_iter()
+                .partition(|f| f.failed_dependency().is_some());
+            for f in &bad {
                 eprintln!("egdb: bad table: {}", super::one_line(&f.to_string()));
             }
-            return Err(format!(
-                "{} table files failed verification (listed above)",
-                e.failures().len()
-            )
-            .into());
+            for f in &readers {
+                eprintln!("egdb: not verified: {}", super::one_line(&f.to_string()));
+            }
+            let mut msg = format!("{} table files failed verification", bad.len());
+            if !readers.is_empty() {
+                msg += &format!(
+                    "; {} more read a failed, damaged or missing table file and could not be verified",
+                    readers.len()
+                );
+            }
+            if readers.is_empty() {
+                msg += " (listed above)";
+            } else {
+                msg += " (listed above; verify again once the first are right)";
+            }
+            return Err(msg.into());
         }
         Err(e) => return Err(e.into()),
     };

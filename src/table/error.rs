@@ -168,6 +168,17 @@ impl TableError {
 }
 
 impl TableError {
+    /// The file the error is about; `None` for [`TableError::Invalid`] (caller misuse).
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            TableError::Io { path, .. }
+            | TableError::Corrupt { path, .. }
+            | TableError::WrongSlice { path, .. }
+            | TableError::NotAFile { path } => Some(path),
+            TableError::Invalid(_) => None,
+        }
+    }
+
     pub(crate) fn io(path: &Path, op: &'static str, e: std::io::Error) -> TableError {
         TableError::Io {
             path: path.to_path_buf(),

@@ -123,7 +123,20 @@ pub enum VerifyError {
     /// The verification journal could not be read or written.
     #[error(transparent)]
     Journal(#[from] JournalError),
-    /// Several files failed (each error names its file or slice), in slice order.
+    /// A slice failed that reads (through captures, crowning or a leading man's advance)
+    /// another slice which failed before it: its own error may only be a consequence, so it
+    /// can be judged once that slice is right.
+    #[error("{source} (it reads slice {failed}, which failed first)")]
+    ReadsFailed {
+        /// The slice.
+        slice: Slice,
+        /// The first failed slice it reads, in slice order.
+        failed: Slice,
+        /// Its own error.
+        source: Box<VerifyError>,
+    },
+    /// Several files failed (each error names its file or slice), in the order verified
+    /// (the build's).
     #[error("{} table files failed verification, first: {}", .0.len(), .0[0])]
     Several(Vec<VerifyError>),
 }
@@ -135,6 +148,50 @@ impl VerifyError {
             VerifyError::Several(v) => v.iter().collect(),
             e => vec![e],
         }
+    }
+
+    /// The slice a single failure is about; `None` for errors about the directory, the
+    /// journal, [`VerifyError::Incomplete`] and [`VerifyError::Several`].
+    pub fn slice(&self) -> Option<Slice> {
+        match self {
+            VerifyError::Probe { slice, .. }
+            | VerifyError::Mismatch { slice, .. }
+            | VerifyError::Counts { slice, .. }
+            | VerifyError::DtcMismatch { slice, .. }
+            | VerifyError::DtcFile { slice, .. }
+            | VerifyError::IndexWalk { slice, .. }
+            | VerifyError::ReadsFailed { slice, .. } => Some(*slice),
+            VerifyError::Stats(_)
+            | VerifyError::Incomplete { .. }
+            | VerifyError::Empty(_)
+            | VerifyError::Journal(_)
+            | VerifyError::Several(_) => None,
+        }
+    }
+
+    /// For a slice that could not be verified because a table file *it reads* (a dependency,
+    /// not its own `.egdb` or `.dtc` file) is damaged, unreadable or missing, or because a
+    /// slice it reads failed before it ([`VerifyError::ReadsFailed`]): that file's path, or
+    /// the file name of the missing or failed slice. `None` for every other error, including
+    /// a fault in the slice's own files.
+    pub fn failed_dependency(&self) -> Option<PathBuf> {
+        if let VerifyError::ReadsFailed { failed, .. } = self {
+            return Some(crate::table::table_path(Path::new(""), failed));
+        }
+        let VerifyError::Probe { slice, source } = self else {
+            return None;
+        };
+        let path = match source {
+            ProbeError::Table(t) => t.path()?.to_path_buf(),
+            ProbeError::MissingSlice { slice: s } => crate::table::table_path(Path::new(""), s),
+            _ => return None,
+        };
+        let own = path
+            .file_stem()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.parse::<Slice>().ok())
+            == Some(*slice);
+        (!own).then_some(path)
     }
 }
 
@@ -672,6 +729,26 @@ pub fn verify_dir_opts(
     };
     let mut errors = Vec::new();
     let mut wld_failed = false;
+    // Slices failed so far; a later failure of a slice that reads one is told apart.
+    let mut failed = std::collections::BTreeSet::new();
+    let blame = |unit: Option<&crate::plan::Unit>,
+                 failed: &std::collections::BTreeSet<Slice>,
+                 e: VerifyError| {
+        let read = unit.and_then(|u| {
+            crate::memory::unit_reads(u)
+                .into_iter()
+                .filter(|s| !u.slices.contains(s) && failed.contains(s))
+                .min()
+        });
+        match (read, e.slice()) {
+            (Some(d), Some(slice)) => VerifyError::ReadsFailed {
+                slice,
+                failed: d,
+                source: Box::new(e),
+            },
+            _ => e,
+        }
+    };
     let mut k = 0;
     for (unit, files) in &steps {
         if let Some(u) = unit {
@@ -704,7 +781,7 @@ pub fn verify_dir_opts(
                     }
                 }
                 Err(e) => {
-                    errors.push(e);
+                    errors.push(blame(*unit, &failed, e));
                     unit_ok = false;
                 }
             }
@@ -713,15 +790,10 @@ pub fn verify_dir_opts(
         // Distances are checked against verified values only: after any WLD failure, the
         // distance files are left until the values are right.
         if !wld_failed {
-            errors.extend(verify_dtc_files(
-                dir,
-                &src,
-                files,
-                &mut journal,
-                &mut rep,
-                progress,
-            )?);
+            let dtc_errors = verify_dtc_files(dir, &src, files, &mut journal, &mut rep, progress)?;
+            errors.extend(dtc_errors.into_iter().map(|e| blame(*unit, &failed, e)));
         }
+        failed.extend(errors.iter().filter_map(VerifyError::slice));
         if unit.is_some() {
             src.release_done(k, &last);
             k += 1;
