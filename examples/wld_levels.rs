@@ -13,9 +13,14 @@ fn main() {
         eprintln!("usage: wld_levels DIR [EVERY_NTH_FILE] [LEVEL...]");
         std::process::exit(2);
     };
-    let every: usize = args.get(2).map_or(1, |s| s.parse().expect("EVERY_NTH_FILE"));
+    let every: usize = args
+        .get(2)
+        .map_or(1, |s| s.parse().expect("EVERY_NTH_FILE"));
     let levels: Vec<i32> = if args.len() > 3 {
-        args[3..].iter().map(|s| s.parse().expect("LEVEL")).collect()
+        args[3..]
+            .iter()
+            .map(|s| s.parse().expect("LEVEL"))
+            .collect()
     } else {
         vec![15, 13, 12, 11, 9, 5, 3]
     };
@@ -36,7 +41,10 @@ fn main() {
     let positions: u64 = data.iter().map(|d| d.1.len() as u64).sum();
     println!("{} files, {positions} positions", data.len());
     // One thread, so the time is CPU time of the encoding alone.
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
     for level in levels {
         let opts = WriteOptions {
             level,

@@ -46,7 +46,10 @@ fn counts(o: &Output) -> ((u64, u64), (u64, u64)) {
         None => {
             assert!(
                 out.lines()
-                    .any(|l| l.starts_with("ok: nothing left to verify")),
+                    .any(|l| l.starts_with("ok: nothing left to verify")
+                        || l.starts_with(
+                            "ok: the values of every file were verified by an earlier run"
+                        )),
                 "an ok line: {out}"
             );
             (0, 0)
@@ -341,4 +344,64 @@ fn a_distance_file_without_its_value_file_or_a_directory_named_like_a_table_is_a
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("not a regular file"), "{err}");
     assert!(bad.is_dir(), "kept");
+}
+
+/// Values verified by an earlier run, distance files added since: the run re-derives the
+/// distances and says so; it does not claim that nothing was left to verify.
+#[test]
+fn distance_files_added_after_their_values_were_verified_are_verified_and_reported() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path(), "3");
+    let slices = table_count(d.path(), "egdb");
+    let dtcs = table_count(d.path(), "dtc");
+    assert!(dtcs > 0);
+    // The distance files moved out of the way for the first run.
+    let aside = tempfile::tempdir().unwrap();
+    let moved: Vec<std::path::PathBuf> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "dtc"))
+        .collect();
+    for p in &moved {
+        std::fs::rename(p, aside.path().join(p.file_name().unwrap())).unwrap();
+    }
+    let jd = tempfile::tempdir().unwrap();
+    let j = jd.path().join("journal-dtc-later.txt");
+    let first = verify(d.path(), Some(&j));
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert_eq!(counts(&first).0 .0, slices);
+    for p in &moved {
+        std::fs::rename(aside.path().join(p.file_name().unwrap()), p).unwrap();
+    }
+
+    let second = verify(d.path(), Some(&j));
+    let out = String::from_utf8_lossy(&second.stdout);
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with(&format!("ok: {dtcs} distance files, "))),
+        "{out}"
+    );
+    assert!(!out.contains("nothing left to verify"), "{out}");
+    assert!(
+        out.contains(
+            "ok: the values of every file were verified by an earlier run; distances re-derived in"
+        ),
+        "{out}"
+    );
+    assert_eq!(counts(&second), ((0, 0), (slices, counts(&first).0 .1)));
+
+    // Now everything is recorded.
+    let third = verify(d.path(), Some(&j));
+    let out = String::from_utf8_lossy(&third.stdout);
+    assert!(out.starts_with("ok: nothing left to verify"), "{out}");
+    assert_eq!(counts(&third).1 .0, slices + dtcs);
 }
