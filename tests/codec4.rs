@@ -318,3 +318,59 @@ fn codec5_tables_probe_like_codec2_tables_and_verify_up_to_4_pieces() {
 
     verify_ok(&new_dir);
 }
+
+/// Distance files do not depend on the codec of the value files they are built on, and
+/// `egdb verify` re-derives them over codec-5 value files, where a king move may lead to a
+/// threat position whose value is not stored (resolved by search).
+#[test]
+fn distance_files_over_codec5_values_are_codec2s_and_verify() {
+    let d = tempfile::tempdir().unwrap();
+    let (new_dir, old_dir) = (d.path().join("cm"), d.path().join("old"));
+    for (dir, codec) in [(&old_dir, "2"), (&new_dir, "5")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
+            .args(["build", "--quiet", "--dtc", "--pieces", "4", "--codec", codec])
+            .arg("--dir")
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let dtc_files = |dir: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "dtc"))
+            .map(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().to_string();
+                (name, std::fs::read(&p).unwrap())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let (new, old) = (dtc_files(&new_dir), dtc_files(&old_dir));
+    assert!(old.len() > 1000, "{}", old.len());
+    assert_eq!(new.len(), old.len());
+    for (a, b) in new.iter().zip(&old) {
+        assert!(a == b, "{} differs from codec 2's", a.0);
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(["verify", "--quiet", "--dir"])
+        .arg(&new_dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.starts_with(&format!("ok: {} distance files, ", new.len())),
+        "{text}"
+    );
+}

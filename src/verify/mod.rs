@@ -300,6 +300,44 @@ pub fn derive_value<R: Rules, S: RawSource + ?Sized>(
     }
 }
 
+/// Call `f(i, position)` for the positions `start..end` of `index` in index order, by the
+/// index's incremental walk (`visit`, several times cheaper than `unrank` per position). The
+/// walk's first position is checked against `unrank` and its count against the range, so a
+/// bug in the walk is reported ([`VerifyError::IndexWalk`]), never verified as values.
+/// Stops at the first error of `f`.
+fn walk(
+    index: &SliceIndex,
+    start: u64,
+    end: u64,
+    mut f: impl FnMut(u64, &Position) -> Result<(), VerifyError>,
+) -> Result<(), VerifyError> {
+    let slice = index.slice();
+    let mut result = Ok(());
+    let mut next = start;
+    index.visit(start, end, |i, p| {
+        if result.is_err() {
+            return;
+        }
+        if i != next || (i == start && index.unrank(i).ok() != Some(p)) {
+            result = Err(VerifyError::IndexWalk {
+                slice,
+                why: format!("the walk gave position {i} where {next} was due"),
+            });
+            return;
+        }
+        next += 1;
+        result = f(i, &p);
+    });
+    result?;
+    if next != end {
+        return Err(VerifyError::IndexWalk {
+            slice,
+            why: format!("the walk of {start}..{end} stopped at {next}"),
+        });
+    }
+    Ok(())
+}
+
 /// Verify one slice against `src` (which must hold the slice itself and its dependencies).
 /// `progress` is called with the number of positions done, per chunk.
 ///
@@ -328,63 +366,38 @@ pub fn verify_slice<R: Rules, S: RawSource + ?Sized>(
         .map(|c| {
             let (mut w, mut l, mut d) = (0, 0, 0);
             let (start, end) = (c * CHUNK, ((c + 1) * CHUNK).min(n));
-            // Positions in index order by the index's incremental walk (`visit`, several times
-            // cheaper than `unrank` per position); its first position is checked against
-            // `unrank` and its count against the chunk, once per chunk.
-            let mut result = Ok(());
-            let mut next = start;
-            index.visit(start, end, |i, p| {
-                if result.is_err() {
-                    return;
-                }
-                if i != next || (i == start && index.unrank(i).ok() != Some(p)) {
-                    result = Err(VerifyError::IndexWalk {
-                        slice: *slice,
-                        why: format!("the walk gave position {i} where {next} was due"),
-                    });
-                    return;
-                }
-                next += 1;
-                result = (|| {
-                    let perr = |e| VerifyError::Probe {
-                        slice: *slice,
-                        source: e,
-                    };
-                    let derived = derive_value(rules, src, &p).map_err(perr)?;
-                    // Positions whose entry is don't care (captures; in a codec-4 slice also
-                    // threats and no move) are only counted.
-                    let dont_care = if threats_dc {
-                        crate::probe::resolve::is_dont_care(rules, &p)
-                    } else {
-                        rules.has_capture(&p)
-                    };
-                    if !dont_care {
-                        let stored = src.raw(slice, i).map_err(perr)?;
-                        if stored != derived {
-                            return Err(VerifyError::Mismatch {
-                                slice: *slice,
-                                index: i,
-                                fen: p.to_fen(),
-                                stored,
-                                derived,
-                            });
-                        }
-                    }
-                    match derived {
-                        Wld::Win => w += 1,
-                        Wld::Loss => l += 1,
-                        Wld::Draw => d += 1,
-                    }
-                    Ok(())
-                })();
-            });
-            result?;
-            if next != end {
-                return Err(VerifyError::IndexWalk {
+            walk(&index, start, end, |i, p| {
+                let perr = |e| VerifyError::Probe {
                     slice: *slice,
-                    why: format!("the walk of {start}..{end} stopped at {next}"),
-                });
-            }
+                    source: e,
+                };
+                let derived = derive_value(rules, src, &p).map_err(perr)?;
+                // Positions whose entry is don't care (captures; in a codec-4 slice also
+                // threats and no move) are only counted.
+                let dont_care = if threats_dc {
+                    crate::probe::resolve::is_dont_care(rules, &p)
+                } else {
+                    rules.has_capture(&p)
+                };
+                if !dont_care {
+                    let stored = src.raw(slice, i).map_err(perr)?;
+                    if stored != derived {
+                        return Err(VerifyError::Mismatch {
+                            slice: *slice,
+                            index: i,
+                            fen: p.to_fen(),
+                            stored,
+                            derived,
+                        });
+                    }
+                }
+                match derived {
+                    Wld::Win => w += 1,
+                    Wld::Loss => l += 1,
+                    Wld::Draw => d += 1,
+                }
+                Ok(())
+            })?;
             progress(end - start);
             Ok((w, l, d))
         })
@@ -426,61 +439,69 @@ pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<u64, VerifyError> {
     let index = SliceIndex::new(*slice);
-    let pindex = SliceIndex::new(slice.partner());
+    let partner_slice = slice.partner();
+    let pindex = SliceIndex::new(partner_slice);
     let n = index.size();
     const CHUNK: u64 = 1 << 14;
     let chunks = n.div_ceil(CHUNK);
-    let threats_dc = src
-        .threats_dont_care(slice)
-        .map_err(|e| VerifyError::Probe {
-            slice: *slice,
-            source: e,
-        })?;
+    let perr = |e| VerifyError::Probe {
+        slice: *slice,
+        source: e,
+    };
+    let threats_dc = src.threats_dont_care(slice).map_err(perr)?;
+    let partner_threats_dc = src.threats_dont_care(&partner_slice).map_err(perr)?;
     (0..chunks).into_par_iter().try_for_each(|c| {
-        for i in c * CHUNK..((c + 1) * CHUNK).min(n) {
-            let p = index.unrank(i).expect("index below size");
-            let perr = |e| VerifyError::Probe {
-                slice: *slice,
-                source: e,
-            };
-            if rules.has_capture(&p) {
-                continue;
+        let (start, end) = (c * CHUNK, ((c + 1) * CHUNK).min(n));
+        walk(&index, start, end, |i, p| {
+            if rules.has_capture(p) {
+                return Ok(());
             }
             // A threat position of a codec-4 slice stores no value: resolved by a search of at
             // most two plies.
-            let v = if threats_dc && crate::probe::resolve::is_dont_care(rules, &p) {
-                resolve_with(rules, src, &p).map_err(perr)?
+            let v = if threats_dc && crate::probe::resolve::is_dont_care(rules, p) {
+                resolve_with(rules, src, p).map_err(perr)?
             } else {
                 src.raw(slice, i).map_err(perr)?
             };
-            if v == Wld::Draw && rules.has_quiet_move(&p) {
-                continue;
+            if v == Wld::Draw && rules.has_quiet_move(p) {
+                return Ok(());
             }
-            // (win?, best d so far)
             let mut best: Option<u32> = None;
             let mut moves = 0u32;
             let mut err = None;
-            rules.for_each_successor(&p, |s| {
+            rules.for_each_successor(p, |s| {
                 if err.is_some() {
                     return;
                 }
                 moves += 1;
-                let sv = match resolve_with(rules, src, &s) {
+                // The successor's value and d(m): a conversion counts 1 (its value resolved
+                // through the tables of fewer pieces or another slice); otherwise a king move,
+                // whose result lies in the partner slice: 1 + 1 if the result must capture
+                // (resolved by search), 1 if it has no move (lost), else 1 + its stored
+                // distance, its value read at the same index (or, at a threat position of a
+                // codec-4 partner, resolved by search).
+                let step = if rules.is_conversion(p, &s) {
+                    resolve_with(rules, src, &s).map(|sv| (sv, 1))
+                } else if rules.has_capture(&s) {
+                    resolve_with(rules, src, &s).map(|sv| (sv, 2))
+                } else if !rules.has_quiet_move(&s) {
+                    Ok((Wld::Loss, 1))
+                } else {
+                    let r = pindex.rank(&s.normalized());
+                    let sv = if partner_threats_dc && crate::probe::resolve::is_dont_care(rules, &s)
+                    {
+                        resolve_with(rules, src, &s)
+                    } else {
+                        src.raw(&partner_slice, r)
+                    };
+                    sv.map(|sv| (sv, 1 + partner[r as usize]))
+                };
+                let (sv, d) = match step {
                     Ok(x) => x,
                     Err(e) => {
                         err = Some(e);
                         return;
                     }
-                };
-                // A conversion counts 1, as does a king move to a position with no move
-                // (distance 0); a king move to a capture position 1 + 1.
-                let d = if rules.is_conversion(&p, &s) || !rules.has_move(&s) {
-                    1
-                } else if rules.has_capture(&s) {
-                    2
-                } else {
-                    // A king move stays in the unit: the result lies in the partner slice.
-                    1 + partner[pindex.rank(&s.normalized()) as usize]
                 };
                 match v {
                     Wld::Win if sv == Wld::Loss => best = Some(best.map_or(d, |b| b.min(d))),
@@ -505,9 +526,10 @@ pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
                     derived,
                 });
             }
-        }
-        progress(((c + 1) * CHUNK).min(n) - c * CHUNK);
-        Ok(())
+            Ok(())
+        })?;
+        progress(end - start);
+        Ok::<(), VerifyError>(())
     })?;
     Ok(n)
 }
