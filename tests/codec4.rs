@@ -328,7 +328,9 @@ fn distance_files_over_codec5_values_are_codec2s_and_verify() {
     let (new_dir, old_dir) = (d.path().join("cm"), d.path().join("old"));
     for (dir, codec) in [(&old_dir, "2"), (&new_dir, "5")] {
         let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
-            .args(["build", "--quiet", "--dtc", "--pieces", "4", "--codec", codec])
+            .args([
+                "build", "--quiet", "--dtc", "--pieces", "4", "--codec", codec,
+            ])
             .arg("--dir")
             .arg(dir)
             .output()
