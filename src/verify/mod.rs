@@ -371,13 +371,13 @@ pub fn verify_slice<R: Rules, S: RawSource + ?Sized>(
                     slice: *slice,
                     source: e,
                 };
-                let derived = derive_value(rules, src, &p).map_err(perr)?;
+                let derived = derive_value(rules, src, p).map_err(perr)?;
                 // Positions whose entry is don't care (captures; in a codec-4 slice also
                 // threats and no move) are only counted.
                 let dont_care = if threats_dc {
-                    crate::probe::resolve::is_dont_care(rules, &p)
+                    crate::probe::resolve::is_dont_care(rules, p)
                 } else {
-                    rules.has_capture(&p)
+                    rules.has_capture(p)
                 };
                 if !dont_care {
                     let stored = src.raw(slice, i).map_err(perr)?;
