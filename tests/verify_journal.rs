@@ -405,3 +405,88 @@ fn distance_files_added_after_their_values_were_verified_are_verified_and_report
     assert!(out.starts_with("ok: nothing left to verify"), "{out}");
     assert_eq!(counts(&third).1 .0, slices + dtcs);
 }
+
+/// A `build --dtc` in progress: `--partial` verifies the distance files present and counts
+/// the absent ones of the largest piece count (a slice whose partner has none yet is left
+/// unchecked); without `--partial`, or at a smaller piece count, a missing one is an error.
+#[test]
+fn partial_allows_distance_files_of_the_largest_piece_count_to_be_absent() {
+    use checkers_egdb::Slice;
+    let d = tempfile::tempdir().unwrap();
+    build(d.path(), "3");
+    let dtcs = table_count(d.path(), "dtc");
+    let slice_of = |p: &std::path::Path| -> Slice {
+        p.file_stem().unwrap().to_str().unwrap().parse().unwrap()
+    };
+    let mut three: Vec<Slice> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "dtc"))
+        .map(|p| slice_of(&p))
+        .filter(|s| s.material.pieces() == 3)
+        .collect();
+    three.sort();
+    // Whole units absent: every slice of one material and its partners.
+    let m = three[three.len() / 2].material;
+    let mut gone: Vec<Slice> = three
+        .iter()
+        .filter(|s| s.material == m || s.partner().material == m)
+        .copied()
+        .collect();
+    gone.sort();
+    gone.dedup();
+    // And one slice of another unit without its partner's file.
+    let half = *three
+        .iter()
+        .find(|s| !gone.contains(s) && s.partner() != **s)
+        .unwrap();
+    let dtc = |s: &Slice| d.path().join(format!("{s}.dtc"));
+    for s in gone.iter().chain([&half]) {
+        std::fs::remove_file(dtc(s)).unwrap();
+    }
+    let absent = gone.len() as u64 + 1;
+
+    let o = verify(d.path(), None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("the distance file is missing"), "{err}");
+
+    let partial = || {
+        egdb()
+            .args(["verify", "--quiet", "--partial", "--dir"])
+            .arg(d.path())
+            .output()
+            .unwrap()
+    };
+    let o = partial();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Verified: all but the absent files and the partner of `half`.
+    let expect = format!("ok: {} distance files, ", dtcs - absent - 1);
+    assert!(out.starts_with(&expect), "{expect}: {out}");
+    assert!(
+        out.lines().next().unwrap().ends_with(&format!(
+            "; {absent} distance files of the largest piece count absent (--partial)"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("ok: {} slices, ", table_count(d.path(), "egdb"))),
+        "{out}"
+    );
+
+    // A missing distance file of fewer pieces is an error even with --partial.
+    let two = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "dtc") && slice_of(p).material.pieces() == 2)
+        .unwrap();
+    std::fs::remove_file(&two).unwrap();
+    let o = partial();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&slice_of(&two).to_string()) && err.contains("the distance file is missing"),
+        "{err}"
+    );
+}

@@ -99,10 +99,19 @@ pub fn run(args: Args) -> CliResult {
         }
         Err(e) => return Err(e.into()),
     };
-    if rep.dtc_slices > 0 {
+    if rep.dtc_slices > 0 || rep.dtc_absent > 0 {
         println!(
-            "ok: {} distance files, {} positions: every distance re-derived",
-            rep.dtc_slices, rep.dtc_positions
+            "ok: {} distance files, {} positions: every distance re-derived{}",
+            rep.dtc_slices,
+            rep.dtc_positions,
+            if rep.dtc_absent > 0 {
+                format!(
+                    "; {} distance files of the largest piece count absent (--partial)",
+                    rep.dtc_absent
+                )
+            } else {
+                String::new()
+            }
         );
     }
     if rep.slices == 0 && rep.dtc_slices == 0 && rep.earlier_slices > 0 {

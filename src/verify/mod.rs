@@ -244,6 +244,9 @@ pub struct VerifyReport {
     /// Slices of the largest piece count absent and allowed to be ([`verify_dir_with`] with
     /// `partial`).
     pub absent: u64,
+    /// Distance files of the largest piece count absent while others are present, allowed
+    /// with `partial` (a `build --dtc` in progress); their slices' values are still verified.
+    pub dtc_absent: u64,
     /// Slice files (WLD and distance) whose verification an earlier run recorded in the
     /// journal ([`VerifyOptions::journal`]), skipped now, and their positions.
     pub earlier_slices: u64,
@@ -625,10 +628,17 @@ pub fn verify_dir_opts(
         });
     }
     // Distance files are all or nothing: once any slice has one, a slice without one is an
-    // error (a deleted or never-built `.dtc` file), not something to skip.
+    // error (a deleted or never-built `.dtc` file), not something to skip; with `partial`,
+    // except at the largest piece count (a `build --dtc` in progress).
     let any_dtc = infos
         .iter()
         .any(|f| crate::table::dtc_path(dir, &f.slice).exists());
+    let max_pieces = infos
+        .iter()
+        .map(|f| f.slice.material.pieces())
+        .max()
+        .unwrap_or(0);
+    let mut dtc_absent = 0;
     for f in &infos {
         if let Err(e) = crate::table::TableFile::open(&f.path).and_then(|t| t.verify_checksum()) {
             errors.push(VerifyError::Probe {
@@ -646,6 +656,8 @@ pub fn verify_dir_opts(
                     why: e.to_string(),
                 });
             }
+        } else if any_dtc && partial && f.slice.material.pieces() == max_pieces {
+            dtc_absent += 1;
         } else if any_dtc {
             errors.push(VerifyError::DtcFile {
                 slice: f.slice,
@@ -746,6 +758,7 @@ pub fn verify_dir_opts(
     let mut src = DecodedTables::with_budget(dir, opts.memory);
     let mut rep = VerifyReport {
         absent,
+        dtc_absent,
         journal_restarted: journal.as_ref().and_then(|j| j.restarted.clone()),
         ..VerifyReport::default()
     };
@@ -812,7 +825,15 @@ pub fn verify_dir_opts(
         // Distances are checked against verified values only: after any WLD failure, the
         // distance files are left until the values are right.
         if !wld_failed {
-            let dtc_errors = verify_dtc_files(dir, &src, files, &mut journal, &mut rep, progress)?;
+            let dtc_errors = verify_dtc_files(
+                dir,
+                &src,
+                files,
+                partial.then_some(max_pieces),
+                &mut journal,
+                &mut rep,
+                progress,
+            )?;
             errors.extend(dtc_errors.into_iter().map(|e| blame(*unit, &failed, e)));
         }
         failed.extend(errors.iter().filter_map(VerifyError::slice));
@@ -841,7 +862,9 @@ fn check_blocks(path: &Path) -> Result<(), crate::table::TableError> {
 
 /// The distance files of `files` (one unit's slices, whose WLD values are verified; every
 /// distance file's checksum and presence were checked before): counts against the WLD
-/// header, [`verify_dtc_slice`]. Each file is decoded once for the unit. Returns the bad
+/// header, [`verify_dtc_slice`]. Each file is decoded once for the unit. `absent_ok`: the
+/// piece count whose distance files may be absent (`--partial`), a slice whose partner's
+/// file is absent is then left unchecked. Returns the bad
 /// files' errors (each file is checked even when another one fails).
 ///
 /// # Errors
@@ -850,6 +873,7 @@ fn verify_dtc_files(
     dir: &Path,
     src: &DecodedTables,
     files: &[&crate::stats::FileInfo],
+    absent_ok: Option<u32>,
     journal: &mut Option<Journal>,
     rep: &mut VerifyReport,
     progress: &(dyn Fn(&Slice, u64, u64) + Sync),
@@ -920,7 +944,10 @@ fn verify_dtc_files(
             continue;
         }
         if !decode(&partner, &mut decoded, &mut errors) {
-            if !crate::table::dtc_path(dir, &partner).exists() {
+            // (With `partial`, a missing partner file of the largest piece count was counted
+            // as absent above: the slice cannot be checked yet.)
+            let allowed = absent_ok == Some(partner.material.pieces());
+            if !crate::table::dtc_path(dir, &partner).exists() && !allowed {
                 errors.push(VerifyError::DtcFile {
                     slice: f.slice,
                     why: format!("the partner slice {partner} has no distance file"),
