@@ -266,3 +266,51 @@ fn files_that_read_a_failed_file_are_told_apart_from_it() {
         "{err}"
     );
 }
+
+/// Two independent faults: a wrong value in a 3-piece file, and one in a 4-piece file at a
+/// position whose moves never reach the 3-piece file (though other positions of its unit
+/// do). The second is its own fault and is listed as bad, not as a consequence of the first.
+#[test]
+fn a_file_with_its_own_fault_is_not_blamed_on_a_failed_file_it_reads_elsewhere() {
+    use checkers_egdb::{Position, SliceIndex};
+    let d = tempfile::tempdir().unwrap();
+    build(d.path(), "4");
+    let change = |name: &str, pick: &dyn Fn(&Slice, u64, &[u8]) -> bool| -> u64 {
+        let path = d.path().join(name);
+        let t = TableFile::open(&path).unwrap();
+        let meta = t.meta().clone();
+        let mut vals = t.decode_all().unwrap();
+        drop(t);
+        let i = (0..vals.len())
+            .find(|&i| vals[i] != DONT_CARE && pick(&meta.slice, i as u64, &vals))
+            .unwrap();
+        vals[i] = if vals[i] == 2 { 0 } else { 2 };
+        write_table_with(&path, &meta, &vals, &WriteOptions::default()).unwrap();
+        i as u64
+    };
+    // 0102-nn: its first stored value.
+    change("0102-nn.egdb", &|_, _, _| true);
+    // 1111-00: a position whose moves are all quiet, keep 4 pieces and lead to positions
+    // without a capture (so its derivation reads no table of 3 pieces). 1111-00's unit
+    // reads 0102-nn elsewhere (a capture that crowns).
+    let own = change("1111-00.egdb", &|s, i, _| {
+        let p: Position = SliceIndex::new(*s).unrank(i).unwrap();
+        let moves = p.unique_moves();
+        !moves.is_empty()
+            && moves.iter().all(|m| {
+                let q = p.apply(m);
+                q.piece_count() == 4 && !q.has_capture()
+            })
+    });
+    let e = verify(d.path(), None).unwrap_err();
+    let failures = e.failures();
+    let own_line = failures
+        .iter()
+        .find(|f| f.slice() == Some("1111-00".parse().unwrap()))
+        .unwrap_or_else(|| panic!("1111-00 is reported: {e}"));
+    assert!(
+        matches!(own_line, VerifyError::Mismatch { index, .. } if *index == own),
+        "its own fault, not blamed on 0102-nn: {own_line}"
+    );
+    assert!(own_line.failed_dependency().is_none(), "{own_line}");
+}

@@ -466,7 +466,7 @@ fn partial_allows_distance_files_of_the_largest_piece_count_to_be_absent() {
     assert!(out.starts_with(&expect), "{expect}: {out}");
     assert!(
         out.lines().next().unwrap().ends_with(&format!(
-            "; {absent} distance files of the largest piece count absent (--partial)"
+            "; {absent} distance files of the largest piece count absent, 1 more left unchecked as their partner's is absent (--partial)"
         )),
         "{out}"
     );

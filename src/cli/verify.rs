@@ -104,13 +104,12 @@ pub fn run(args: Args) -> CliResult {
             "ok: {} distance files, {} positions: every distance re-derived{}",
             rep.dtc_slices,
             rep.dtc_positions,
-            if rep.dtc_absent > 0 {
-                format!(
-                    "; {} distance files of the largest piece count absent (--partial)",
-                    rep.dtc_absent
-                )
-            } else {
-                String::new()
+            match (rep.dtc_absent, rep.dtc_unchecked) {
+                (0, _) => String::new(),
+                (a, 0) => format!("; {a} distance files of the largest piece count absent (--partial)"),
+                (a, u) => format!(
+                    "; {a} distance files of the largest piece count absent, {u} more left unchecked as their partner's is absent (--partial)"
+                ),
             }
         );
     }

@@ -123,9 +123,10 @@ pub enum VerifyError {
     /// The verification journal could not be read or written.
     #[error(transparent)]
     Journal(#[from] JournalError),
-    /// A slice failed that reads (through captures, crowning or a leading man's advance)
-    /// another slice which failed before it: its own error may only be a consequence, so it
-    /// can be judged once that slice is right.
+    /// A slice's values failed, and the failure reads another slice whose values failed
+    /// before it: the moves from the wrong position reach it (through captures, crowning or
+    /// a leading man's advance), or, for wrong totals, the slice's unit reads it. Its own
+    /// error may only be a consequence, so it can be judged once that slice is right.
     #[error("{source} (it reads slice {failed}, which failed first)")]
     ReadsFailed {
         /// The slice.
@@ -247,6 +248,9 @@ pub struct VerifyReport {
     /// Distance files of the largest piece count absent while others are present, allowed
     /// with `partial` (a `build --dtc` in progress); their slices' values are still verified.
     pub dtc_absent: u64,
+    /// Distance files present but left unchecked because their partner's is absent (with
+    /// `partial`: a unit's distances are derived together).
+    pub dtc_unchecked: u64,
     /// Slice files (WLD and distance) whose verification an earlier run recorded in the
     /// journal ([`VerifyOptions::journal`]), skipped now, and their positions.
     pub earlier_slices: u64,
@@ -300,6 +304,56 @@ pub fn derive_value<R: Rules, S: RawSource + ?Sized>(
     match err {
         Some(e) => Err(e),
         None => Ok(best),
+    }
+}
+
+/// A [`RawSource`] that notes every slice it is asked about (to tell which slices a
+/// derivation read), passing each question on to `inner`.
+struct Recording<'a, S: ?Sized> {
+    inner: &'a S,
+    seen: std::sync::Mutex<std::collections::BTreeSet<Slice>>,
+}
+
+impl<'a, S: RawSource + ?Sized> Recording<'a, S> {
+    fn new(inner: &'a S) -> Self {
+        Recording {
+            inner,
+            seen: Default::default(),
+        }
+    }
+    fn note(&self, s: Slice) {
+        self.seen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(s);
+    }
+    /// The slices asked about, sorted.
+    fn slices(self) -> Vec<Slice> {
+        let seen = self.seen.into_inner().unwrap_or_else(|p| p.into_inner());
+        seen.into_iter().collect()
+    }
+}
+
+impl<S: RawSource + ?Sized> RawSource for Recording<'_, S> {
+    fn raw(&self, slice: &Slice, index: u64) -> Result<Wld, ProbeError> {
+        self.note(*slice);
+        self.inner.raw(slice, index)
+    }
+    fn raw_position(&self, p: &Position) -> Result<Wld, ProbeError> {
+        self.note(Slice::of(p));
+        self.inner.raw_position(p)
+    }
+    fn threats_dont_care(&self, slice: &Slice) -> Result<bool, ProbeError> {
+        self.note(*slice);
+        self.inner.threats_dont_care(slice)
+    }
+    fn raw_quiet(
+        &self,
+        p: &Position,
+        threat: &dyn Fn() -> bool,
+    ) -> Result<Option<Wld>, ProbeError> {
+        self.note(Slice::of(p));
+        self.inner.raw_quiet(p, threat)
     }
 }
 
@@ -764,17 +818,33 @@ pub fn verify_dir_opts(
     };
     let mut errors = Vec::new();
     let mut wld_failed = false;
-    // Slices failed so far; a later failure of a slice that reads one is told apart.
+    // Slices whose values failed so far; a later value failure of a slice that reads one is
+    // told apart. (Distance failures are never a consequence of another slice's: a slice's
+    // distances are derived from its own and its partner's with the values of the others,
+    // and they are only checked while every value so far is right.)
     let mut failed = std::collections::BTreeSet::new();
-    let blame = |unit: Option<&crate::plan::Unit>,
+    let blame = |src: &DecodedTables,
+                 unit: Option<&crate::plan::Unit>,
                  failed: &std::collections::BTreeSet<Slice>,
                  e: VerifyError| {
-        let read = unit.and_then(|u| {
-            crate::memory::unit_reads(u)
+        let Some(u) = unit else { return e };
+        let suspect = |s: &Slice| !u.slices.contains(s) && failed.contains(s);
+        let read = match &e {
+            // A wrong value at one position: the failed slices its derivation reads.
+            VerifyError::Mismatch { slice, index, .. } => {
+                SliceIndex::new(*slice).unrank(*index).ok().and_then(|p| {
+                    let rec = Recording::new(src);
+                    let _ = derive_value(Oracle, &rec, &p);
+                    rec.slices().into_iter().filter(suspect).min()
+                })
+            }
+            // Totals that differ: the failed slices the unit reads.
+            VerifyError::Counts { .. } => crate::memory::unit_reads(u)
                 .into_iter()
-                .filter(|s| !u.slices.contains(s) && failed.contains(s))
-                .min()
-        });
+                .filter(suspect)
+                .min(),
+            _ => None,
+        };
         match (read, e.slice()) {
             (Some(d), Some(slice)) => VerifyError::ReadsFailed {
                 slice,
@@ -796,6 +866,7 @@ pub fn verify_dir_opts(
             src.begin_unit(u, own);
         }
         let mut unit_ok = true;
+        let mut unit_failed = Vec::new();
         for f in files {
             let m = &f.meta;
             if let Some(n) = journal
@@ -816,11 +887,13 @@ pub fn verify_dir_opts(
                     }
                 }
                 Err(e) => {
-                    errors.push(blame(*unit, &failed, e));
+                    errors.push(blame(&src, *unit, &failed, e));
+                    unit_failed.push(f.slice);
                     unit_ok = false;
                 }
             }
         }
+        failed.extend(unit_failed);
         wld_failed |= !unit_ok;
         // Distances are checked against verified values only: after any WLD failure, the
         // distance files are left until the values are right.
@@ -834,9 +907,8 @@ pub fn verify_dir_opts(
                 &mut rep,
                 progress,
             )?;
-            errors.extend(dtc_errors.into_iter().map(|e| blame(*unit, &failed, e)));
+            errors.extend(dtc_errors);
         }
-        failed.extend(errors.iter().filter_map(VerifyError::slice));
         if unit.is_some() {
             src.release_done(k, &last);
             k += 1;
@@ -947,7 +1019,10 @@ fn verify_dtc_files(
             // (With `partial`, a missing partner file of the largest piece count was counted
             // as absent above: the slice cannot be checked yet.)
             let allowed = absent_ok == Some(partner.material.pieces());
-            if !crate::table::dtc_path(dir, &partner).exists() && !allowed {
+            let partner_absent = !crate::table::dtc_path(dir, &partner).exists();
+            if partner_absent && allowed {
+                rep.dtc_unchecked += 1;
+            } else if partner_absent {
                 errors.push(VerifyError::DtcFile {
                     slice: f.slice,
                     why: format!("the partner slice {partner} has no distance file"),
