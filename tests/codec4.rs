@@ -243,11 +243,11 @@ fn directory_mixing_codecs_builds_probes_and_verifies_like_codec2() {
     );
 
     // `egdb verify` (the dependency store over both codecs) accepts the mixed directory.
-    verify_ok(&mix);
+    let _ = verify_ok(&mix);
 }
 
-/// `egdb verify --dir DIR` succeeds.
-fn verify_ok(dir: &Path) {
+/// `egdb verify --dir DIR` succeeds; its standard output.
+fn verify_ok(dir: &Path) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
         .args(["verify", "--quiet", "--dir"])
         .arg(dir)
@@ -258,6 +258,7 @@ fn verify_ok(dir: &Path) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]
@@ -316,7 +317,7 @@ fn codec5_tables_probe_like_codec2_tables_and_verify_up_to_4_pieces() {
     );
     assert!(tb.stats().threat_searches > 0);
 
-    verify_ok(&new_dir);
+    let _ = verify_ok(&new_dir);
 }
 
 /// Distance files do not depend on the codec of the value files they are built on, and
@@ -360,17 +361,7 @@ fn distance_files_over_codec5_values_are_codec2s_and_verify() {
     for (a, b) in new.iter().zip(&old) {
         assert!(a == b, "{} differs from codec 2's", a.0);
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
-        .args(["verify", "--quiet", "--dir"])
-        .arg(&new_dir)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = verify_ok(&new_dir);
     assert!(
         text.starts_with(&format!("ok: {} distance files, ", new.len())),
         "{text}"
