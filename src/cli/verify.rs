@@ -71,8 +71,9 @@ pub fn run(args: Args) -> CliResult {
     let rep = match rep {
         Ok(r) => r,
         Err(e @ VerifyError::Several(_)) => {
-            // One line per bad file: first those at fault themselves, then those that could
-            // not be verified only because a file they read is damaged; then the error line.
+            // One line per bad file: first those at fault themselves, then those whose
+            // failure may only be a consequence of another's (`failed_dependency`); then the
+            // error line.
             let (readers, bad): (Vec<_>, Vec<_>) = e
                 .failures()
                 .into_iter()
