@@ -19,9 +19,15 @@ use std::process::Command;
 
 /// `egdb build --pieces PIECES --dir DIR [--codec CODEC]` (no flag: the default, codec 2).
 fn build(dir: &Path, pieces: u32, codec: Option<&str>) {
+    build_with(dir, pieces, codec, &[]);
+}
+
+/// [`build`] with more arguments (e.g. `--dtc`).
+fn build_with(dir: &Path, pieces: u32, codec: Option<&str>, more: &[&str]) {
     let mut c = Command::new(env!("CARGO_BIN_EXE_egdb"));
     c.args(["build", "--quiet", "--pieces", &pieces.to_string(), "--dir"])
-        .arg(dir);
+        .arg(dir)
+        .args(more);
     if let Some(k) = codec {
         c.args(["--codec", k]);
     }
@@ -328,19 +334,7 @@ fn distance_files_over_codec5_values_are_codec2s_and_verify() {
     let d = tempfile::tempdir().unwrap();
     let (new_dir, old_dir) = (d.path().join("cm"), d.path().join("old"));
     for (dir, codec) in [(&old_dir, "2"), (&new_dir, "5")] {
-        let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
-            .args([
-                "build", "--quiet", "--dtc", "--pieces", "4", "--codec", codec,
-            ])
-            .arg("--dir")
-            .arg(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        build_with(dir, 4, Some(codec), &["--dtc"]);
     }
     let dtc_files = |dir: &Path| -> Vec<(String, Vec<u8>)> {
         let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
