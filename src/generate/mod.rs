@@ -328,7 +328,7 @@ pub fn solve_unit_with_opts(
     opts: &solve::SolveOptions,
 ) -> Result<(Vec<solve::SolvedSlice>, BuildSummary), BuildError> {
     let s = unit.slices[0];
-    let lookup = |p: &Position| resolve(deps, p);
+    let lookup = |p: &Position| deps.lookup(p);
     let t0 = Instant::now();
     let solved = solve::solve_unit_opts(crate::rules::English, s, &lookup, progress, opts)
         .map_err(|e| BuildError::Dependency {
@@ -447,7 +447,7 @@ pub fn dtc_unit_with(
                 .collect()
         }
     };
-    let lookup = |p: &Position| resolve(deps, p);
+    let lookup = |p: &Position| deps.lookup(p);
     solve::solve_dtc_unit(crate::rules::English, s, &inputs, &lookup).map_err(|e| match e {
         solve::DtcError::Lookup(e) => dep_err(s)(e),
         solve::DtcError::Inconsistent {

@@ -846,8 +846,9 @@ fn initial_state<R: Retro, E>(
 ) -> Result<State, E> {
     debug_assert_eq!(pos.side, Color::Black);
     if rules.has_capture(pos) {
-        // Captures lead to fewer pieces; the value is exact now.
-        return Ok(State::tagged(lookup(pos)?, true, 1));
+        // Captures lead to fewer pieces; the value is exact now: the best over the capture
+        // successors, each looked up (`lookup` resolves their own captures).
+        return Ok(State::tagged(best_capture(rules, pos, lookup)?, true, 1));
     }
     let kings = pos.kings_of(Color::Black).count_ones();
     let mut moves = 0u32;
@@ -886,6 +887,38 @@ fn initial_state<R: Retro, E>(
         (0, true) => State::DRAW,
         (c, nl) => State::unresolved(c, nl),
     })
+}
+
+/// The value for the side to move of `pos`, which must capture: the best of the negated
+/// values of its capture successors ([`Retro::for_each_successor`] yields only captures
+/// here), stopping at the first win. As [`crate::probe::resolve`] does, an error of one
+/// successor does not hide a win found among the others; otherwise the first error met is
+/// returned, so a missing table is never read as a draw.
+#[inline]
+fn best_capture<R: Retro, E>(
+    rules: R,
+    pos: &Position,
+    lookup: &(dyn Fn(&Position) -> Result<Wld, E> + Sync),
+) -> Result<Wld, E> {
+    let mut best = Wld::Loss;
+    let mut err = None;
+    rules.for_each_successor(pos, |succ| {
+        if best == Wld::Win {
+            return;
+        }
+        match lookup(&succ) {
+            Ok(v) => best = best.max(v.negate()),
+            Err(e) => {
+                if err.is_none() {
+                    err = Some(e);
+                }
+            }
+        }
+    });
+    match err {
+        Some(e) if best != Wld::Win => Err(e),
+        _ => Ok(best),
+    }
 }
 
 /// Call `f(index)` for every predecessor, in `preds`' slice, of Black-to-move position `q`

@@ -1,0 +1,63 @@
+//! The generator's dependency lookup (`DecodedTables::lookup`) reads the slices the generator
+//! handed over (`DecodedTables::insert`: the true value at every position) without a capture
+//! test or search. It must answer exactly as the probe's capture-resolving search
+//! (`probe::resolve`) over the written files does, at every position: capture positions,
+//! positions without a move, either side to move.
+use checkers_egdb::board::{Color, Position};
+use checkers_egdb::generate::{build, build_order, solve_unit_with, BuildOptions, DecodedTables};
+use checkers_egdb::index::SliceIndex;
+use checkers_egdb::probe::resolve;
+
+#[test]
+fn lookup_of_handed_over_slices_agrees_with_the_capture_search_over_the_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    build(&BuildOptions::new(dir, 4)).expect("build of at most 4 pieces");
+
+    // `files`: values decoded from the files (don't cares at capture positions), read by
+    // search. `handed`: every unit solved again and handed over as the builder does.
+    let files = DecodedTables::new(dir);
+    let handed = DecodedTables::new(dir);
+    let units = build_order(4);
+    for unit in &units {
+        let (solved, _) = solve_unit_with(unit, &files, &|_| {}).expect("solves");
+        for sv in solved {
+            handed.insert(&sv.slice, &sv.values).unwrap();
+        }
+    }
+
+    let (mut checked, mut captures, mut no_move) = (0u64, 0u64, 0u64);
+    let mut seen = [0u64; 3];
+    for unit in &units {
+        for s in &unit.slices {
+            let ix = SliceIndex::new(*s);
+            for i in 0..ix.size() {
+                let p = ix.unrank(i).unwrap();
+                // The same board with White to move (an exit seen from the mover's side) and
+                // its colour flip (the stored Black-to-move form of another slice).
+                let white = Position {
+                    side: Color::White,
+                    ..p
+                };
+                for q in [p, white] {
+                    let want = resolve(&files, &q).unwrap();
+                    assert_eq!(handed.lookup(&q).unwrap(), want, "{q:?} of {s}");
+                    // A store of files alone answers by search, the same.
+                    assert_eq!(files.lookup(&q).unwrap(), want, "{q:?} of {s} (files)");
+                    seen[want as usize] += 1;
+                    checked += 1;
+                    captures += u64::from(q.has_capture());
+                    no_move += u64::from(q.count_moves() == 0);
+                }
+            }
+        }
+    }
+    // Every kind of position was met, so the comparison covers each branch.
+    assert!(captures > 100_000, "{captures} capture positions");
+    assert!(no_move > 100, "{no_move} positions without a move");
+    assert!(
+        seen.iter().all(|&n| n > 100_000),
+        "{seen:?} (loss, draw, win)"
+    );
+    assert!(checked > 10_000_000, "{checked}");
+}
