@@ -1,6 +1,6 @@
 //! Property tests over random legal positions: FEN round trip, colour-flip symmetry of move
-//! generation, legality after every move, agreement of the two move engines, and parsers that
-//! never panic.
+//! generation, legality after every move, agreement of the two move engines (the generator's
+//! split of the quiet moves too), and parsers that never panic.
 use std::collections::BTreeSet;
 
 use checkers_egdb::movegen::{perft, perft_by_moves};
@@ -151,5 +151,38 @@ proptest! {
         if let Ok(m) = parse_move(&p, &s) {
             prop_assert!(p.moves().contains(&m));
         }
+    }
+}
+
+// Positions without a capture for the side to move are about a third of the random ones:
+// more cases, and rejections allowed for the others.
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 1000,
+        max_global_rejects: 100_000,
+        ..ProptestConfig::default()
+    })]
+
+    /// The generator's split of the quiet moves (`Retro::count_quiet_moves`,
+    /// `Retro::for_each_quiet_successor`) against the move-list engine: for a random subset
+    /// `from` of the squares, the count and the positions after the simple moves that start
+    /// on `from`.
+    #[test]
+    fn quiet_moves_from_a_subset_agree_with_move_lists(p in position(), from in any::<u32>()) {
+        use checkers_egdb::rules::{English, Retro};
+        prop_assume!(!p.has_capture());
+        let on = |sq: u8| from & (1u32 << (sq - 1)) != 0;
+        let mut slow: Vec<String> = p
+            .moves()
+            .iter()
+            .filter(|m| on(m.from))
+            .map(|m| p.apply(m).to_fen())
+            .collect();
+        prop_assert_eq!(English.count_quiet_moves(&p, from), slow.len() as u32);
+        let mut fast: Vec<String> = Vec::new();
+        English.for_each_quiet_successor(&p, from, |q| fast.push(q.to_fen()));
+        slow.sort();
+        fast.sort();
+        prop_assert_eq!(fast, slow);
     }
 }

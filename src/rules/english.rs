@@ -86,6 +86,48 @@ impl Retro for English {
             Color::White => fast::quiet_unmoves::<fast::W>(after.white, after.kings, empty, &mut f),
         }
     }
+
+    #[inline(always)]
+    fn count_quiet_moves(&self, p: &Position, from: Bitboard) -> u32 {
+        match p.side {
+            Color::Black => fast::count_quiet::<fast::B>(p.black, p.white, p.kings, from),
+            Color::White => fast::count_quiet::<fast::W>(p.white, p.black, p.kings, from),
+        }
+    }
+
+    #[inline(always)]
+    fn for_each_quiet_successor(&self, p: &Position, from: Bitboard, mut f: impl FnMut(Position)) {
+        match p.side {
+            Color::Black => fast::simple_children_from::<fast::B>(
+                p.black,
+                p.white,
+                p.kings,
+                from,
+                &mut |me, opp, k| {
+                    f(Position {
+                        black: me,
+                        white: opp,
+                        kings: k,
+                        side: Color::White,
+                    })
+                },
+            ),
+            Color::White => fast::simple_children_from::<fast::W>(
+                p.white,
+                p.black,
+                p.kings,
+                from,
+                &mut |me, opp, k| {
+                    f(Position {
+                        black: opp,
+                        white: me,
+                        kings: k,
+                        side: Color::Black,
+                    })
+                },
+            ),
+        }
+    }
 }
 
 /// Count leaf nodes of the game tree `depth` plies deep (perft), single-threaded, with the
@@ -401,6 +443,36 @@ mod fast {
         kings: Bitboard,
         emit: &mut impl FnMut(Bitboard, Bitboard, Bitboard),
     ) {
+        simple_children_from::<S>(me, opp, kings, !0, emit)
+    }
+
+    /// The number of simple moves of the pieces of `me` on the squares of `from` (valid when
+    /// there is no capture): one per empty square each can step to.
+    #[inline(always)]
+    pub(super) fn count_quiet<S: Side>(
+        me: Bitboard,
+        opp: Bitboard,
+        kings: Bitboard,
+        from: Bitboard,
+    ) -> u32 {
+        let empty = !(me | opp);
+        let m = me & from;
+        let k = m & kings;
+        (S::fa(m) & empty).count_ones()
+            + (S::fb(m) & empty).count_ones()
+            + (S::ba(k) & empty).count_ones()
+            + (S::bb(k) & empty).count_ones()
+    }
+
+    /// [`simple_children`] of the pieces of `me` on the squares of `from` only.
+    #[inline(always)]
+    pub(super) fn simple_children_from<S: Side>(
+        me: Bitboard,
+        opp: Bitboard,
+        kings: Bitboard,
+        from: Bitboard,
+        emit: &mut impl FnMut(Bitboard, Bitboard, Bitboard),
+    ) {
         let empty = !(me | opp);
         macro_rules! dir {
             ($movers:expr, $fw:path, $bw:path, $men:expr) => {{
@@ -420,9 +492,10 @@ mod fast {
                 }
             }};
         }
-        dir!(me, S::fa, S::ba, true);
-        dir!(me, S::fb, S::bb, true);
-        let k = me & kings;
+        let movers = me & from;
+        dir!(movers, S::fa, S::ba, true);
+        dir!(movers, S::fb, S::bb, true);
+        let k = movers & kings;
         if k != 0 {
             dir!(k, S::ba, S::fa, false);
             dir!(k, S::bb, S::fb, false);

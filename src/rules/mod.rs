@@ -74,4 +74,17 @@ pub trait Retro: Rules {
     /// The caller decides which of them stay in its unit (see the generator's "leaves the unit"
     /// policy, `generate::solve::UnitPolicy`).
     fn for_each_quiet_unmove(&self, after: &Position, f: impl FnMut(Bitboard, Bitboard, bool));
+
+    /// The number of quiet (non-capturing) moves of the side to move in `p` made by its
+    /// pieces standing on the squares of `from` (a bitboard, bit i = square i+1). Meaningful
+    /// only when the side to move has no capture (then these moves are legal). Counted without
+    /// generating them: the generator's initial pass counts the moves that stay in a unit this
+    /// way ([`Retro::for_each_quiet_successor`] gives the others).
+    fn count_quiet_moves(&self, p: &Position, from: Bitboard) -> u32;
+
+    /// Call `f` with the position after each quiet move of the side to move in `p` made by a
+    /// piece on a square of `from` (the opponent is then to move; a man reaching its crowning
+    /// row is crowned). As [`Retro::count_quiet_moves`], only when the side to move has no
+    /// capture. Order unspecified.
+    fn for_each_quiet_successor(&self, p: &Position, from: Bitboard, f: impl FnMut(Position));
 }
