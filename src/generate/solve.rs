@@ -107,6 +107,14 @@ impl State {
         (self.0 >= Self::WIN_T).then(|| ((self.0 - Self::WIN_T) & 1) as usize)
     }
 
+    /// Whether the state is tagged with parity `parity` (0 or 1): [`State::take_tag`] is
+    /// `Some`. Two comparisons, for the propagation's scan of a chunk (the tags are the eight
+    /// values from `WIN_T`, an even number, and their parity is the ply's).
+    #[inline(always)]
+    fn has_tag(byte: u8, parity: u8) -> bool {
+        (byte.wrapping_sub(Self::WIN_T) < 8) & (byte & 1 == parity)
+    }
+
     /// For a state tagged with parity `parity`: (is a win, the propagated state).
     #[inline(always)]
     fn take_tag(self, parity: u8) -> Option<(bool, State)> {
@@ -473,7 +481,10 @@ pub fn propagate_ply<R: Retro>(rules: R, side: &Side, preds: &Side, ply: u32) ->
                 }
             };
             let tagged = |cell: &AtomicU8| State(cell.load(Ordering::Relaxed)).take_tag(cur);
-            let n_tagged = chunk.iter().filter(|c| tagged(c).is_some()).count();
+            let n_tagged = chunk
+                .iter()
+                .filter(|c| State::has_tag(c.load(Ordering::Relaxed), cur))
+                .count();
             if n_tagged * 8 >= chunk.len() {
                 // Dense: walk the chunk in index order (cheap per position).
                 side.index.visit(base, base + chunk.len() as u64, |i, q| {
@@ -484,6 +495,9 @@ pub fn propagate_ply<R: Retro>(rules: R, side: &Side, preds: &Side, ply: u32) ->
                 });
             } else {
                 for (j, cell) in chunk.iter().enumerate() {
+                    if !State::has_tag(cell.load(Ordering::Relaxed), cur) {
+                        continue;
+                    }
                     if let Some((is_win, fin)) = tagged(cell) {
                         let i = base + j as u64;
                         let q = side.index.unrank(i).expect("index below size unranks");
@@ -1083,6 +1097,19 @@ mod tests {
         );
         assert!(State::unresolved(111, true).is_unresolved());
         assert_eq!(State::unresolved(5, false).outcome(), (Wld::Draw, false));
+    }
+
+    #[test]
+    fn has_tag_is_take_tag_is_some() {
+        for b in 0..=255u8 {
+            for parity in 0..2 {
+                assert_eq!(
+                    State::has_tag(b, parity),
+                    State(b).take_tag(parity).is_some(),
+                    "{b} {parity}"
+                );
+            }
+        }
     }
 
     #[test]
