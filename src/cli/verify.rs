@@ -84,7 +84,10 @@ pub fn run(args: Args) -> CliResult {
             for f in &readers {
                 eprintln!("egdb: not verified: {}", super::one_line(&f.to_string()));
             }
-            let mut msg = format!("{} table files failed verification", bad.len());
+            let mut msg = format!(
+                "{} failed verification",
+                count(bad.len() as u64, "table file")
+            );
             if !readers.is_empty() {
                 msg += &format!(
                     "; {} more read a failed, damaged or missing table file and could not be verified",
@@ -102,14 +105,18 @@ pub fn run(args: Args) -> CliResult {
     };
     if rep.dtc_slices > 0 || rep.dtc_absent > 0 {
         println!(
-            "ok: {} distance files, {} positions: every distance re-derived{}",
-            rep.dtc_slices,
+            "ok: {}, {} positions: every distance re-derived{}",
+            count(rep.dtc_slices, "distance file"),
             rep.dtc_positions,
             match (rep.dtc_absent, rep.dtc_unchecked) {
                 (0, _) => String::new(),
-                (a, 0) => format!("; {a} distance files of the largest piece count absent (--partial)"),
+                (a, 0) => format!(
+                    "; {} of the largest piece count absent (--partial)",
+                    count(a, "distance file")
+                ),
                 (a, u) => format!(
-                    "; {a} distance files of the largest piece count absent, {u} more left unchecked as their partner's is absent (--partial)"
+                    "; {} of the largest piece count absent, {u} more left unchecked as their partner's is absent (--partial)",
+                    count(a, "distance file")
                 ),
             }
         );
@@ -128,15 +135,15 @@ pub fn run(args: Args) -> CliResult {
         );
     } else {
         println!(
-            "ok: {} slices, {} positions verified in {:.2} s ({:.0} positions/s){}",
-            rep.slices,
+            "ok: {}, {} positions verified in {:.2} s ({:.0} positions/s){}",
+            count(rep.slices, "slice"),
             rep.positions,
             rep.seconds,
             rep.positions as f64 / rep.seconds.max(1e-9),
             if rep.absent > 0 {
                 format!(
-                    "; {} slices of the largest piece count absent (--partial)",
-                    rep.absent
+                    "; {} of the largest piece count absent (--partial)",
+                    count(rep.absent, "slice")
                 )
             } else {
                 String::new()
@@ -165,4 +172,23 @@ pub fn run(args: Args) -> CliResult {
         );
     }
     Ok(())
+}
+
+/// `n` and `noun`, plural unless `n` is 1 ("1 slice", "2 slices").
+fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_are_plural_unless_one() {
+        assert_eq!(super::count(0, "slice"), "0 slices");
+        assert_eq!(super::count(1, "distance file"), "1 distance file");
+        assert_eq!(super::count(2, "table file"), "2 table files");
+    }
 }
