@@ -4,7 +4,7 @@
 #
 #   scripts/bench_build.sh [-t THREADS] [-d BASEDIR] [--verify] [PIECES...]
 #
-# Example: scripts/bench_build.sh 5 6   (6 pieces: ~2.5e9 positions, about 9 min on 2 cores)
+# Example: scripts/bench_build.sh 5 6   (6 pieces: ~2.7e9 positions, about 4 min on 2 idle cores)
 # Each run prints the builder's own summary, then one line:
 #   pieces=N wall_s=... positions=... positions_per_s=... peak_rss_mib=... bytes=... positions_per_byte=...
 set -euo pipefail
