@@ -447,21 +447,21 @@ impl DecodedTables {
 
 impl DecodedTables {
     /// The exact value for the side to move of any position `p` (either side to move), as
-    /// [`crate::probe::resolve`] gives it, for the generator's lookups of the slices a unit
+    /// [`crate::probe::resolve()`] gives it, for the generator's lookups of the slices a unit
     /// leaves to.
     ///
     /// Where `p`'s slice (after [`Position::normalized`]) holds the generator's own values
     /// ([`DecodedTables::insert`]: the true value at every position), the value is read at
     /// `p`'s index directly: no capture test, no capture search, no test for a move. Otherwise
     /// (a slice decoded from its file, which stores don't cares at capture positions, or one
-    /// not yet decoded) it is [`crate::probe::resolve`] over this store. Both give the same
+    /// not yet decoded) it is [`crate::probe::resolve()`] over this store. Both give the same
     /// value, so the output of a build does not depend on which slices were handed over.
     /// (Profile of a 6-piece unit, issue 11: the lookups of exits and of capture positions,
     /// each a capture test, a move test and, for captures, a search, were a quarter of the
     /// build.)
     ///
     /// # Errors
-    /// As [`crate::probe::resolve`]: a missing or corrupt dependency, a slice beyond the slot
+    /// As [`crate::probe::resolve()`]: a missing or corrupt dependency, a slice beyond the slot
     /// table.
     #[inline]
     pub fn lookup(&self, p: &Position) -> Result<Wld, ProbeError> {

@@ -919,7 +919,7 @@ fn initial_state<R: Retro, E>(
 
 /// The value for the side to move of `pos`, which must capture: the best of the negated
 /// values of its capture successors ([`Retro::for_each_successor`] yields only captures
-/// here), stopping at the first win. As [`crate::probe::resolve`] does, an error of one
+/// here), stopping at the first win. As [`crate::probe::resolve()`] does, an error of one
 /// successor does not hide a win found among the others; otherwise the first error met is
 /// returned, so a missing table is never read as a draw.
 #[inline]
