@@ -792,6 +792,12 @@ fn prove_builds_the_slices_it_needs_and_partial_directories_stay_exact() {
         err.contains("tables incomplete: ") && err.contains("1111-"),
         "{err}"
     );
+    // It names a present slice that needs the missing one: its partner 1111-15 or 1111-50.
+    assert!(
+        err.contains("(first 1111-51, which the present slice 1111-15 needs;")
+            || err.contains("(first 1111-51, which the present slice 1111-50 needs;"),
+        "{err}"
+    );
     // The prover still answers in a slice whose partner is now absent (its principal variation
     // stops there instead of failing).
     let q = "B:W9,K32:BK2,8"; // a draw: its line would read the absent partner

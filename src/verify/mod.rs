@@ -101,13 +101,18 @@ pub enum VerifyError {
     },
     /// Slice files are missing (a build not finished, a deleted file).
     #[error(
-        "tables incomplete: {missing} slice files missing (first {first}; see egdb info --slices)"
+        "tables incomplete: {missing} slice files missing (first {first}{}; see egdb info --slices)",
+        needed_by.map_or(String::new(), |s| format!(", which the present slice {s} needs"))
     )]
     Incomplete {
         /// How many are missing.
         missing: usize,
         /// The first missing slice in build order.
         first: Slice,
+        /// With `--partial`, where `first` has the largest piece count: a present slice whose
+        /// unit needs it (the unit partner, or a slice of that piece count it reads), which is
+        /// why it may not be absent.
+        needed_by: Option<Slice>,
     },
     /// The directory holds no table files.
     #[error("no table files in {}", .0.display())]
@@ -661,24 +666,33 @@ pub fn verify_dir_opts(
     let mut errors: Vec<VerifyError> = bad.into_iter().map(|(_, e)| e.into()).collect();
     let mut missing = crate::stats::missing_slices(&present);
     let mut absent = 0;
+    let mut needed_by = None;
     if partial && !missing.is_empty() {
         let max = present.iter().map(|f| f.slice.material.pieces()).max();
         let have: std::collections::HashSet<Slice> = present.iter().map(|f| f.slice).collect();
-        // Slices some present unit needs (its own slices and same-piece-count reads).
-        let mut needed = std::collections::HashSet::new();
+        // Slices some present unit needs (its own slices and same-piece-count reads), each
+        // with the first present slice (in build order) that needs it.
+        let mut needed = std::collections::HashMap::new();
         for u in crate::plan::build_order(max.unwrap_or(0)) {
-            if Some(u.pieces) == max && u.slices.iter().any(|s| have.contains(s)) {
-                needed.extend(u.slices.iter().chain(&u.deps).copied());
+            if Some(u.pieces) != max {
+                continue;
+            }
+            if let Some(p) = u.slices.iter().find(|s| have.contains(s)) {
+                for s in u.slices.iter().chain(&u.deps) {
+                    needed.entry(*s).or_insert(*p);
+                }
             }
         }
         let before = missing.len();
-        missing.retain(|s| Some(s.material.pieces()) != max || needed.contains(s));
+        missing.retain(|s| Some(s.material.pieces()) != max || needed.contains_key(s));
+        needed_by = missing.first().and_then(|s| needed.get(s).copied());
         absent = (before - missing.len()) as u64;
     }
     if let Some(first) = missing.first() {
         errors.push(VerifyError::Incomplete {
             missing: missing.len(),
             first: *first,
+            needed_by,
         });
     }
     // Distance files are all or nothing: once any slice has one, a slice without one is an
