@@ -917,36 +917,17 @@ fn initial_state<R: Retro, E>(
     })
 }
 
-/// The value for the side to move of `pos`, which must capture: the best of the negated
-/// values of its capture successors ([`Retro::for_each_successor`] yields only captures
-/// here), stopping at the first win. As [`crate::probe::resolve()`] does, an error of one
-/// successor does not hide a win found among the others; otherwise the first error met is
-/// returned, so a missing table is never read as a draw.
+/// The value for the side to move of `pos`, which must capture: the best over its capture
+/// successors ([`Retro::for_each_successor`] yields only captures here), each looked up
+/// (`lookup` resolves their own captures), stopping at the first win; errors as
+/// [`crate::probe::resolve()`] treats them (`probe::resolve::best_of_successors`).
 #[inline]
 fn best_capture<R: Retro, E>(
     rules: R,
     pos: &Position,
     lookup: &(dyn Fn(&Position) -> Result<Wld, E> + Sync),
 ) -> Result<Wld, E> {
-    let mut best = Wld::Loss;
-    let mut err = None;
-    rules.for_each_successor(pos, |succ| {
-        if best == Wld::Win {
-            return;
-        }
-        match lookup(&succ) {
-            Ok(v) => best = best.max(v.negate()),
-            Err(e) => {
-                if err.is_none() {
-                    err = Some(e);
-                }
-            }
-        }
-    });
-    match err {
-        Some(e) if best != Wld::Win => Err(e),
-        _ => Ok(best),
-    }
+    crate::probe::resolve::best_of_successors(rules, pos, lookup)
 }
 
 /// Call `f(index)` for every predecessor, in `preds`' slice, of Black-to-move position `q`

@@ -211,13 +211,31 @@ pub(crate) fn best_successor<R: Rules, S: RawSource + ?Sized>(
     src: &S,
     pos: &Position,
 ) -> Result<Wld, ProbeError> {
+    best_of_successors(rules, pos, |succ| resolve_with(rules, src, succ))
+}
+
+/// The best value for the side to move of `pos` over its legal moves
+/// ([`Rules::for_each_successor`]), given the value of each successor for its own side to move
+/// (`value`, not called after a win is found): the best of the negated values. An error of
+/// one successor does not hide a win found among the others; otherwise the first error met
+/// is returned, so a missing table is never read as a draw. Shared by the probe's searches and
+/// the generator's capture positions.
+///
+/// # Errors
+/// The first error `value` returns, unless a win was found.
+#[inline]
+pub(crate) fn best_of_successors<R: Rules, E>(
+    rules: R,
+    pos: &Position,
+    mut value: impl FnMut(&Position) -> Result<Wld, E>,
+) -> Result<Wld, E> {
     let mut best = Wld::Loss;
     let mut err = None;
     rules.for_each_successor(pos, |succ| {
         if best == Wld::Win {
             return;
         }
-        match resolve_with(rules, src, &succ) {
+        match value(&succ) {
             Ok(v) => best = best.max(v.negate()),
             Err(e) => {
                 if err.is_none() {
