@@ -103,28 +103,14 @@ impl Retro for English {
                 p.white,
                 p.kings,
                 from,
-                &mut |me, opp, k| {
-                    f(Position {
-                        black: me,
-                        white: opp,
-                        kings: k,
-                        side: Color::White,
-                    })
-                },
+                &mut |me, opp, k| f(after_move(Color::Black, me, opp, k)),
             ),
             Color::White => fast::simple_children_from::<fast::W>(
                 p.white,
                 p.black,
                 p.kings,
                 from,
-                &mut |me, opp, k| {
-                    f(Position {
-                        black: opp,
-                        white: me,
-                        kings: k,
-                        side: Color::Black,
-                    })
-                },
+                &mut |me, opp, k| f(after_move(Color::White, me, opp, k)),
             ),
         }
     }
@@ -153,6 +139,22 @@ pub fn perft(pos: &Position, depth: u32, unique: bool) -> u64 {
     }
 }
 
+/// The position after a move of `mover`, whose pieces are then `me`, the opponent's `opp` and
+/// the kings of both `kings` (bitboards, bit i = square i+1): the opponent to move.
+#[inline(always)]
+fn after_move(mover: Color, me: Bitboard, opp: Bitboard, kings: Bitboard) -> Position {
+    let (black, white) = match mover {
+        Color::Black => (me, opp),
+        Color::White => (opp, me),
+    };
+    Position {
+        black,
+        white,
+        kings,
+        side: mover.opponent(),
+    }
+}
+
 impl Position {
     /// Call `f` with the position after each de-duplicated legal move (the opponent to move),
     /// without building [`crate::Move`] values or allocating except when a position has more than 32
@@ -164,27 +166,13 @@ impl Position {
                 self.black,
                 self.white,
                 self.kings,
-                &mut |me, opp, k| {
-                    f(Position {
-                        black: me,
-                        white: opp,
-                        kings: k,
-                        side: Color::White,
-                    })
-                },
+                &mut |me, opp, k| f(after_move(Color::Black, me, opp, k)),
             ),
             Color::White => fast::successors::<fast::W>(
                 self.white,
                 self.black,
                 self.kings,
-                &mut |me, opp, k| {
-                    f(Position {
-                        black: opp,
-                        white: me,
-                        kings: k,
-                        side: Color::Black,
-                    })
-                },
+                &mut |me, opp, k| f(after_move(Color::White, me, opp, k)),
             ),
         }
     }
