@@ -869,22 +869,21 @@ fn initial_state<R: Retro, E>(
     // generated. Only the moves of the men on the leading row may leave the unit; they are
     // generated and tested. (Profile of `build --pieces 6`: the initial pass's move
     // generation was a tenth of the build.)
+    debug_assert!(
+        !policy.kings_only,
+        "the WLD pass keeps every quiet move in the unit"
+    );
     let men = pos.men(Color::Black);
+    debug_assert_eq!(policy.rank, black_leading_rank(men));
     let lead = black_leading_rank(men).map_or(0, |r| men & crate::board::row_mask(r));
-    let staying = if policy.kings_only {
-        0
-    } else {
-        debug_assert_eq!(policy.rank, black_leading_rank(men));
-        rules.count_quiet_moves(pos, pos.black & !lead)
-    };
+    let staying = rules.count_quiet_moves(pos, pos.black & !lead);
     let kings = pos.kings_of(Color::Black).count_ones();
     let mut moves = staying;
     let mut count = staying as u8;
     let mut no_loss = false;
     let mut win = false;
     let mut err = None;
-    let leaving = if policy.kings_only { pos.black } else { lead };
-    rules.for_each_quiet_successor(pos, leaving, |s| {
+    rules.for_each_quiet_successor(pos, lead, |s| {
         moves += 1;
         if win || err.is_some() {
             return;
