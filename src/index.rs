@@ -94,24 +94,20 @@ pub fn colex_rank(mut s: u32) -> u64 {
 }
 
 /// Colex rank of `s` after deleting the squares of `occ` (disjoint from `s`) and closing the
-/// gaps, i.e. `colex_rank(pext(s, !occ))`.
+/// gaps, i.e. `colex_rank(pext(s, !occ))`: one `pext` where the CPU has fast BMI2
+/// ([`crate::bmi2`]), otherwise one popcount per set bit of `s`.
 #[inline(always)]
 fn colex_rank_skip(s: u32, occ: u32) -> u64 {
-    // With BMI2 (a build for a CPU that has it, e.g. `-C target-cpu=native`): compress with
-    // one `pext`, then rank. Not in the default x86-64-v2 build: `pext` is microcoded and
-    // slow on AMD before Zen 3.
-    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-    {
-        // SAFETY: the instruction is available: this code is only compiled for BMI2 targets.
-        colex_rank(unsafe { std::arch::x86_64::_pext_u32(s, !occ) })
+    if crate::bmi2::fast() {
+        // SAFETY: `fast()` is true.
+        colex_rank(unsafe { crate::bmi2::pext_insn(s, !occ) })
+    } else {
+        colex_rank_skip_portable(s, occ)
     }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
-    colex_rank_skip_portable(s, occ)
 }
 
 /// [`colex_rank_skip`] without BMI2.
 #[inline(always)]
-#[cfg_attr(all(target_arch = "x86_64", target_feature = "bmi2"), allow(dead_code))]
 fn colex_rank_skip_portable(mut s: u32, occ: u32) -> u64 {
     let mut r = 0;
     let mut i = 1usize;
@@ -228,55 +224,32 @@ impl Divider {
 }
 
 /// Spread the bits of `c` over the squares not in `occ` (inverse of the compression used by
-/// [`colex_rank_skip`]), i.e. `pdep(c, !occ)`.
+/// [`colex_rank_skip`]), i.e. `pdep(c, !occ)` ([`crate::bmi2`]).
 #[inline(always)]
 fn expand(c: u32, occ: u32) -> u32 {
-    // One `pdep` with BMI2 (see `colex_rank_skip`).
-    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-    {
-        // SAFETY: the instruction is available: this code is only compiled for BMI2 targets.
-        unsafe { std::arch::x86_64::_pdep_u32(c, !occ) }
-    }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
-    expand_portable(c, occ)
-}
-
-/// [`expand`] without BMI2.
-#[inline(always)]
-#[cfg_attr(all(target_arch = "x86_64", target_feature = "bmi2"), allow(dead_code))]
-fn expand_portable(mut c: u32, mut occ: u32) -> u32 {
-    while occ != 0 {
-        let o = occ.trailing_zeros();
-        let low = (1u32 << o) - 1;
-        c = (c & low) | ((c & !low) << 1);
-        occ &= occ - 1;
-    }
-    c
+    crate::bmi2::pdep(c, !occ)
 }
 
 /// [`expand`] for one fixed `occ` applied to many sets (the white kings of
-/// [`SliceIndex::visit`], stepped under fixed men and black kings): the free squares are listed
-/// once, then each set is spread with one table load per set bit instead of one step per
-/// occupied square (without BMI2; with it, one `pdep`).
+/// [`SliceIndex::visit`], stepped under fixed men and black kings): without fast BMI2 the free
+/// squares are listed once, then each set is spread with one table load per set bit instead
+/// of one step per occupied square; with it, one `pdep`.
 #[derive(Clone, Copy)]
 struct Spread {
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
+    /// The free squares in order, `squares[j]` the bit index of the `j`-th (portable path).
     squares: [u8; 32],
-    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-    occ: u32,
+    /// The free squares as a mask (BMI2 path).
+    free: u32,
+    bmi2: bool,
 }
 
 impl Spread {
     /// The spreader over the squares not in `occ`.
     #[inline(always)]
     fn new(occ: u32) -> Spread {
-        #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-        {
-            Spread { occ }
-        }
-        #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
-        {
-            let mut squares = [0u8; 32];
+        let bmi2 = crate::bmi2::fast();
+        let mut squares = [0u8; 32];
+        if !bmi2 {
             let mut free = !occ;
             let mut j = 0;
             while free != 0 {
@@ -284,27 +257,27 @@ impl Spread {
                 free &= free - 1;
                 j += 1;
             }
-            Spread { squares }
+        }
+        Spread {
+            squares,
+            free: !occ,
+            bmi2,
         }
     }
 
     /// `expand(c, occ)`.
     #[inline(always)]
     fn apply(&self, mut c: u32) -> u32 {
-        #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-        {
-            let _ = &mut c;
-            expand(c, self.occ)
+        if self.bmi2 {
+            // SAFETY: `bmi2` is `fast()`, which was true.
+            return unsafe { crate::bmi2::pdep_insn(c, self.free) };
         }
-        #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
-        {
-            let mut out = 0;
-            while c != 0 {
-                out |= 1 << self.squares[c.trailing_zeros() as usize];
-                c &= c - 1;
-            }
-            out
+        let mut out = 0;
+        while c != 0 {
+            out |= 1 << self.squares[c.trailing_zeros() as usize];
+            c &= c - 1;
         }
+        out
     }
 }
 
@@ -782,30 +755,11 @@ mod tests {
         assert_eq!(binom(0, 0), 1);
     }
 
-    /// The compress/expand helpers (portable loops, and `pext`/`pdep` in a BMI2 build) against
-    /// bit-by-bit definitions of `pext` and `pdep`.
+    /// The compress/expand helpers (the BMI2 path where this CPU has it, and the portable
+    /// loops) against bit-by-bit definitions of `pext` and `pdep`.
     #[test]
     fn skip_and_expand_match_pext_and_pdep() {
-        fn pext(x: u32, m: u32) -> u32 {
-            let (mut r, mut k) = (0, 0);
-            for b in 0..32 {
-                if m >> b & 1 == 1 {
-                    r |= (x >> b & 1) << k;
-                    k += 1;
-                }
-            }
-            r
-        }
-        fn pdep(x: u32, m: u32) -> u32 {
-            let (mut r, mut k) = (0, 0);
-            for b in 0..32 {
-                if m >> b & 1 == 1 {
-                    r |= (x >> k & 1) << b;
-                    k += 1;
-                }
-            }
-            r
-        }
+        use crate::bmi2::tests::{pdep_ref as pdep, pext_ref as pext};
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         let mut next = || {
             x ^= x << 13;
@@ -822,7 +776,12 @@ mod tests {
             assert_eq!(colex_rank_skip(s, occ), want);
             assert_eq!(colex_rank_skip_portable(s, occ), want);
             assert_eq!(expand(c, occ), pdep(c, !occ));
-            assert_eq!(expand_portable(c, occ), pdep(c, !occ));
+            assert_eq!(crate::bmi2::pdep_portable(c, !occ), pdep(c, !occ));
+            // A spreader takes sets of at most as many squares as are free.
+            let cf = c & 1u32
+                .checked_shl(32 - occ.count_ones())
+                .map_or(!0, |b| b - 1);
+            assert_eq!(Spread::new(occ).apply(cf), pdep(cf, !occ));
         }
     }
 

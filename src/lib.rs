@@ -49,6 +49,7 @@
 //! compiles none of them.
 
 pub mod atomic;
+pub mod bmi2;
 pub mod board;
 pub mod count;
 #[cfg(feature = "ffi")]

@@ -1,5 +1,5 @@
 //! `egdb build` end to end on at most 4 pieces: published values, K v K statistics, verify,
-//! determinism across thread counts, and resuming an interrupted build.
+//! determinism across thread counts and with or without BMI2, and resuming an interrupted build.
 use std::path::Path;
 use std::process::Command;
 
@@ -122,6 +122,40 @@ fn build_four_pieces_then_check_everything() {
     ));
     let a = files(&dir);
     assert_eq!(a, files(&dir1));
+
+    // Same bytes, distances included, with the king ranking's portable loops instead of the
+    // BMI2 instructions (`checkers_egdb::bmi2`; on a CPU without BMI2 both builds take the
+    // portable path).
+    let both = ["build", "--pieces", "4", "--dtc", "--quiet"];
+    let dirs = [tmp.path().join("bmi2"), tmp.path().join("no-bmi2")];
+    for (d, no) in dirs.iter().zip(["0", "1"]) {
+        let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
+            .args(both)
+            .env("EGDB_DIR", d)
+            .env("EGDB_NO_BMI2", no)
+            .output()
+            .expect("egdb runs");
+        ok(&out);
+    }
+    assert_eq!(files(&dirs[0]), files(&dirs[1]));
+    let dtc_files = |d: &Path| {
+        let mut v: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "dtc"))
+            .map(|p| {
+                (
+                    p.file_name().unwrap().to_owned(),
+                    std::fs::read(&p).unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let dtc = dtc_files(&dirs[0]);
+    assert!(!dtc.is_empty(), "the --dtc build wrote distance files");
+    assert_eq!(dtc, dtc_files(&dirs[1]));
 
     // Resume: delete some files, truncate another, leave a stray temp file; rebuild restores
     // byte-identical files.
