@@ -61,3 +61,50 @@ fn lookup_of_handed_over_slices_agrees_with_the_capture_search_over_the_files() 
     );
     assert!(checked > 10_000_000, "{checked}");
 }
+
+/// The lookup's per-thread memo (slice values and men rank per men configuration) never
+/// outlives what it points at: after a slice is released, or its store dropped and another
+/// made, a lookup answers from what the store holds now.
+#[test]
+fn the_lookup_memo_follows_releases_and_new_stores() {
+    use checkers_egdb::board::Wld;
+    use checkers_egdb::slice::Slice;
+    let tmp = tempfile::tempdir().unwrap();
+    // No files: a slice not handed over is a missing dependency.
+    let s: Slice = "0101-nn".parse().unwrap();
+    let ix = SliceIndex::new(s);
+    // Positions without a capture (a capture would look up the slice with one king).
+    let quiet: Vec<Position> = (0..ix.size())
+        .map(|i| ix.unrank(i).unwrap())
+        .filter(|p| !p.has_capture())
+        .collect();
+    assert!(quiet.len() > 500, "{}", quiet.len());
+    let n = ix.size() as usize;
+
+    let mut a = DecodedTables::new(tmp.path());
+    a.insert(&s, &vec![Wld::Win as u8; n]).unwrap();
+    for p in &quiet {
+        assert_eq!(a.lookup(p).unwrap(), Wld::Win, "{p:?}");
+    }
+    a.release(&s);
+    for p in &quiet {
+        assert!(a.lookup(p).is_err(), "released slice still read at {p:?}");
+    }
+    a.insert(&s, &vec![Wld::Loss as u8; n]).unwrap();
+    for p in &quiet {
+        assert_eq!(a.lookup(p).unwrap(), Wld::Loss, "{p:?}");
+    }
+    drop(a);
+
+    let b = DecodedTables::new(tmp.path());
+    for p in &quiet {
+        assert!(
+            b.lookup(p).is_err(),
+            "a dropped store's slice read at {p:?}"
+        );
+    }
+    b.insert(&s, &vec![Wld::Draw as u8; n]).unwrap();
+    for p in &quiet {
+        assert_eq!(b.lookup(p).unwrap(), Wld::Draw, "{p:?}");
+    }
+}
