@@ -634,19 +634,29 @@ impl SliceIndex {
         }
         let (mut men, mut k) = self.king_div.divrem(start);
         let mut i = start;
-        while i < end {
-            let (bmen, wmen) = self.unrank_men(men);
+        let mut mc = self.men_at(men);
+        let first_b = (1u32 << self.bk) - 1;
+        let first_w = (1u32 << self.wk) - 1;
+        loop {
+            let (bmen, wmen) = (mc.black, mc.white);
             let occ = bmen | wmen;
-            let (rbk, rwk) = self.wk_div.divrem(k);
-            // Compressed combinations (over the free squares, in colex order).
-            let mut cb = colex_unrank(rbk, self.bk, self.free);
-            let mut cw = colex_unrank(rwk, self.wk, self.free - self.bk);
+            // Compressed combinations (over the free squares, in colex order); a men
+            // configuration after the first starts at the first king placement.
+            let (mut cb, mut cw, rwk) = if k == 0 {
+                (first_b, first_w, 0)
+            } else {
+                let (rbk, rwk) = self.wk_div.divrem(k);
+                (
+                    colex_unrank(rbk, self.bk, self.free),
+                    colex_unrank(rwk, self.wk, self.free - self.bk),
+                    rwk,
+                )
+            };
             let mut bkings = expand(cb, occ);
             // The white kings are spread over the squares left by the men and black kings
             // (listed again when the black kings step; not needed without white kings).
             let spread = |bkings: u32| Spread::new(if self.wk > 0 { occ | bkings } else { !0 });
             let mut wfree = spread(bkings);
-            let first_w = (1u32 << self.wk) - 1;
             let mut j = k;
             let mut jw = rwk;
             loop {
@@ -676,8 +686,12 @@ impl SliceIndex {
                     wfree = spread(bkings);
                 }
             }
+            if i >= end {
+                break;
+            }
             men += 1;
             k = 0;
+            self.next_men(&mut mc, men);
         }
     }
 
@@ -693,11 +707,25 @@ impl SliceIndex {
 
     #[inline(always)]
     fn unrank_men(&self, men: u64) -> (Bitboard, Bitboard) {
+        let m = self.men_at(men);
+        (m.black, m.white)
+    }
+
+    /// The men of men index `men`, with what [`SliceIndex::next_men`] needs to step to the
+    /// following index.
+    #[inline(always)]
+    fn men_at(&self, men: u64) -> MenCursor {
         if !self.overlap {
             let (rb, rw) = self.n_w_div.divrem(men);
-            let bmen = colex_unrank(rb + self.b_base, self.bm, 4 * (self.rb + 1));
-            let wmen = rotate(colex_unrank(rw + self.w_base, self.wm, 4 * (self.rw + 1)));
-            (bmen, wmen)
+            let cb = colex_unrank(rb + self.b_base, self.bm, 4 * (self.rb + 1));
+            let cw = colex_unrank(rw + self.w_base, self.wm, 4 * (self.rw + 1));
+            MenCursor {
+                black: cb,
+                white: rotate(cw),
+                cw,
+                w_left: self.n_w - 1 - rw,
+                black_free: 0,
+            }
         } else {
             let n = self.n_groups;
             let j = self.order_offsets[..n].partition_point(|&o| o <= men) - 1;
@@ -713,10 +741,57 @@ impl SliceIndex {
             let zm = colex_unrank(r_m + g.m_base, x, 4 * (self.rb - lw));
             let bmen = za | (zl << (4 * lw)) | ((zm as u64) << (4 * lw + 4)) as u32;
             let br = rotate(bmen) & ((1u64 << (4 * (8 - lw))) - 1) as u32;
-            let wc = colex_unrank(r_w + g.w_base, self.wm, 4 * (8 - lw) - x - y);
-            (bmen, rotate(expand(wc, br)))
+            let cw = colex_unrank(r_w + g.w_base, self.wm, 4 * (8 - lw) - x - y);
+            MenCursor {
+                black: bmen,
+                white: rotate(expand(cw, br)),
+                cw,
+                w_left: g.f - 1 - r_w,
+                black_free: !br,
+            }
         }
     }
+
+    /// Step `m`, the men of index `men - 1`, to index `men` (below [`SliceIndex::men_size`]).
+    /// In both layouts White's rank varies fastest, and consecutive white ranks are
+    /// consecutive colex sets (Gosper's rule); when White's run ends, the no-overlap layout
+    /// steps Black the same way and the overlap layout unranks afresh.
+    #[inline(always)]
+    fn next_men(&self, m: &mut MenCursor, men: u64) {
+        if m.w_left > 0 {
+            m.w_left -= 1;
+            m.cw = next_combination(m.cw);
+            m.white = if self.overlap {
+                rotate(expand(m.cw, !m.black_free))
+            } else {
+                rotate(m.cw)
+            };
+        } else if !self.overlap {
+            // White's run starts again at its first set; Black (which has men, else there
+            // would be no next index) takes its next set.
+            let cw = colex_unrank(self.w_base, self.wm, 4 * (self.rw + 1));
+            m.black = next_combination(m.black);
+            m.cw = cw;
+            m.white = rotate(cw);
+            m.w_left = self.n_w - 1;
+        } else {
+            *m = self.men_at(men);
+        }
+    }
+}
+
+/// The men of one men index during [`SliceIndex::visit`], and the state to step to the next.
+#[derive(Clone, Copy)]
+struct MenCursor {
+    black: Bitboard,
+    white: Bitboard,
+    /// White's set in its compressed colex frame (White's frame; in the overlap layout, over
+    /// the squares the black men leave free in White's rows).
+    cw: u32,
+    /// White steps left before White's run of the current black set ends.
+    w_left: u64,
+    /// Overlap layout: the squares of White's rows (White's frame) free of black men.
+    black_free: u32,
 }
 
 #[cfg(test)]
@@ -745,6 +820,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// As `visit_matches_unrank`, in windows of the slices of 5 pieces and of the 6-piece
+    /// materials with at most one king, where the men change every few positions and
+    /// `visit` steps them (White's run, then Black's, or a fresh unrank in the overlap
+    /// layout).
+    #[test]
+    fn visit_matches_unrank_in_windows_of_larger_slices() {
+        use crate::slice::Slice;
+        let six = Material::all_with_pieces(6)
+            .into_iter()
+            .filter(|m| m.bk + m.wk <= 1);
+        let mut checked = 0u64;
+        for m in Material::all_with_pieces(5).into_iter().chain(six) {
+            for sl in Slice::all_of(m) {
+                let ix = SliceIndex::new(sl);
+                let n = ix.size();
+                for a in [0, n / 7, n / 2 + 3, n.saturating_sub(1500)] {
+                    let b = a + 1500;
+                    let mut want = a;
+                    ix.visit(a, b, |i, p| {
+                        assert_eq!(i, want);
+                        assert_eq!(p, ix.unrank(i).unwrap(), "{sl} {i}");
+                        want += 1;
+                    });
+                    assert_eq!(want, b.min(n).max(a), "{sl}");
+                    checked += want - a;
+                }
+            }
+        }
+        assert!(checked > 1_000_000, "{checked}");
     }
 
     #[test]

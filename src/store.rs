@@ -578,7 +578,9 @@ fn in_register(x: u32) -> u32 {
     {
         let mut x = x;
         // SAFETY: an empty template: no instruction, no memory, flags or stack touched.
-        unsafe { std::arch::asm!("/* {x:e} */", x = inout(reg) x, options(pure, nomem, nostack, preserves_flags)) };
+        unsafe {
+            std::arch::asm!("/* {x:e} */", x = inout(reg) x, options(pure, nomem, nostack, preserves_flags))
+        };
         x
     }
     #[cfg(not(target_arch = "x86_64"))]
