@@ -375,7 +375,29 @@ fn propagate_all<R: Retro>(rules: R, sides: &[Side]) -> u32 {
         }
         ply += 1;
     }
+    // Every resolved position was propagated: one left tagged would be read as a draw, and
+    // so would the positions it should have resolved.
+    for side in sides {
+        if let Some(i) = side
+            .state
+            .par_iter()
+            .position_first(|c| c.load(Ordering::Relaxed) >= State::WIN_T)
+        {
+            unpropagated(side.slice, i, ply);
+        }
+    }
     ply
+}
+
+/// A position resolved but never propagated: an internal error of the solver, never a
+/// property of the input. Stops the build rather than write wrong draws.
+#[cold]
+#[inline(never)]
+fn unpropagated(slice: Slice, index: usize, plies: u32) -> ! {
+    panic!(
+        "internal error: position {index} of slice {slice} was resolved but never propagated \
+         ({plies} plies); please report this"
+    )
 }
 
 /// Step 1: the initial state of every position of `side`; `target` is the array its in-unit
