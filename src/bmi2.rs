@@ -205,16 +205,20 @@ pub(crate) mod tests {
         out
     }
 
-    #[test]
-    fn both_paths_match_the_definition() {
-        // xorshift64: fixed seed, reproducible.
+    /// A reproducible stream of `u32` (xorshift64, fixed seed) for the bit-helper tests.
+    pub(crate) fn xorshift() -> impl FnMut() -> u32 {
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
+        move || {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x as u32
-        };
+        }
+    }
+
+    #[test]
+    fn both_paths_match_the_definition() {
+        let mut next = xorshift();
         let edge = [0, 1, 0x8000_0000, u32::MAX, 0x5555_5555, 0xAAAA_AAAA];
         for i in 0..200_000 {
             let (s, m) = if i < 36 {

@@ -799,6 +799,19 @@ mod tests {
     use super::*;
     use crate::slice::Material;
 
+    /// `ix.visit(a, b)` yields exactly the indices `a..min(b, size)` in order, each with
+    /// `unrank`'s position; returns how many.
+    fn visit_window_matches_unrank(ix: &SliceIndex, a: u64, b: u64) -> u64 {
+        let mut want = a;
+        ix.visit(a, b, |i, p| {
+            assert_eq!(i, want);
+            assert_eq!(p, ix.unrank(i).unwrap(), "{} {i}", ix.slice());
+            want += 1;
+        });
+        assert_eq!(want, b.min(ix.size()).max(a), "{}", ix.slice());
+        want - a
+    }
+
     #[test]
     fn visit_matches_unrank() {
         use crate::slice::Slice;
@@ -810,13 +823,7 @@ mod tests {
                 let ix = SliceIndex::new(sl);
                 let n = ix.size();
                 for (a, b) in [(0, n), (n / 3, n / 2 + 7), (n.saturating_sub(5), n + 10)] {
-                    let mut want = a;
-                    ix.visit(a, b, |i, p| {
-                        assert_eq!(i, want);
-                        assert_eq!(p, ix.unrank(i).unwrap(), "{sl} {i}");
-                        want += 1;
-                    });
-                    assert_eq!(want, b.min(n).max(a), "{sl}");
+                    visit_window_matches_unrank(&ix, a, b);
                 }
             }
         }
@@ -838,15 +845,7 @@ mod tests {
                 let ix = SliceIndex::new(sl);
                 let n = ix.size();
                 for a in [0, n / 7, n / 2 + 3, n.saturating_sub(1500)] {
-                    let b = a + 1500;
-                    let mut want = a;
-                    ix.visit(a, b, |i, p| {
-                        assert_eq!(i, want);
-                        assert_eq!(p, ix.unrank(i).unwrap(), "{sl} {i}");
-                        want += 1;
-                    });
-                    assert_eq!(want, b.min(n).max(a), "{sl}");
-                    checked += want - a;
+                    checked += visit_window_matches_unrank(&ix, a, a + 1500);
                 }
             }
         }
@@ -866,13 +865,7 @@ mod tests {
     #[test]
     fn skip_and_expand_match_pext_and_pdep() {
         use crate::bmi2::tests::{pdep_ref as pdep, pext_ref as pext};
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u32
-        };
+        let mut next = crate::bmi2::tests::xorshift();
         for _ in 0..20_000 {
             // Sparse sets, like pieces on a board.
             let occ = next() & next() & next();
