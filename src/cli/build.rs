@@ -151,6 +151,10 @@ impl BuildObserver for Bars {
             self.multi.remove(&b);
         }
     }
+    fn unit_rechecked(&self, _unit: &Unit, note: &str) {
+        // Printed even with --quiet: it reports a fault, like an error.
+        self.multi.suspend(|| eprintln!("egdb: warning: {note}"));
+    }
     fn finish(&self) {
         self.overall.finish_and_clear();
     }
@@ -271,6 +275,12 @@ pub fn run(args: Args) -> CliResult {
                     s.dtc_positions as f64 / s.dtc_bytes as f64
                 },
                 s.dtc_seconds
+            );
+        }
+        if !s.rechecked.is_empty() {
+            println!(
+                "rechecked     {} units solved twice after a distance-pass inconsistency (warnings above); run egdb verify",
+                s.rechecked.len()
             );
         }
         println!("peak RSS      {rss}");

@@ -14,6 +14,7 @@
 //!   on first use and checksum-verified; a missing or corrupt dependency stops the build with
 //!   an error naming the slice.
 
+pub mod recheck;
 pub mod solve;
 
 use crate::board::Position;
@@ -77,6 +78,16 @@ pub enum BuildError {
         wld: crate::board::Wld,
         /// Its value in the distance pass.
         dtc_pass: crate::board::Wld,
+    },
+    /// A unit's distance pass disagreed with its WLD solution, and solving the unit again did
+    /// not give the same results ([`recheck::recheck_unit`]): a solver or machine fault.
+    /// Nothing of the unit is written.
+    #[error("internal error in unit {unit}: {detail}; nothing of the unit was written; please report this")]
+    Unreproducible {
+        /// The unit's slices.
+        unit: String,
+        /// What differed, run by run.
+        detail: String,
     },
     /// Bad options (e.g. a piece count out of range): the caller's misuse.
     #[error("{0}")]
@@ -234,6 +245,12 @@ pub trait BuildObserver: Sync {
     fn unit_solved(&self, unit: &Unit, report: &UnitReport) {
         let _ = (unit, report);
     }
+    /// A unit's distance pass disagreed with its WLD solution once, and the unit was solved
+    /// again consistently ([`recheck::recheck_unit`]); `note` says what happened. Also kept in
+    /// [`BuildSummary::rechecked`].
+    fn unit_rechecked(&self, unit: &Unit, note: &str) {
+        let _ = (unit, note);
+    }
     /// Every unit is solved and written (not called when the build fails).
     fn finish(&self) {}
 }
@@ -284,6 +301,9 @@ pub struct BuildSummary {
     pub dtc_files: u64,
     /// Positions of the distance files written.
     pub dtc_positions: u64,
+    /// Notes of the units solved a second time after their distance pass disagreed with
+    /// their WLD solution ([`BuildObserver::unit_rechecked`]); empty in a clean build.
+    pub rechecked: Vec<String>,
 }
 
 /// Whether every distance file of `unit` exists and passes its checksum.
@@ -448,7 +468,10 @@ pub fn dtc_unit_with(
         }
     };
     let lookup = |p: &Position| deps.lookup(p);
-    solve::solve_dtc_unit(crate::rules::English, s, &inputs, &lookup).map_err(|e| match e {
+    let result = solve::solve_dtc_unit(crate::rules::English, s, &inputs, &lookup);
+    #[cfg(test)]
+    let result = tests::inject_inconsistency(s, result);
+    result.map_err(|e| match e {
         solve::DtcError::Lookup(e) => dep_err(s)(e),
         solve::DtcError::Inconsistent {
             slice,
@@ -542,6 +565,7 @@ impl BuildSummary {
         self.dtc_files += o.dtc_files;
         self.dtc_positions += o.dtc_positions;
         self.plies = self.plies.max(o.plies);
+        self.rechecked.extend(o.rechecked.iter().cloned());
     }
 }
 
@@ -766,8 +790,24 @@ fn build_in_dir(
                 let tick = |n: u64| observer.progress(n);
                 let t0 = Instant::now();
                 if wld_done {
-                    // Only the distance files: WLD values from the files.
-                    let dtc = dtc_unit_with(u, &deps, None)?;
+                    // Only the distance files: WLD values from the files. An inconsistency
+                    // gets one more pass (values read again); it must not repeat.
+                    let dtc = match dtc_unit_with(u, &deps, None) {
+                        Err(first @ BuildError::Inconsistent { .. }) => {
+                            let d = dtc_unit_with(u, &deps, None)?;
+                            let note = format!(
+                                "unit {}: {first}. Run again from the files, the distance pass \
+                                 agreed with them; its files are written from the second run. A \
+                                 fault that did not repeat (in the solver or the machine): please \
+                                 report it, and check the tables with `egdb verify`",
+                                names(&u.slices)
+                            );
+                            observer.unit_rechecked(u, &note);
+                            sum.rechecked.push(note);
+                            d
+                        }
+                        r => r?,
+                    };
                     tick(u.sizes.iter().sum());
                     let secs = t0.elapsed().as_secs_f64();
                     observer.unit_solved(
@@ -795,10 +835,25 @@ fn build_in_dir(
                 let sopts = solve::SolveOptions {
                     record_plies: opts.dtc,
                 };
-                let (solved, mut r) = solve_unit_with_opts(u, &deps, &tick, &sopts)?;
+                let (mut solved, mut r) = solve_unit_with_opts(u, &deps, &tick, &sopts)?;
                 let dtc = if opts.dtc {
                     let t1 = Instant::now();
-                    let d = dtc_unit_with(u, &deps, Some(&solved))?;
+                    let d = match dtc_unit_with(u, &deps, Some(&solved)) {
+                        Err(first @ BuildError::Inconsistent { .. }) => {
+                            let (again, d, note) = recheck::recheck_unit(
+                                &names(&u.slices),
+                                &solved,
+                                &first,
+                                || solve_unit_with_opts(u, &deps, &|_| {}, &sopts).map(|(s, _)| s),
+                                |w| dtc_unit_with(u, &deps, Some(w)),
+                            )?;
+                            observer.unit_rechecked(u, &note);
+                            r.rechecked.push(note);
+                            solved = again;
+                            d
+                        }
+                        d => d?,
+                    };
                     let secs = t1.elapsed().as_secs_f64();
                     r.solve_seconds += secs;
                     r.dtc_seconds += secs;
@@ -976,9 +1031,125 @@ pub fn peak_rss_bytes() -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::WriterGate;
+    use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
+
+    thread_local! {
+        /// Distance passes still to fail, on this thread, with an injected inconsistency
+        /// after they ran (the build calls them on the thread that runs it).
+        static INJECT: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
+
+    /// [`dtc_unit_with`]'s result, or an injected [`solve::DtcError::Inconsistent`] while
+    /// [`INJECT`] is positive.
+    pub(super) fn inject_inconsistency<E>(
+        s: Slice,
+        r: Result<Vec<solve::DtcSlice>, solve::DtcError<E>>,
+    ) -> Result<Vec<solve::DtcSlice>, solve::DtcError<E>> {
+        if r.is_ok() && INJECT.get() > 0 {
+            INJECT.set(INJECT.get() - 1);
+            return Err(solve::DtcError::Inconsistent {
+                slice: s,
+                index: 0,
+                wld: crate::board::Wld::Loss,
+                dtc_pass: crate::board::Wld::Draw,
+            });
+        }
+        r
+    }
+
+    /// Every file of `dir`, by name, with its bytes.
+    fn files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "egdb" || x == "dtc"))
+            .map(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read(&p).unwrap())
+            })
+            .collect()
+    }
+
+    fn dtc_build(dir: &Path, inject: u32) -> Result<BuildSummary, BuildError> {
+        let mut opts = BuildOptions::new(dir, 3);
+        opts.dtc = true;
+        INJECT.set(inject);
+        let r = build(&opts);
+        INJECT.set(0);
+        r
+    }
+
+    #[test]
+    fn an_inconsistency_that_does_not_repeat_is_solved_again_and_reported() {
+        let clean = tempfile::tempdir().unwrap();
+        let s = dtc_build(clean.path(), 0).unwrap();
+        assert!(s.rechecked.is_empty());
+        // One injected failure: the unit is solved again and its files are those of a clean
+        // build.
+        let once = tempfile::tempdir().unwrap();
+        let s = dtc_build(once.path(), 1).unwrap();
+        assert_eq!(s.rechecked.len(), 1, "{:?}", s.rechecked);
+        assert!(
+            s.rechecked[0].contains("did not repeat"),
+            "{}",
+            s.rechecked[0]
+        );
+        assert_eq!(files(once.path()), files(clean.path()));
+        // Distances only (value files present): one more pass from the files.
+        for f in std::fs::read_dir(once.path()).unwrap() {
+            let p = f.unwrap().path();
+            if p.extension().is_some_and(|x| x == "dtc") {
+                std::fs::remove_file(p).unwrap();
+            }
+        }
+        let s = dtc_build(once.path(), 1).unwrap();
+        assert_eq!(s.rechecked.len(), 1, "{:?}", s.rechecked);
+        assert_eq!(files(once.path()), files(clean.path()));
+    }
+
+    #[test]
+    fn an_inconsistency_that_repeats_stops_the_build_before_the_units_files() {
+        let clean = tempfile::tempdir().unwrap();
+        dtc_build(clean.path(), 0).unwrap();
+        let units = build_order(3);
+        let first_dtc_unit = units
+            .iter()
+            .position(|u| u.sizes.iter().sum::<u64>() > 0)
+            .unwrap();
+        let names_of =
+            |u: &Unit| -> Vec<String> { u.slices.iter().map(|s| format!("{s}.egdb")).collect() };
+        // Two failures: the rerun on the first solution fails, the pass on the second
+        // succeeds (the pass disagrees with itself); three: both fail (the fault repeats).
+        for (inject, unreproducible) in [(2, true), (3, false)] {
+            let d = tempfile::tempdir().unwrap();
+            let e = dtc_build(d.path(), inject).unwrap_err();
+            assert_eq!(
+                matches!(e, BuildError::Unreproducible { .. }),
+                unreproducible,
+                "{e}"
+            );
+            assert_eq!(
+                matches!(e, BuildError::Inconsistent { .. }),
+                !unreproducible,
+                "{e}"
+            );
+            let got = files(d.path());
+            for name in names_of(&units[first_dtc_unit]) {
+                assert!(!got.contains_key(&name), "{name} written after {e}");
+            }
+        }
+        // Distances only, two failures in a row: the error stands.
+        let d = tempfile::tempdir().unwrap();
+        for (name, bytes) in files(clean.path()) {
+            if name.ends_with(".egdb") {
+                std::fs::write(d.path().join(name), bytes).unwrap();
+            }
+        }
+        let e = dtc_build(d.path(), 2).unwrap_err();
+        assert!(matches!(e, BuildError::Inconsistent { .. }), "{e}");
+    }
 
     /// The gate lets unit `i` start only once the writer reported the units below `i - 1`
     /// written, and never blocks once the writer stopped.
