@@ -468,7 +468,10 @@ impl DecodedTables {
         // The name check of `open_rules` makes sure the file holds `slice`.
         let file = TableFile::open_rules(&path, crate::table::Access::Mmap, self.rules)?;
         file.verify_checksum()?;
-        let values = file.decode_all()?;
+        // Serial: this thread holds `loading` and may be a rayon worker; a parallel decode
+        // would let it run other queued tasks meanwhile, and one of them needing a load would
+        // wait for this lock forever (seen as a hang of `examples/solve_repeat` with 32 threads).
+        let values = file.decode_all_serial()?;
         let d = cell.get_or_init(|| Decoded {
             index: SliceIndex::new(*slice),
             packed: Wld2Bit::pack(&values),

@@ -323,6 +323,7 @@ mod tests {
             assert_eq!(t.meta(), &meta);
             t.verify_checksum().unwrap();
             let all = t.decode_all().unwrap();
+            assert_eq!(t.decode_all_serial().unwrap(), all);
             assert_eq!(t.codec(), codec);
             for (i, (&a, &b)) in vals.iter().zip(&all).enumerate() {
                 if a != DONT_CARE && stored(i) {

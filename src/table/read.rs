@@ -566,32 +566,51 @@ impl TableFile {
         }
     }
 
-    /// Every stored value, one byte 0..=2 per position in index order.
+    /// Every stored value, one byte 0..=2 per position in index order; the blocks are decoded
+    /// in parallel (rayon's global pool).
     ///
     /// # Errors
     /// Block errors of [`TableFile::decode_block`].
     pub fn decode_all(&self) -> Result<Vec<u8>, TableError> {
+        self.decode_all_in(true)
+    }
+
+    /// [`TableFile::decode_all`] on the calling thread only. For a caller that holds a lock
+    /// inside a rayon task: while a parallel decode waits for its blocks, the waiting thread
+    /// runs other queued tasks, which may ask for the same lock and never get it (the
+    /// dependency store's loads hung that way, `store::DecodedTables`).
+    ///
+    /// # Errors
+    /// As [`TableFile::decode_all`].
+    pub fn decode_all_serial(&self) -> Result<Vec<u8>, TableError> {
+        self.decode_all_in(false)
+    }
+
+    fn decode_all_in(&self, parallel: bool) -> Result<Vec<u8>, TableError> {
         let n = self.meta.positions as usize;
         if let Some(u) = self.uniform {
             return Ok(vec![u as u8; n]);
         }
-        let bp = self.block_positions as usize;
-        let parts: Result<Vec<Vec<u8>>, TableError> = (0..self.n_blocks)
-            .into_par_iter()
-            .map(|b| {
-                let k = self.positions_in_block(b) as usize;
-                Ok(match self.decode_block(b)? {
-                    Block::Const(w) => vec![w as u8; k],
-                    Block::Packed(p) => (0..k).map(|i| Wld2Bit::memory_symbol(&p, i)).collect(),
-                })
+        let block = |b: u64| -> Result<Vec<u8>, TableError> {
+            let k = self.positions_in_block(b) as usize;
+            Ok(match self.decode_block(b)? {
+                Block::Const(w) => vec![w as u8; k],
+                Block::Packed(p) => (0..k).map(|i| Wld2Bit::memory_symbol(&p, i)).collect(),
             })
-            .collect();
+        };
+        let parts: Vec<Vec<u8>> = if parallel {
+            (0..self.n_blocks)
+                .into_par_iter()
+                .map(block)
+                .collect::<Result<_, _>>()?
+        } else {
+            (0..self.n_blocks).map(block).collect::<Result<_, _>>()?
+        };
         let mut out = Vec::with_capacity(n);
-        for p in parts? {
+        for p in parts {
             out.extend_from_slice(&p);
         }
         debug_assert_eq!(out.len(), n);
-        let _ = bp;
         Ok(out)
     }
 
