@@ -14,77 +14,96 @@
 
 use super::solve::{DtcSlice, SolvedSlice};
 use super::BuildError;
+use xxhash_rust::xxh64::Xxh64;
 
-/// Positions where two WLD solutions of the same unit differ, as
-/// (values, capture flags, resolution plies, first position `(slice number, index)`).
-fn wld_differences(
-    a: &[SolvedSlice],
-    b: &[SolvedSlice],
-) -> (u64, u64, u64, Option<(usize, usize)>) {
-    let (mut values, mut captures, mut plies) = (0u64, 0u64, 0u64);
-    let mut first = None;
-    if a.len() != b.len() {
-        return (u64::MAX, u64::MAX, u64::MAX, Some((0, 0)));
-    }
-    for (x, (p, q)) in a.iter().zip(b).enumerate() {
-        if p.slice != q.slice || p.values.len() != q.values.len() {
-            return (u64::MAX, u64::MAX, u64::MAX, Some((x, 0)));
-        }
-        let no_plies: &[u16] = &[];
-        let pp = p.resolution_plies.as_deref().unwrap_or(no_plies);
-        let qp = q.resolution_plies.as_deref().unwrap_or(no_plies);
-        for i in 0..p.values.len() {
-            let dv = p.values[i] != q.values[i];
-            let dc = p.captures[i] != q.captures[i];
-            let dp = pp.get(i) != qp.get(i);
-            values += u64::from(dv);
-            captures += u64::from(dc);
-            plies += u64::from(dp);
-            if (dv || dc || dp) && first.is_none() {
-                first = Some((x, i));
+/// Digests of one WLD solution, per slice: (slice name, values, capture flags, resolution
+/// plies). Kept instead of the arrays, so that a recheck holds no second copy of a unit (about
+/// 3 bytes per position, 15 GB for the largest 8-piece unit).
+type WldDigest = Vec<(String, u64, u64, u64)>;
+
+fn wld_digest(w: &[SolvedSlice]) -> WldDigest {
+    w.iter()
+        .map(|s| {
+            let mut v = Xxh64::new(0);
+            v.update(&(s.values.len() as u64).to_le_bytes());
+            v.update(&s.values);
+            let mut c = Xxh64::new(0);
+            c.update(&(s.captures.len() as u64).to_le_bytes());
+            for w in s.captures.as_raw_slice() {
+                c.update(&w.to_le_bytes());
             }
-        }
-    }
-    (values, captures, plies, first)
+            let mut p = Xxh64::new(0);
+            match &s.resolution_plies {
+                None => p.update(b"none"),
+                Some(pl) => {
+                    for x in pl {
+                        p.update(&x.to_le_bytes());
+                    }
+                }
+            }
+            (s.slice.to_string(), v.digest(), c.digest(), p.digest())
+        })
+        .collect()
 }
 
-/// Distances that differ between two distance passes of the same unit.
-fn dtc_differences(a: &[DtcSlice], b: &[DtcSlice]) -> u64 {
-    if a.len() != b.len() {
-        return u64::MAX;
+/// Digest of the distances of a unit's slices (with their lengths).
+pub(super) fn dtc_digest(d: &[DtcSlice]) -> u64 {
+    let mut h = Xxh64::new(0);
+    for s in d {
+        h.update(&(s.dtc.len() as u64).to_le_bytes());
+        for x in &s.dtc {
+            h.update(&x.to_le_bytes());
+        }
     }
-    a.iter()
-        .zip(b)
-        .map(|(p, q)| {
-            if p.dtc.len() != q.dtc.len() {
-                return u64::MAX;
+    h.digest()
+}
+
+/// What differs between two WLD digests, in words ("values of 0313-n5, resolution plies of
+/// 1303-5n").
+fn digest_differences(a: &WldDigest, b: &WldDigest) -> Option<String> {
+    if a.len() != b.len() || a.iter().zip(b).any(|(x, y)| x.0 != y.0) {
+        return Some("the slices".into());
+    }
+    let mut parts = Vec::new();
+    for (x, y) in a.iter().zip(b) {
+        for (what, p, q) in [
+            ("values", x.1, y.1),
+            ("capture flags", x.2, y.2),
+            ("resolution plies", x.3, y.3),
+        ] {
+            if p != q {
+                parts.push(format!("{what} of {}", x.0));
             }
-            p.dtc.iter().zip(&q.dtc).filter(|(x, y)| x != y).count() as u64
-        })
-        .fold(0u64, u64::saturating_add)
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 /// After the distance pass of a unit failed with `first_err` (a [`BuildError::Inconsistent`])
 /// on the WLD solution `first`: run the distance pass on `first` again (`dtc_of`), solve the
-/// unit again (`solve_again`) and run the distance pass on that solution.
+/// unit again (`solve_again`) and run the distance pass on that solution. `first` is reduced
+/// to digests and dropped before the second solve, and the rerun's distances to a digest, so
+/// the recheck needs no more memory than the first run.
 ///
 /// The second solution, its distances and a note saying what happened (for the build's
-/// output) are returned only when the second WLD solution equals `first` (values, capture
-/// flags and resolution plies of every position) and, with R1 the rerun on `first` and R2 the
-/// pass on the second solution:
+/// output) are returned only when the second WLD solution equals `first` (the digests of the
+/// values, capture flags and resolution plies of every slice) and, with R1 the rerun on
+/// `first` and R2 the pass on the second solution:
 /// - both succeed with identical distances: accepted;
 /// - both succeed with different distances: [`BuildError::Unreproducible`];
-/// - exactly one fails: the distance pass disagrees with itself on identical input,
-///   [`BuildError::Unreproducible`];
-/// - both fail: the fault repeats, R2's error is returned (a solver bug to report, never a
-///   value to write).
+/// - exactly one fails with an inconsistency: the distance pass disagrees with itself on
+///   identical input, [`BuildError::Unreproducible`];
+/// - both fail with an inconsistency: the fault repeats, R2's error is returned (a solver bug
+///   to report, never a value to write).
+///
+/// Any other error of R1, R2 or `solve_again` (a dependency that cannot be read, a distance
+/// too long) is returned as it is.
 ///
 /// # Errors
-/// [`BuildError::Unreproducible`] as above, or when the second WLD solution differs from the
-/// first; the errors of `solve_again` (a dependency that cannot be read) and of R2.
+/// As above.
 pub fn recheck_unit(
     unit: &str,
-    first: &[SolvedSlice],
+    first: Vec<SolvedSlice>,
     first_err: &BuildError,
     solve_again: impl FnOnce() -> Result<Vec<SolvedSlice>, BuildError>,
     dtc_of: impl Fn(&[SolvedSlice]) -> Result<Vec<DtcSlice>, BuildError>,
@@ -93,17 +112,23 @@ pub fn recheck_unit(
         unit: unit.to_string(),
         detail: format!("{first_err}; then {detail}"),
     };
-    let r1 = dtc_of(first);
+    let r1 = match dtc_of(&first) {
+        Ok(d) => Ok(dtc_digest(&d)),
+        Err(e @ BuildError::Inconsistent { .. }) => Err(e),
+        Err(e) => return Err(e),
+    };
+    let first_digest = wld_digest(&first);
+    drop(first);
     let second = solve_again()?;
-    let (dv, dc, dp, at) = wld_differences(first, &second);
-    if let Some((x, i)) = at {
+    if let Some(what) = digest_differences(&first_digest, &wld_digest(&second)) {
         return Err(unreproducible(format!(
-            "the WLD pass run again gave other results: {dv} values, {dc} capture flags and \
-             {dp} resolution plies differ (the first at position {i} of {})",
-            first.get(x).map_or("?".into(), |s| s.slice.to_string())
+            "the WLD pass run again gave other results ({what} differ)"
         )));
     }
-    let r2 = dtc_of(&second);
+    let r2 = match dtc_of(&second) {
+        Err(e) if !matches!(e, BuildError::Inconsistent { .. }) => return Err(e),
+        r => r,
+    };
     match (r1, r2) {
         (Err(_), Err(e2)) => Err(e2),
         (Ok(_), Err(e2)) => Err(unreproducible(format!(
@@ -114,18 +139,18 @@ pub fn recheck_unit(
             "the distance pass run again on the same WLD solution failed again ({e1}), but \
              agreed with the identical solution of a second WLD pass"
         ))),
-        (Ok(d1), Ok(d2)) => {
-            let n = dtc_differences(&d1, &d2);
-            if n != 0 {
-                return Err(unreproducible(format!(
+        (Ok(h1), Ok(d2)) => {
+            if h1 != dtc_digest(&d2) {
+                return Err(unreproducible(
                     "two more distance passes on identical WLD solutions agreed with them but \
-                     differ in {n} distances"
-                )));
+                     gave different distances"
+                        .into(),
+                ));
             }
             let note = format!(
                 "unit {unit}: {first_err}. Solved again: the WLD pass gave identical values, \
                  capture flags and resolution plies, and two more distance passes agreed with \
-                 them and with each other; the unit's files are written from the second run. \
+                 them and with each other; the unit's files will be written from the second run. \
                  A fault that did not repeat (in the solver or the machine): please report it, \
                  and check the tables with `egdb verify`"
             );
@@ -201,7 +226,7 @@ mod tests {
         let first = wld(&V, &P);
         let (w, d, note) = recheck_unit(
             "0202-nn",
-            &first,
+            first,
             &inconsistent(),
             || Ok(wld(&V, &P)),
             scripted(vec![Some(vec![2, 3, 9]), Some(vec![2, 3, 9])]),
@@ -214,22 +239,65 @@ mod tests {
 
     #[test]
     fn a_second_wld_solution_that_differs_stops_the_build() {
-        for (v, p) in [([0u8, 2, 2], P), (V, [2u16, 4, u16::MAX])] {
+        for (v, p, what) in [
+            ([0u8, 2, 2], P, "(values of 0202-nn differ)"),
+            (
+                V,
+                [2u16, 4, u16::MAX],
+                "(resolution plies of 0202-nn differ)",
+            ),
+        ] {
             let first = wld(&V, &P);
             let e = recheck_unit(
                 "0202-nn",
-                &first,
+                first,
                 &inconsistent(),
                 || Ok(wld(&v, &p)),
                 scripted(vec![Some(vec![2, 3, 9]), Some(vec![2, 3, 9])]),
             )
             .unwrap_err();
             assert!(matches!(e, BuildError::Unreproducible { .. }), "{e}");
-            assert!(
-                e.to_string().contains("1 values") || e.to_string().contains("1 resolution plies"),
-                "{e}"
-            );
+            assert!(e.to_string().contains(what), "{e}");
         }
+    }
+
+    #[test]
+    fn other_errors_of_the_reruns_are_returned_as_they_are() {
+        // R1 fails with a dependency error: returned at once, whatever R2 would give.
+        let k = Cell::new(0);
+        let e = recheck_unit(
+            "0202-nn",
+            wld(&V, &P),
+            &inconsistent(),
+            || Ok(wld(&V, &P)),
+            |_| {
+                k.set(k.get() + 1);
+                Err(BuildError::Options("unreadable dependency".into()))
+            },
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.to_string().as_str(), k.get()),
+            ("unreadable dependency", 1)
+        );
+        // R2 fails so.
+        let k = Cell::new(0);
+        let e = recheck_unit(
+            "0202-nn",
+            wld(&V, &P),
+            &inconsistent(),
+            || Ok(wld(&V, &P)),
+            |_| {
+                k.set(k.get() + 1);
+                if k.get() == 1 {
+                    Ok(dtc(&[2, 3, 9]))
+                } else {
+                    Err(BuildError::Options("unreadable dependency".into()))
+                }
+            },
+        )
+        .unwrap_err();
+        assert_eq!(e.to_string(), "unreadable dependency");
     }
 
     #[test]
@@ -239,13 +307,16 @@ mod tests {
         second[0].captures.set(2, true);
         let e = recheck_unit(
             "0202-nn",
-            &first,
+            first,
             &inconsistent(),
             || Ok(second),
             scripted(vec![Some(vec![2, 3, 9]), Some(vec![2, 3, 9])]),
         )
         .unwrap_err();
-        assert!(e.to_string().contains("1 capture flags"), "{e}");
+        assert!(
+            e.to_string().contains("capture flags of 0202-nn differ"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -253,7 +324,7 @@ mod tests {
         let first = wld(&V, &P);
         let e = recheck_unit(
             "0202-nn",
-            &first,
+            first,
             &inconsistent(),
             || Ok(wld(&V, &P)),
             scripted(vec![None, None]),
@@ -272,7 +343,7 @@ mod tests {
             let first = wld(&V, &P);
             let e = recheck_unit(
                 "0202-nn",
-                &first,
+                first,
                 &inconsistent(),
                 || Ok(wld(&V, &P)),
                 scripted(script),
@@ -287,7 +358,7 @@ mod tests {
         let first = wld(&V, &P);
         let e = recheck_unit(
             "0202-nn",
-            &first,
+            first,
             &inconsistent(),
             || Err(BuildError::Options("dependency gone".into())),
             scripted(vec![Some(vec![2, 3, 9]), Some(vec![2, 3, 9])]),
