@@ -150,9 +150,9 @@ pub fn recheck_unit(
             let note = format!(
                 "unit {unit}: {first_err}. Solved again: the WLD pass gave identical values, \
                  capture flags and resolution plies, and two more distance passes agreed with \
-                 them and with each other; the unit's files will be written from the second run. \
-                 A fault that did not repeat (in the solver or the machine): please report it, \
-                 and check the tables with `egdb verify`"
+                 them and with each other, so the first distance pass was the faulty one; the unit's \
+                 files will be written from the second run. A fault that did not repeat (in the \
+                 solver or the machine): please report it, and check the tables with `egdb verify`"
             );
             Ok((second, d2, note))
         }
