@@ -490,3 +490,53 @@ fn partial_allows_distance_files_of_the_largest_piece_count_to_be_absent() {
         "{err}"
     );
 }
+
+#[test]
+fn deleted_distance_files_drop_only_the_distance_records_and_a_wrong_directory_keeps_the_old_journal(
+) {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path(), "3");
+    let jd = tempfile::tempdir().unwrap();
+    let j = jd.path().join("journal.txt");
+    assert!(verify(d.path(), Some(&j)).status.success());
+    let recorded = std::fs::read_to_string(&j).unwrap();
+    let wld_records = recorded.lines().filter(|l| l.starts_with("wld ")).count();
+    assert_eq!(wld_records as u64, table_count(d.path(), "egdb"));
+
+    // Without the distance files the value records still hold: nothing is verified again.
+    for e in std::fs::read_dir(d.path()).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "dtc") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let o = verify(d.path(), Some(&j));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("verify journal kept its value records and dropped its distance records"),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(&j).unwrap();
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("wld ")).count(),
+        wld_records
+    );
+    assert!(
+        !text.contains("dtcfile ") && !text.contains("\ndtc "),
+        "{text}"
+    );
+
+    // A run on another directory (here one of fewer pieces) starts afresh, and the earlier
+    // journal is kept beside it, whole.
+    let before = std::fs::read_to_string(&j).unwrap();
+    let other = tempfile::tempdir().unwrap();
+    build(other.path(), "2");
+    let o = verify(other.path(), Some(&j));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("verify journal started afresh"), "{err}");
+    let old = jd.path().join("journal.txt.old");
+    assert!(err.contains(&old.display().to_string()), "{err}");
+    assert_eq!(std::fs::read_to_string(&old).unwrap(), before);
+}

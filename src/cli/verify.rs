@@ -65,7 +65,7 @@ pub fn run(args: Args) -> CliResult {
     bar.finish_and_clear();
     if let Ok(r) = &rep {
         if let Some(why) = &r.journal_restarted {
-            eprintln!("egdb: verify journal started afresh: {why} since it was written");
+            eprintln!("egdb: verify journal {why}");
         }
     }
     let rep = match rep {

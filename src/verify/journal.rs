@@ -14,9 +14,11 @@
 //! A slice's values are derived from other slices, so a `wld` or `dtc` record holds only while
 //! every file stays as it was. Before any work, every file present gets a `file`/`dtcfile` record
 //! (the last 8 bytes of the file: its stored xxh64 checksum, which `verify` checks first). On
-//! resume every recorded file must still exist with the same checksum; otherwise the tables
-//! changed (a rebuild, a deleted or replaced file) and the journal is started afresh, which
-//! [`Journal::open`] reports. Files added since are recorded before work resumes. A last line
+//! resume every recorded file must still exist with the same checksum. Otherwise the tables
+//! changed (a rebuild, a deleted or replaced file, another directory): when a value file did,
+//! the journal is started afresh and the earlier one kept as `FILE.old`; when only distance
+//! files did, only the distance records are dropped (values never depend on distances).
+//! [`Journal::open`] reports either. Files added since are recorded before work resumes. A last line
 //! without its newline (a run killed while writing) is ignored.
 
 use crate::slice::Slice;
@@ -79,7 +81,9 @@ pub struct Journal {
     path: PathBuf,
     file: File,
     done: HashMap<(Part, Slice), u64>,
-    /// Whether an earlier journal was discarded because files changed (the first one found).
+    /// What was dropped of an earlier journal because files changed, and why (the first such
+    /// file): "started afresh: ..." or "kept its value records and dropped its distance
+    /// records: ...", printed after "egdb: verify journal ".
     pub restarted: Option<String>,
 }
 
@@ -106,8 +110,10 @@ pub fn stored_file_checksum(path: &Path) -> std::io::Result<u64> {
 impl Journal {
     /// Open (or create) the journal at `path` for the files `current` ((part, slice) → stored
     /// checksum, every file present). Records of an earlier run are kept when every file they
-    /// name still has its checksum; otherwise the journal is rewritten empty and
-    /// [`Journal::restarted`] says why. Files of `current` not yet recorded are recorded.
+    /// name still has its checksum. Otherwise, when a value file
+    /// changed or is gone, the journal is rewritten empty (the earlier one kept as `FILE.old`);
+    /// when only distance files did, its distance records are dropped and its value records
+    /// kept; [`Journal::restarted`] says which and why. Files of `current` not yet recorded are recorded.
     ///
     /// # Errors
     /// [`JournalError::Io`]; [`JournalError::Malformed`] for a file that is not a journal.
@@ -144,30 +150,68 @@ impl Journal {
             }
             let text = String::from_utf8_lossy(&bytes[..keep]);
             parse(path, &text, &mut files, &mut done)?;
-            if let Some(((part, s), _)) = files.iter().find(|(k, sum)| current.get(k) != Some(sum))
-            {
-                restarted = Some(format!(
-                    "{} of slice {s} {}",
-                    if *part == Part::Wld {
+            // The first recorded file that changed or is gone, value files first (sorted, so
+            // the message does not depend on the hash order).
+            let mut stale: Vec<(Part, Slice)> = files
+                .iter()
+                .filter(|(k, sum)| current.get(k) != Some(sum))
+                .map(|(k, _)| *k)
+                .collect();
+            stale.sort_by_key(|(p, s)| (*p == Part::Dtc, *s));
+            if let Some(&(part, s)) = stale.first() {
+                let what = format!(
+                    "{} of slice {s} {} since it was written",
+                    if part == Part::Wld {
                         "the table file"
                     } else {
                         "the distance file"
                     },
-                    if current.contains_key(&(*part, *s)) {
+                    if current.contains_key(&(part, s)) {
                         "changed"
                     } else {
                         "is gone"
                     }
-                ));
-                files.clear();
-                done.clear();
+                );
+                if part == Part::Wld {
+                    // Every value may depend on the changed file: start afresh, but keep the
+                    // earlier records beside it (a run on the wrong directory would otherwise
+                    // throw away hours of verification).
+                    let old = old_path(path);
+                    crate::atomic::replace(&old, bytes).map_err(io)?;
+                    restarted = Some(format!(
+                        "started afresh: {what} (the earlier journal is kept as {})",
+                        old.display()
+                    ));
+                    files.clear();
+                    done.clear();
+                } else {
+                    // Values never depend on distance files, and a distance check only on its
+                    // unit's distance files: the value records stay, the distance ones go.
+                    restarted = Some(format!(
+                        "kept its value records and dropped its distance records: {what}"
+                    ));
+                    files.retain(|(p, _), _| *p == Part::Wld);
+                    done.retain(|(p, _), _| *p == Part::Wld);
+                }
             }
         }
         let bytes = existing.unwrap_or_default();
         // Records up to the last newline; a torn last line (a run killed while writing) is cut.
         let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        let mut file = if keep == 0 || restarted.is_some() {
+        let mut file = if keep == 0 || (restarted.is_some() && files.is_empty()) {
             rewrite(path, format!("{MAGIC}\n").as_bytes()).map_err(io)?
+        } else if restarted.is_some() {
+            // The records kept, rewritten without the dropped ones.
+            let mut kept = format!("{MAGIC}\n");
+            let mut keys: Vec<&(Part, Slice)> = files.keys().collect();
+            keys.sort_by_key(|(p, s)| (*s, *p == Part::Dtc));
+            for k in keys {
+                kept.push_str(&format!("{} {} {:016x}\n", k.0.file_tag(), k.1, files[k]));
+                if let Some(n) = done.get(k) {
+                    kept.push_str(&format!("{} {} {n}\n", k.0.done_tag(), k.1));
+                }
+            }
+            rewrite(path, kept.as_bytes()).map_err(io)?
         } else if keep < bytes.len() {
             rewrite(path, &bytes[..keep]).map_err(io)?
         } else {
@@ -221,6 +265,13 @@ impl Journal {
 
 /// Replace `path` by `bytes` atomically ([`crate::atomic::replace`]); the new file, for
 /// appending.
+/// Where a journal started afresh keeps its earlier records: `FILE.old` beside it.
+fn old_path(path: &Path) -> std::path::PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".old");
+    std::path::PathBuf::from(s)
+}
+
 fn rewrite(path: &Path, bytes: &[u8]) -> std::io::Result<File> {
     let written = crate::atomic::replace(path, bytes)?;
     OpenOptions::new().append(true).open(written)
