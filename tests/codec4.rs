@@ -8,6 +8,7 @@
 
 mod probe_common;
 
+use checkers_egdb::generate::{build_order, BuildOptions, Unit};
 use checkers_egdb::probe::Tablebase;
 use checkers_egdb::table::{TableFile, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_THREATS};
 use checkers_egdb::{Position, Slice, SliceIndex, Wld};
@@ -37,6 +38,17 @@ fn build_with(dir: &Path, pieces: u32, codec: Option<&str>, more: &[&str]) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Build each of `units` on its own (as `egdb build --slice`) into `dir` with `codec`, in the
+/// order given (build order: each unit's dependencies exist by then).
+fn build_units(dir: &Path, units: &[Unit], codec: u32) {
+    for u in units {
+        let mut o = BuildOptions::new(dir, u.pieces);
+        o.slice = Some(u.slices[0]);
+        o.codec = codec;
+        checkers_egdb::generate::build(&o).unwrap_or_else(|e| panic!("{}: {e}", u.slices[0]));
+    }
 }
 
 /// Every table file of `dir`: slice -> (codec, bytes, decoded values).
@@ -198,10 +210,15 @@ fn directory_mixing_codecs_builds_probes_and_verifies_like_codec2() {
     let old = load(&old_dir);
     assert!(old.values().all(|t| t.0 == CODEC_2BIT_ZSTD));
 
-    // Up to 3 pieces in codec 4, then a resumed build of 4 pieces in codec 2: its 4-piece
-    // units read codec-4 dependencies (the dependency store decides per file).
+    // Up to 3 pieces in codec 4, then the 4-piece units in codec 2, one `--slice` build each
+    // (a build of every slice up to 4 pieces refuses to resume on files of another codec):
+    // they read codec-4 dependencies (the dependency store decides per file).
     build(&mix, 3, Some("4"));
-    build(&mix, 4, None);
+    let four: Vec<Unit> = build_order(4)
+        .into_iter()
+        .filter(|u| u.pieces == 4)
+        .collect();
+    build_units(&mix, &four, CODEC_2BIT_ZSTD);
     let first = load(&mix);
     assert_eq!(first.len(), old.len());
     // Every codec-2 file is value for value the pure codec-2 build's (capture entries aside,
@@ -217,18 +234,15 @@ fn directory_mixing_codecs_builds_probes_and_verifies_like_codec2() {
             assert!(s.material.pieces() <= 3, "slice {s}");
         }
     }
-    // Every other 4-piece file removed and rebuilt in codec 4 (the files already present keep
-    // their codec): 4-piece codec-2 and codec-4 files side by side.
-    let mut four: Vec<Slice> = first
-        .keys()
-        .filter(|s| s.material.pieces() == 4)
-        .copied()
-        .collect();
-    four.sort();
-    for s in four.iter().step_by(2) {
-        std::fs::remove_file(checkers_egdb::table::table_path(&mix, s)).unwrap();
+    // Every other 4-piece unit removed and rebuilt in codec 4, one `--slice` build each:
+    // 4-piece codec-2 and codec-4 files side by side.
+    let redo: Vec<Unit> = four.iter().step_by(2).cloned().collect();
+    for u in &redo {
+        for s in &u.slices {
+            std::fs::remove_file(checkers_egdb::table::table_path(&mix, s)).unwrap();
+        }
     }
-    build(&mix, 4, Some("4"));
+    build_units(&mix, &redo, CODEC_2BIT_THREATS);
     let mixed = load(&mix);
     assert_eq!(mixed.len(), old.len());
     for codec in [CODEC_2BIT_ZSTD, CODEC_2BIT_THREATS] {

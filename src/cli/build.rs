@@ -55,8 +55,9 @@ pub struct Args {
     /// Value codec of the WLD files written: 2 (default), 4 (about 1.5x smaller WLD files;
     /// the first probe of a threat position pays a search, later ones are remembered) or 5
     /// (codec 4's don't cares, context-model coded: about 2x smaller than codec 2, block
-    /// decodes much slower; docs/format.md). Files already present keep their codec (a
-    /// resumed build may mix them; every reader handles each file by its own codec).
+    /// decodes much slower; docs/format.md). A build resuming on table files of its slices
+    /// written with another codec refuses before writing anything (the tables with fewer
+    /// pieces a --slice build reads may have any codec).
     #[arg(long, default_value_t = 2, value_parser = parse_codec)]
     pub codec: u32,
 }
@@ -218,20 +219,29 @@ pub fn run(args: Args) -> CliResult {
             s.draws,
             pct(s.draws)
         );
-        println!(
-            "bytes         {} ({:.1} positions/byte)",
-            s.bytes,
-            if s.bytes == 0 {
+        // Value files and distance files apart: each figure over its own positions and bytes.
+        let per_byte = |positions: u64, bytes: u64| {
+            if bytes == 0 {
                 0.0
             } else {
-                s.positions as f64 / s.bytes as f64
+                positions as f64 / bytes as f64
             }
+        };
+        let value_bytes = s.bytes.saturating_sub(s.dtc_bytes);
+        println!(
+            "bytes         {} ({:.1} positions/byte)",
+            value_bytes,
+            per_byte(s.positions, value_bytes)
         );
+        // Positions solved: those of the value files built; with --dtc every unit built gets
+        // its distance files, so those of the distance files built (a distances-only unit
+        // counts too).
+        let solved = s.positions.max(s.dtc_positions);
         println!(
             "time          {:.2} s ({:.0} positions/s)",
             s.seconds,
             if s.seconds > 0.0 {
-                s.positions as f64 / s.seconds
+                solved as f64 / s.seconds
             } else {
                 0.0
             }
@@ -266,14 +276,11 @@ pub fn run(args: Args) -> CliResult {
         }
         if args.dtc {
             println!(
-                "distances     {} files, {} bytes ({:.1} positions/byte), pass {:.2} s",
+                "distances     {} built, {} already complete, {} bytes ({:.1} positions/byte), pass {:.2} s",
                 s.dtc_files,
+                s.dtc_skipped,
                 s.dtc_bytes,
-                if s.dtc_bytes == 0 {
-                    0.0
-                } else {
-                    s.dtc_positions as f64 / s.dtc_bytes as f64
-                },
+                per_byte(s.dtc_positions, s.dtc_bytes),
                 s.dtc_seconds
             );
         }

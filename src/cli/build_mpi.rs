@@ -55,8 +55,8 @@ pub use imp::run;
 #[cfg(feature = "mpi")]
 mod imp {
     use checkers_egdb::generate::{
-        build_order, remove_stale_temp_files, solve_unit_with, unit_complete, write_solved,
-        BuildOptions, BuildSummary, DecodedTables, Unit, MAX_BUILD_PIECES,
+        build_order, check_codec, remove_stale_temp_files, solve_unit_with, unit_complete,
+        write_solved, BuildOptions, BuildSummary, DecodedTables, Unit, MAX_BUILD_PIECES,
     };
     use checkers_egdb::slice::Slice;
     use checkers_egdb::table::table_path;
@@ -678,6 +678,15 @@ mod imp {
             }
             if let Err(e) = std::fs::create_dir_all(&opts.dir) {
                 die(&world, &format!("{}: {e}", opts.dir.display()));
+            }
+            // Before anything is written: --mpi writes codec 2, and a resumed build keeps the
+            // codec of the files it resumes.
+            if let Err(e) = check_codec(
+                &opts.dir,
+                &build_order(opts.pieces),
+                checkers_egdb::table::CODEC_2BIT_ZSTD,
+            ) {
+                die(&world, &format!("{e} (--mpi writes codec 2 only: resume a directory of another codec without --mpi)"));
             }
             remove_stale_temp_files(&opts.dir);
         }

@@ -98,6 +98,32 @@ pub enum BuildError {
         /// The table directory.
         dir: PathBuf,
     },
+    /// A value file of the build's slices already in the directory (whole and passing its
+    /// checksum) was written with another codec than the build's ([`BuildOptions::codec`]):
+    /// resuming would mix codecs among the files of one build, or rewrite the valid partner
+    /// of an incomplete unit in another codec. Found before anything is written.
+    #[error("{} was written with codec {on_disk}, but this build asks for codec {asked} (--codec; the default is 2): a build keeps the codec of the table files it resumes, so rerun with --codec {on_disk}, or build into another directory; nothing was written", path.display())]
+    CodecMismatch {
+        /// The file found.
+        path: PathBuf,
+        /// Its codec.
+        on_disk: u32,
+        /// The codec the build was asked for.
+        asked: u32,
+    },
+    /// Some unit is still to be built but the table directory cannot be written (its
+    /// permissions, a read-only filesystem). Found before any unit is solved.
+    #[error("cannot build in {}: the directory is not writable ({source}); {units} units are still to build, the first {first}", dir.display())]
+    Unwritable {
+        /// The table directory.
+        dir: PathBuf,
+        /// Units still to build.
+        units: usize,
+        /// The slices of the first of them.
+        first: String,
+        /// Why it is not writable (`EACCES`, `EROFS`).
+        source: std::io::Error,
+    },
     /// Filesystem error (e.g. creating the directory).
     #[error("{}: {source}", path.display())]
     Io {
@@ -116,9 +142,14 @@ pub const LOCK_FILE: &str = ".egdb-build.lock";
 /// builds (one unit each, run side by side by a cluster scheduler) take it shared, so they
 /// exclude a whole build but not each other. Released when dropped and, by the kernel, when
 /// the process ends in any way (error, panic, kill -9). The lock file itself stays.
+///
+/// On a directory the build may not write (permissions, a read-only mount) the lock file is
+/// opened read-only where it exists (`flock` works on such a descriptor), and the build runs
+/// unlocked where it does not: such a build can only find its units complete, since writing
+/// any table fails ([`BuildError::Unwritable`]).
 #[derive(Debug)]
 pub struct DirLock {
-    _file: std::fs::File,
+    _file: Option<std::fs::File>,
 }
 
 impl DirLock {
@@ -126,21 +157,42 @@ impl DirLock {
     ///
     /// # Errors
     /// [`BuildError::Busy`] when another build holds it, [`BuildError::Io`] if the lock file
-    /// cannot be created. A filesystem without `flock` support (some network filesystems) is
-    /// built on unlocked.
+    /// cannot be created or opened (other than for want of write access: then it is opened
+    /// read-only, or, when it does not exist, no lock is taken) or `flock` fails. A filesystem
+    /// without `flock` support (some network filesystems) is built on unlocked.
     pub fn acquire(dir: &Path, exclusive: bool) -> Result<DirLock, BuildError> {
         use std::os::fd::AsRawFd;
         let path = dir.join(LOCK_FILE);
-        let file = std::fs::OpenOptions::new()
+        let io = |path: &Path, e| BuildError::Io {
+            path: path.to_path_buf(),
+            source: e,
+        };
+        let file = match std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
             .open(&path)
-            .map_err(|e| BuildError::Io {
-                path: path.clone(),
-                source: e,
-            })?;
+        {
+            Ok(f) => f,
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EACCES | libc::EPERM | libc::EROFS)
+                ) =>
+            {
+                // No write access: a read-only descriptor locks as well; without a lock file
+                // the directory is one nobody can build in, so there is nothing to exclude.
+                match std::fs::File::open(&path) {
+                    Ok(f) => f,
+                    Err(e2) if e2.kind() == std::io::ErrorKind::NotFound => {
+                        return Ok(DirLock { _file: None })
+                    }
+                    Err(_) => return Err(io(&path, e)),
+                }
+            }
+            Err(e) => return Err(io(&path, e)),
+        };
         let op = if exclusive {
             libc::LOCK_EX
         } else {
@@ -156,10 +208,10 @@ impl DirLock {
                     })
                 }
                 Some(libc::ENOLCK) | Some(libc::EOPNOTSUPP) => {}
-                _ => return Err(BuildError::Io { path, source: e }),
+                _ => return Err(io(&path, e)),
             }
         }
-        Ok(DirLock { _file: file })
+        Ok(DirLock { _file: Some(file) })
     }
 }
 
@@ -266,7 +318,8 @@ impl BuildObserver for NoProgress {}
 pub struct BuildSummary {
     /// Slices solved and written in this run.
     pub slices_built: u64,
-    /// Slices skipped because a complete, checksum-valid file existed.
+    /// Slices whose value file was not written because their unit's value files all existed,
+    /// complete and checksum-valid (with `--dtc`, also those whose distance files were built).
     pub slices_skipped: u64,
     /// Positions of the slices built in this run.
     pub positions: u64,
@@ -299,6 +352,9 @@ pub struct BuildSummary {
     pub dtc_seconds: f64,
     /// Distance files written.
     pub dtc_files: u64,
+    /// Distance files skipped because a complete, checksum-valid file existed (`--dtc` only;
+    /// [`BuildSummary::slices_skipped`] counts value files).
+    pub dtc_skipped: u64,
     /// Positions of the distance files written.
     pub dtc_positions: u64,
     /// Notes of the units solved a second time after their distance pass disagreed with
@@ -317,11 +373,94 @@ pub fn unit_dtc_complete(dir: &Path, unit: &Unit) -> bool {
 
 /// Whether every file of `unit` exists and passes its checksum.
 pub fn unit_complete(dir: &Path, unit: &Unit) -> bool {
-    unit.slices.iter().all(|s| {
-        TableFile::open(&table_path(dir, s))
-            .and_then(|f| f.verify_checksum().map(|_| f))
-            .is_ok_and(|f| f.meta().slice == *s)
-    })
+    unit.slices
+        .iter()
+        .all(|s| valid_file_codec(dir, s).is_some())
+}
+
+/// The value codec of `slice`'s table file in `dir` when the file exists, holds that slice and
+/// passes its whole-file checksum (a file a resumed build keeps); `None` otherwise.
+pub fn valid_file_codec(dir: &Path, slice: &Slice) -> Option<u32> {
+    TableFile::open(&table_path(dir, slice))
+        .and_then(|f| f.verify_checksum().map(|_| f))
+        .ok()
+        .filter(|f| f.meta().slice == *slice)
+        .map(|f| f.codec())
+}
+
+/// The first valid table file (see [`valid_file_codec`]) of `units` in `dir` with another codec
+/// than `codec`, as the error a build reports: the files of incomplete units first (those a
+/// resume would rewrite), then those of complete units; `valid[i]` holds the codecs of unit
+/// `i`'s files.
+fn codec_mismatch(
+    dir: &Path,
+    units: &[Unit],
+    valid: &[Vec<Option<u32>>],
+    codec: u32,
+) -> Option<BuildError> {
+    let first = |complete: bool| {
+        units.iter().zip(valid).find_map(|(u, v)| {
+            if v.iter().all(Option::is_some) != complete {
+                return None;
+            }
+            u.slices.iter().zip(v).find_map(|(s, c)| match *c {
+                Some(on_disk) if on_disk != codec => Some(BuildError::CodecMismatch {
+                    path: table_path(dir, s),
+                    on_disk,
+                    asked: codec,
+                }),
+                _ => None,
+            })
+        })
+    };
+    first(false).or_else(|| first(true))
+}
+
+/// Check, before a build writes anything, that the value files of `units` already in `dir`
+/// were written with `codec` (complete units and the valid partner of an incomplete one).
+///
+/// # Errors
+/// [`BuildError::CodecMismatch`] naming the first file of another codec.
+pub fn check_codec(dir: &Path, units: &[Unit], codec: u32) -> Result<(), BuildError> {
+    // Only a file whose header names another codec needs its checksum read.
+    let other = |s: &Slice| TableFile::open(&table_path(dir, s)).is_ok_and(|f| f.codec() != codec);
+    let valid: Vec<Vec<Option<u32>>> = units
+        .iter()
+        .map(|u| {
+            u.slices
+                .iter()
+                .map(|s| {
+                    if other(s) {
+                        valid_file_codec(dir, s)
+                    } else {
+                        None
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    codec_mismatch(dir, units, &valid, codec).map_or(Ok(()), Err)
+}
+
+/// Whether this process may write into `dir` (`faccessat` with the effective ids): the error
+/// (`EACCES`, `EROFS`) when not. Unknown (a path the call cannot take) counts as writable;
+/// the write itself then reports the failure.
+fn dir_writable(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return Ok(());
+    };
+    // SAFETY: a NUL-terminated path that lives for the call.
+    if unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) } != 0 {
+        let e = std::io::Error::last_os_error();
+        if matches!(
+            e.raw_os_error(),
+            Some(libc::EACCES | libc::EPERM | libc::EROFS)
+        ) {
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 /// Solve one unit (see [`solve::solve_unit`]) with dependencies from `deps`; the timings of
@@ -563,16 +702,30 @@ impl BuildSummary {
         self.dtc_bytes += o.dtc_bytes;
         self.dtc_seconds += o.dtc_seconds;
         self.dtc_files += o.dtc_files;
+        self.dtc_skipped += o.dtc_skipped;
         self.dtc_positions += o.dtc_positions;
         self.plies = self.plies.max(o.plies);
         self.rechecked.extend(o.rechecked.iter().cloned());
     }
 }
 
-/// Run a build as described by `opts`, silently.
+/// Run a build as described by `opts`, silently. A build that fails in a directory it created
+/// (with any parents it created) removes them again while they hold nothing but the lock file.
 ///
 /// # Errors
-/// [`BuildError`]: bad options, a missing or corrupt dependency (named), a write failure.
+/// - [`BuildError::Options`]: a piece count or codec out of range, `dir` not a directory, a
+///   `--slice` with more pieces than `pieces` or without positions;
+/// - [`BuildError::Busy`]: another build holds the directory's lock ([`DirLock`]);
+/// - [`BuildError::CodecMismatch`]: a value file of the build's slices already present was
+///   written with another codec than [`BuildOptions::codec`] (nothing is written);
+/// - [`BuildError::Unwritable`]: some unit is left to build and the directory cannot be
+///   written (nothing is solved);
+/// - [`BuildError::MissingDependency`], [`BuildError::Dependency`]: a table the build reads is
+///   missing or corrupt (named);
+/// - [`BuildError::Write`]: writing a table failed;
+/// - [`BuildError::Inconsistent`], [`BuildError::Unreproducible`]: with `dtc`, the distance
+///   pass disagreed with the values (see [`recheck`]);
+/// - [`BuildError::Io`]: creating or reading the directory, or its lock file, failed.
 pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
     build_with(opts, &NoProgress)
 }
@@ -612,26 +765,46 @@ pub fn build_with(
             opts.dir.display()
         )));
     }
-    let created = !opts.dir.exists();
+    // The directories this build creates: the table directory and any missing parents.
+    let created: Vec<&Path> = opts
+        .dir
+        .ancestors()
+        .take_while(|d| {
+            !d.as_os_str().is_empty()
+                && matches!(std::fs::symlink_metadata(d),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+        })
+        .collect();
     let result = build_in_dir(opts, observer);
-    if created && result.is_err() {
-        remove_if_unused(&opts.dir);
+    if !created.is_empty() && result.is_err() {
+        remove_if_unused(&created);
     }
     result
 }
 
-/// Remove `dir` if it holds nothing but the lock file: a build that created it and failed
-/// before writing a table (a missing dependency, bad options found late) leaves nothing behind.
-fn remove_if_unused(dir: &Path) {
+/// Remove the directories a failed build created (`created`, the table directory first, then
+/// its parents) where they are empty but for the lock file: a build that failed before
+/// writing a table (a missing dependency, bad options found late) leaves nothing behind. A
+/// directory holding anything else stops the removal (so do its parents).
+fn remove_if_unused(created: &[&Path]) {
+    let Some(dir) = created.first() else {
+        return;
+    };
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     let names: Vec<std::ffi::OsString> = entries
         .filter_map(|e| e.ok().map(|e| e.file_name()))
         .collect();
-    if names.iter().all(|n| n == LOCK_FILE) {
-        let _ = std::fs::remove_file(dir.join(LOCK_FILE));
-        let _ = std::fs::remove_dir(dir);
+    if !names.iter().all(|n| n == LOCK_FILE) {
+        return;
+    }
+    let _ = std::fs::remove_file(dir.join(LOCK_FILE));
+    for d in created {
+        // remove_dir removes only an empty directory.
+        if std::fs::remove_dir(d).is_err() {
+            return;
+        }
     }
 }
 
@@ -678,20 +851,57 @@ fn build_in_dir(
         }
         None => build_order(opts.pieces),
     };
+    // The codec of every valid value file of the units (None: missing or not valid). A
+    // resumed build keeps one codec: a file of another is refused before anything is written
+    // (it would stay beside files of the new codec, or, as the partner of an incomplete unit,
+    // be rewritten in it).
+    let valid: Vec<Vec<Option<u32>>> = units
+        .iter()
+        .map(|u| {
+            u.slices
+                .iter()
+                .map(|s| valid_file_codec(&opts.dir, s))
+                .collect()
+        })
+        .collect();
+    if let Some(e) = codec_mismatch(&opts.dir, &units, &valid, opts.codec) {
+        return Err(e);
+    }
     // (unit, WLD files already complete): with --dtc a unit with complete WLD files and
     // missing distance files gets only its distance pass.
     let todo_all: Vec<(&Unit, bool)> = units
         .iter()
-        .map(|u| (u, unit_complete(&opts.dir, u)))
+        .zip(&valid)
+        .map(|(u, v)| (u, v.iter().all(Option::is_some)))
         .filter(|(u, wld_done)| !*wld_done || (opts.dtc && !unit_dtc_complete(&opts.dir, u)))
         .collect();
     let todo: Vec<&Unit> = todo_all.iter().map(|x| x.0).collect();
+    if let Some(&(first, _)) = todo_all.first() {
+        // Before hours of solving: the files could not be written.
+        dir_writable(&opts.dir).map_err(|e| BuildError::Unwritable {
+            dir: opts.dir.clone(),
+            units: todo_all.len(),
+            first: names(&first.slices),
+            source: e,
+        })?;
+    }
     let mut sum = BuildSummary {
+        // Value files not written: units skipped, and those that get only distance files.
         slices_skipped: units
             .iter()
-            .filter(|u| !todo.contains(u))
-            .map(|u| u.slices.len() as u64)
+            .zip(&valid)
+            .filter(|(_, v)| v.iter().all(Option::is_some))
+            .map(|(u, _)| u.slices.len() as u64)
             .sum(),
+        dtc_skipped: if opts.dtc {
+            units
+                .iter()
+                .filter(|u| !todo.contains(u))
+                .map(|u| u.slices.len() as u64)
+                .sum()
+        } else {
+            0
+        },
         ..Default::default()
     };
     let total: u64 = todo.iter().map(|u| u.sizes.iter().sum::<u64>()).sum();

@@ -1,0 +1,338 @@
+//! `egdb build` resuming on a directory that already holds tables: a resume asking for another
+//! value codec than the files present is refused before anything is written; the summary says
+//! what was built and what was already complete, value and distance files apart; a complete
+//! directory that cannot be written is reported complete; a failed build removes the
+//! directories it created.
+
+use checkers_egdb::generate::{build_order, Unit, LOCK_FILE};
+use checkers_egdb::table::{dtc_path, table_path, TableFile};
+use checkers_egdb::{Slice, SliceIndex};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const EGDB: &str = env!("CARGO_BIN_EXE_egdb");
+
+fn egdb(args: &[&str], dir: &Path) -> Output {
+    Command::new(EGDB)
+        .args(args)
+        .arg("--dir")
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn build_ok(args: &[&str], dir: &Path) -> String {
+    let mut a = vec!["build"];
+    a.extend_from_slice(args);
+    let o = egdb(&a, dir);
+    assert!(o.status.success(), "{}", text(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Every file of `dir` (the lock file and temporaries too), by name, with its bytes.
+fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The slices with a file of extension `ext` in `dir`.
+fn slices_with(dir: &Path, ext: &str) -> Vec<Slice> {
+    let mut v: Vec<Slice> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.unwrap().path();
+            (p.extension()? == ext)
+                .then(|| p.file_stem()?.to_str()?.parse().ok())
+                .flatten()
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn codec_of(dir: &Path, s: &Slice) -> u32 {
+    TableFile::open(&table_path(dir, s)).unwrap().codec()
+}
+
+/// Units of exactly `pieces` pieces with two slices, both with positions.
+fn pair_units(pieces: u32) -> Vec<Unit> {
+    build_order(pieces)
+        .into_iter()
+        .filter(|u| u.pieces == pieces && u.slices.len() == 2 && u.sizes.iter().all(|&n| n > 0))
+        .collect()
+}
+
+#[test]
+fn a_resume_with_another_codec_is_refused_before_anything_is_written() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("t");
+    build_ok(&["--pieces", "3", "--quiet"], &dir);
+    // A unit interrupted with one of its two files written.
+    let u = pair_units(3).pop().unwrap();
+    std::fs::remove_file(table_path(&dir, &u.slices[1])).unwrap();
+    let before = snapshot(&dir);
+    let out = egdb(&["build", "--pieces", "3", "--codec", "4"], &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("written with codec 2") && err.contains("asks for codec 4"),
+        "{err}"
+    );
+    assert!(err.contains(&format!("{}.egdb", u.slices[0])), "{err}");
+    assert_eq!(snapshot(&dir), before, "nothing written");
+    // The codec on disk (the default) resumes: the partner is written again, in codec 2.
+    build_ok(&["--pieces", "3", "--quiet"], &dir);
+    assert_eq!(codec_of(&dir, &u.slices[1]), 2);
+    // A complete directory with another codec: refused the same way.
+    let before = snapshot(&dir);
+    let out = egdb(&["build", "--pieces", "3", "--codec", "5"], &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(err.contains("asks for codec 5"), "{err}");
+    assert_eq!(snapshot(&dir), before, "nothing written");
+    // A codec-4 directory resumed without --codec: the default, codec 2, is what is asked.
+    let d4 = d.path().join("t4");
+    build_ok(&["--pieces", "2", "--codec", "4", "--quiet"], &d4);
+    let before = snapshot(&d4);
+    let out = egdb(&["build", "--pieces", "3"], &d4);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        err.contains("written with codec 4")
+            && err.contains("asks for codec 2")
+            && err.contains("--codec 4"),
+        "{err}"
+    );
+    assert_eq!(snapshot(&d4), before, "nothing written");
+    build_ok(&["--pieces", "3", "--codec", "4", "--quiet"], &d4);
+    assert!(slices_with(&d4, "egdb")
+        .iter()
+        .all(|s| codec_of(&d4, s) == 4));
+    // The tables with fewer pieces a --slice build reads are not its files: any codec.
+    let first4 = build_order(4).into_iter().find(|u| u.pieces == 4).unwrap();
+    let s = first4.slices[0].to_string();
+    build_ok(&["--slice", &s, "--codec", "4", "--quiet"], &dir);
+    assert_eq!(codec_of(&dir, &first4.slices[0]), 4);
+}
+
+/// The summary line starting with `key`.
+fn line<'a>(out: &'a str, key: &str) -> &'a str {
+    out.lines()
+        .find(|l| l.starts_with(key))
+        .unwrap_or_else(|| panic!("no {key} line in\n{out}"))
+}
+
+fn positions(slices: &[Slice]) -> u64 {
+    slices.iter().map(|s| SliceIndex::new(*s).size()).sum()
+}
+
+fn bytes(paths: impl IntoIterator<Item = std::path::PathBuf>) -> u64 {
+    paths
+        .into_iter()
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum()
+}
+
+/// `{positions / bytes:.1}`, 0.0 for no bytes (as the summary prints it).
+fn per_byte(positions: u64, bytes: u64) -> String {
+    if bytes == 0 {
+        "0.0".into()
+    } else {
+        format!("{:.1}", positions as f64 / bytes as f64)
+    }
+}
+
+#[test]
+fn the_summary_counts_value_and_distance_files_apart() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("t");
+    build_ok(&["--pieces", "3", "--quiet"], &dir);
+    let all = slices_with(&dir, "egdb");
+    let n = all.len();
+    // Distances only: every value file is already complete, every distance file built.
+    let out = build_ok(&["--pieces", "3", "--dtc"], &dir);
+    assert_eq!(
+        line(&out, "slices "),
+        format!("slices        0 built, {n} already complete")
+    );
+    assert_eq!(line(&out, "positions "), "positions     0");
+    assert_eq!(line(&out, "bytes "), "bytes         0 (0.0 positions/byte)");
+    let dtc_bytes = bytes(all.iter().map(|s| dtc_path(&dir, s)));
+    let want = format!(
+        "distances     {n} built, 0 already complete, {dtc_bytes} bytes ({} positions/byte), pass ",
+        per_byte(positions(&all), dtc_bytes)
+    );
+    assert!(
+        line(&out, "distances ").starts_with(&want),
+        "{out}\nwant {want}"
+    );
+    // The distance passes solved positions: a rate above 0.
+    let rate: f64 = line(&out, "time ")
+        .split(['(', ' '])
+        .filter(|w| !w.is_empty())
+        .nth(3)
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(rate > 0.0, "{out}");
+
+    // Mixed: unit a lost its value files (both its files are built again), unit b its
+    // distance files (only those are built).
+    let units = pair_units(3);
+    let (a, b) = (&units[units.len() - 1], &units[units.len() - 2]);
+    for s in &a.slices {
+        std::fs::remove_file(table_path(&dir, s)).unwrap();
+    }
+    for s in &b.slices {
+        std::fs::remove_file(dtc_path(&dir, s)).unwrap();
+    }
+    let out = build_ok(&["--pieces", "3", "--dtc"], &dir);
+    assert_eq!(
+        line(&out, "slices "),
+        format!("slices        2 built, {} already complete", n - 2)
+    );
+    let pa = positions(&a.slices);
+    assert_eq!(line(&out, "positions "), format!("positions     {pa}"));
+    let va = bytes(a.slices.iter().map(|s| table_path(&dir, s)));
+    assert_eq!(
+        line(&out, "bytes "),
+        format!("bytes         {va} ({} positions/byte)", per_byte(pa, va))
+    );
+    let both: Vec<Slice> = a.slices.iter().chain(&b.slices).copied().collect();
+    let db = bytes(both.iter().map(|s| dtc_path(&dir, s)));
+    let want = format!(
+        "distances     4 built, {} already complete, {db} bytes ({} positions/byte), pass ",
+        n - 4,
+        per_byte(positions(&both), db)
+    );
+    assert!(
+        line(&out, "distances ").starts_with(&want),
+        "{out}\nwant {want}"
+    );
+
+    // Nothing left: everything already complete, value and distance files.
+    let out = build_ok(&["--pieces", "3", "--dtc"], &dir);
+    assert_eq!(
+        line(&out, "slices "),
+        format!("slices        0 built, {n} already complete")
+    );
+    let want = format!("distances     0 built, {n} already complete, 0 bytes (0.0 positions/byte)");
+    assert!(line(&out, "distances ").starts_with(&want), "{out}");
+}
+
+/// Puts the permissions back (so that the temporary directory can be removed) however the
+/// test ends.
+struct Writable<'a>(&'a Path);
+
+impl Drop for Writable<'_> {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(self.0, std::fs::Permissions::from_mode(0o755));
+    }
+}
+
+#[test]
+fn a_complete_directory_that_cannot_be_written_is_reported_complete() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("t");
+    build_ok(&["--pieces", "3", "--quiet"], &dir);
+    let n = slices_with(&dir, "egdb").len();
+    let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m));
+    // Root ignores permissions: the builds below then run as `nobody`, who may read the files
+    // (and run the binary) but not write the directory.
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let run = |args: &[&str]| -> Output {
+        let mut c = Command::new(EGDB);
+        c.args(args).arg("--dir").arg(&dir);
+        if root {
+            c.uid(65534).gid(65534);
+        }
+        c.output().unwrap()
+    };
+    mode(d.path(), 0o755).unwrap();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        mode(&e.unwrap().path(), 0o644).unwrap();
+    }
+    if root {
+        let o = Command::new(EGDB)
+            .args(["count", "--pieces", "1"])
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap();
+        if !o.status.success() {
+            eprintln!("skipped: running as root and user nobody cannot run {EGDB}");
+            return;
+        }
+    }
+    let _restore = Writable(&dir);
+    mode(&dir, 0o555).unwrap();
+    let complete = format!("slices        0 built, {n} already complete");
+    let out = run(&["build", "--pieces", "3"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&complete),
+        "{}",
+        text(&out)
+    );
+    // Without a lock file (it cannot be created): the build runs unlocked.
+    mode(&dir, 0o755).unwrap();
+    std::fs::remove_file(dir.join(LOCK_FILE)).unwrap();
+    mode(&dir, 0o555).unwrap();
+    let out = run(&["build", "--pieces", "3", "--quiet"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!dir.join(LOCK_FILE).exists());
+    // A unit missing: one clear error line, before anything is solved.
+    mode(&dir, 0o755).unwrap();
+    let u = pair_units(3).pop().unwrap();
+    std::fs::remove_file(table_path(&dir, &u.slices[1])).unwrap();
+    mode(&dir, 0o555).unwrap();
+    let out = run(&["build", "--pieces", "3", "--verbose"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("egdb: error: cannot build in ") && err.contains("not writable"),
+        "{err}"
+    );
+    assert!(err.contains(&u.slices[1].to_string()), "{err}");
+}
+
+#[test]
+fn a_failed_build_removes_the_directories_it_created() {
+    let d = tempfile::tempdir().unwrap();
+    // No tables: the slice's dependencies are missing, the build fails before solving.
+    let args = ["build", "--slice", "2001-6n", "--pieces", "3"];
+    let out = egdb(&args, &d.path().join("a/b/c"));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(!d.path().join("a").exists(), "a/b/c left behind");
+    // A parent that existed stays, with what it holds; only the new ones go.
+    let keep = d.path().join("keep");
+    std::fs::create_dir(&keep).unwrap();
+    std::fs::write(keep.join("notes.txt"), b"mine").unwrap();
+    let out = egdb(&args, &keep.join("x/y"));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(!keep.join("x").exists());
+    assert_eq!(std::fs::read(keep.join("notes.txt")).unwrap(), b"mine");
+}
