@@ -49,18 +49,22 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let bad = |why: &str| {
         format!(
-            "invalid memory size {s:?}: {why} (expected e.g. 512M, 16G, 1.5GiB or a byte count)"
+            "invalid memory size {s:?}: {why}; a size is a positive number of bytes with an \
+             optional unit, like 512M, 16G, 1.5GiB or 1000000"
         )
     };
     if t.is_empty() {
         return Err(bad("empty"));
+    }
+    if t.starts_with('-') {
+        return Err(bad("a size cannot be negative"));
     }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     if num.is_empty() {
-        return Err(bad("no number"));
+        return Err(bad("it does not start with a number"));
     }
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,

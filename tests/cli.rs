@@ -128,6 +128,45 @@ fn bad_command_line_is_one_line_exit_2() {
         assert_usage_error(&["build", &arg], "invalid memory size");
         assert_usage_error(&["plan", "--pieces", "3", &arg], "invalid memory size");
     }
+    // A negative size is named as such, with what was given and what a size looks like.
+    for cmd in ["build", "verify", "prove"] {
+        assert_usage_error(&[cmd, "--memory=-3"], "\"-3\": a size cannot be negative");
+        assert_usage_error(&[cmd, "--memory=-3"], "like 512M, 16G");
+    }
+}
+
+/// `plan --positions-per-byte` only shapes the disk estimate of `--memory`: alone it is a usage
+/// error, not silently ignored; a value no table file could have (0, negative, NaN, infinite,
+/// huge or tiny) is refused instead of printing a saturated disk figure.
+#[test]
+fn plan_positions_per_byte_needs_memory_and_a_plausible_value() {
+    assert_usage_error(
+        &["plan", "--pieces", "3", "--positions-per-byte", "70"],
+        "--memory",
+    );
+    for bad in ["0", "-3", "NaN", "inf", "1e300", "1e-300", "100001", "0.05"] {
+        let arg = format!("--positions-per-byte={bad}");
+        assert_clean_failure(
+            &["plan", "--pieces", "3", "--memory", "1G", &arg],
+            "--positions-per-byte must be a number from 0.1 to 100000",
+        );
+    }
+    // In range: the estimate follows it (the summary names it).
+    let out = egdb(&[
+        "plan",
+        "--pieces",
+        "3",
+        "--memory",
+        "1G",
+        "--positions-per-byte",
+        "100000",
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.trim_end().ends_with("at 100000 positions/byte"),
+        "{text}"
+    );
 }
 
 #[test]

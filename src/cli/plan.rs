@@ -14,9 +14,10 @@ pub struct Args {
     /// no budget), as `egdb build --memory` would run it.
     #[arg(long, value_name = "SIZE", value_parser = parse_budget)]
     memory: Option<Budget>,
-    /// Positions per byte assumed for the disk estimate (65: measured at 6 pieces).
-    #[arg(long, default_value_t = 65.0, value_name = "X")]
-    positions_per_byte: f64,
+    /// Positions per byte assumed for the disk estimate of --memory (default 65: measured at 6
+    /// pieces; 0.1 to 100000).
+    #[arg(long, value_name = "X", requires = "memory")]
+    positions_per_byte: Option<f64>,
     /// Print JSON: `{"max_pieces": N, "units": [{"id", "slices", "sizes", "pieces", "deps",
     /// "dep_units", "capture_materials"}, ...]}`; with `--memory` every unit also has
     /// `"predicted": {"unit_bytes", "writer_bytes", "resident_bytes", "resident_slices", "spilled_bytes",
@@ -24,6 +25,13 @@ pub struct Args {
     #[arg(long)]
     json: bool,
 }
+
+/// `--positions-per-byte` when not given: the figure measured at 6 pieces.
+const DEFAULT_POSITIONS_PER_BYTE: f64 = 65.0;
+/// The smallest `--positions-per-byte` accepted (10 bytes a position: more than any file takes).
+const MIN_POSITIONS_PER_BYTE: f64 = 0.1;
+/// The largest `--positions-per-byte` accepted (far above any table's compression).
+const MAX_POSITIONS_PER_BYTE: f64 = 100_000.0;
 
 /// A `--memory` value of `egdb plan`.
 #[derive(Clone, Copy, Debug)]
@@ -75,18 +83,22 @@ pub fn run(args: Args) -> CliResult {
     if !(1..=10).contains(&args.pieces) {
         return Err(format!("--pieces must be between 1 and 10 (got {})", args.pieces).into());
     }
-    if !(args.positions_per_byte > 0.0 && args.positions_per_byte.is_finite()) {
+    let ppb = args
+        .positions_per_byte
+        .unwrap_or(DEFAULT_POSITIONS_PER_BYTE);
+    // NaN fails both comparisons.
+    if !(MIN_POSITIONS_PER_BYTE..=MAX_POSITIONS_PER_BYTE).contains(&ppb) {
         return Err(format!(
-            "--positions-per-byte must be a positive number (got {})",
-            args.positions_per_byte
+            "--positions-per-byte must be a number from {MIN_POSITIONS_PER_BYTE} to \
+             {MAX_POSITIONS_PER_BYTE} (table files hold about 60 to 150 positions per byte), \
+             got {:?}",
+            args.positions_per_byte.unwrap_or(ppb)
         )
         .into());
     }
     let units = build_order(args.pieces);
     let refs: Vec<&Unit> = units.iter().collect();
-    let pred = args
-        .memory
-        .map(|b| predict(&refs, b.0, args.positions_per_byte));
+    let pred = args.memory.map(|b| predict(&refs, b.0, ppb));
     let join = |v: Vec<String>| {
         if v.is_empty() {
             "-".to_string()
@@ -131,7 +143,7 @@ pub fn run(args: Args) -> CliResult {
                 "steps_spilling": s.steps_spilling,
                 "spilled_bytes": s.spilled,
                 "loaded_bytes": s.loaded,
-                "positions_per_byte": args.positions_per_byte,
+                "positions_per_byte": ppb,
             });
         }
         println!("{v}");
@@ -178,7 +190,7 @@ pub fn run(args: Args) -> CliResult {
             format_size(s.loaded),
             s.positions,
             format_size(s.disk),
-            args.positions_per_byte
+            ppb
         ));
         print!("{out}");
         return Ok(());
