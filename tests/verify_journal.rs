@@ -540,3 +540,91 @@ fn deleted_distance_files_drop_only_the_distance_records_and_a_wrong_directory_k
     assert!(err.contains(&old.display().to_string()), "{err}");
     assert_eq!(std::fs::read_to_string(&old).unwrap(), before);
 }
+
+/// A malformed line is quoted cut to 80 characters (it used to be echoed whole, however long),
+/// and so is a long field.
+#[test]
+fn a_long_malformed_line_is_quoted_cut_short() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path(), "2");
+    let jd = tempfile::tempdir().unwrap();
+    let j = jd.path().join("long.journal");
+    for line in [
+        "x".repeat(10_000),
+        format!("file {} 00", "9".repeat(10_000)),
+    ] {
+        std::fs::write(&j, format!("egdb-verify-journal 1\n{line}\n")).unwrap();
+        let o = verify(d.path(), Some(&j));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_ne!(o.status.code(), Some(0), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("line 2: "), "{err}");
+        assert!(err.contains("\"..."), "{err}");
+        assert!(err.len() < 400, "{} bytes: {err}", err.len());
+    }
+}
+
+/// A huge file that is not a journal is refused from its first line, without reading the rest
+/// (a 1 TiB sparse file: reading it whole failed with an allocation error, or took hours).
+#[test]
+fn a_huge_file_that_is_not_a_journal_is_refused_from_its_first_line() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path(), "2");
+    let jd = tempfile::tempdir().unwrap();
+    let j = jd.path().join("huge.txt");
+    std::fs::write(&j, "my notes\n").unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(&j).unwrap();
+    if f.set_len(1 << 40).is_err() {
+        eprintln!("skipped: this filesystem has no 1 TiB sparse files");
+        return;
+    }
+    drop(f);
+    let o = verify(d.path(), Some(&j));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("line 1: expected \"egdb-verify-journal 1\", found \"my notes\"")
+            && err.contains("not a journal written by egdb verify"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::metadata(&j).unwrap().len(),
+        1 << 40,
+        "left as it was"
+    );
+}
+
+/// A journal path that is a symbolic link to nothing is refused and stays a link (it used to
+/// be replaced by a regular file).
+#[test]
+fn a_dangling_link_as_journal_is_refused_and_kept() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path(), "2");
+    let jd = tempfile::tempdir().unwrap();
+    let link = jd.path().join("j.journal");
+    let to = jd.path().join("gone/j.journal");
+    std::os::unix::fs::symlink(&to, &link).unwrap();
+    let o = verify(d.path(), Some(&link));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("journal path is a dangling symbolic link")
+            && err.contains(&to.display().to_string()),
+        "{err}"
+    );
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(!to.exists());
+    // A link to a file that does not exist yet, in a directory that does: refused the same
+    // way (the journal would replace the link).
+    std::fs::create_dir(jd.path().join("gone")).unwrap();
+    let o = verify(d.path(), Some(&link));
+    assert_ne!(o.status.code(), Some(0));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}

@@ -116,7 +116,10 @@ impl Journal {
     /// kept; [`Journal::restarted`] says which and why. Files of `current` not yet recorded are recorded.
     ///
     /// # Errors
-    /// [`JournalError::Io`]; [`JournalError::Malformed`] for a file that is not a journal.
+    /// [`JournalError::Io`]: reading or writing the journal failed, or `path` is not a regular
+    /// file (a directory, a device, a FIFO) or is a symbolic link to nothing;
+    /// [`JournalError::Malformed`] for a file that is not a journal (its first line is checked
+    /// before the rest is read) or has a malformed line (quoted cut to 80 characters).
     pub fn open(
         path: &Path,
         current: &HashMap<(Part, Slice), u64>,
@@ -128,12 +131,17 @@ impl Journal {
         let mut files = HashMap::new();
         let mut done = HashMap::new();
         let mut restarted = None;
+        // A symbolic link to nothing would be replaced by a new regular file: refused, left
+        // as it is.
+        if let Some(e) = dangling_link(path) {
+            return Err(io(e));
+        }
         // Only a regular file (or a link to one, followed) is a journal: a device
         // (`/dev/null`), a FIFO or a directory would be replaced by the atomic rewrite, so it is
         // refused untouched.
         let path = &crate::atomic::target(path).map_err(io)?;
-        let existing = match std::fs::read(path) {
-            Ok(b) => Some(b),
+        let existing = match File::open(path) {
+            Ok(f) => Some(read_journal(path, f)?),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(io(e)),
         };
@@ -263,8 +271,67 @@ impl Journal {
     }
 }
 
-/// Replace `path` by `bytes` atomically ([`crate::atomic::replace`]); the new file, for
-/// appending.
+/// The error for a `path` that is a symbolic link naming nothing (or a loop of links), if it is
+/// one: writing the journal there would replace the link by a file.
+fn dangling_link(path: &Path) -> Option<std::io::Error> {
+    let link = std::fs::symlink_metadata(path).ok()?;
+    if !link.file_type().is_symlink() {
+        return None;
+    }
+    let why = std::fs::metadata(path).err()?;
+    let to = std::fs::read_link(path).map_or_else(|_| "?".into(), |t| t.display().to_string());
+    Some(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!(
+            "journal path is a dangling symbolic link: {} -> {to} ({why}); point it at a file \
+             or give another path",
+            path.display()
+        ),
+    ))
+}
+
+/// The bytes of the journal file `f` (at `path`), its first line checked first: a file that
+/// does not start with the journal's first line is refused after reading that much of it,
+/// however large it is. An empty file passes (it becomes a journal).
+///
+/// # Errors
+/// [`JournalError::Malformed`] (line 1), [`JournalError::Io`].
+fn read_journal(path: &Path, mut f: File) -> Result<Vec<u8>, JournalError> {
+    let io = |source| JournalError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let first = format!("{MAGIC}\n");
+    let mut bytes = Vec::with_capacity(first.len());
+    (&mut f)
+        .take(first.len() as u64)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if !bytes.is_empty() && bytes != first.as_bytes() {
+        let found = String::from_utf8_lossy(&bytes);
+        let found = found.split('\n').next().unwrap_or_default();
+        return Err(JournalError::Malformed {
+            path: path.to_path_buf(),
+            line: 1,
+            why: format!("expected {MAGIC:?}, found {}", quote(found)),
+        });
+    }
+    f.read_to_end(&mut bytes).map_err(io)?;
+    Ok(bytes)
+}
+
+/// Longest part of a journal line an error message quotes, in characters.
+const QUOTE_CHARS: usize = 80;
+
+/// `s` quoted for an error message (as `{:?}`), cut to [`QUOTE_CHARS`] characters with `...`
+/// after the quote when longer: a malformed line may be huge.
+fn quote(s: &str) -> String {
+    match s.char_indices().nth(QUOTE_CHARS) {
+        Some((i, _)) => format!("{:?}...", &s[..i]),
+        None => format!("{s:?}"),
+    }
+}
+
 /// Where a journal started afresh keeps its earlier records: `FILE.old` beside it.
 fn old_path(path: &Path) -> std::path::PathBuf {
     let mut s = path.as_os_str().to_owned();
@@ -272,6 +339,8 @@ fn old_path(path: &Path) -> std::path::PathBuf {
     std::path::PathBuf::from(s)
 }
 
+/// Replace `path` by `bytes` atomically ([`crate::atomic::replace`]); the new file, for
+/// appending.
 fn rewrite(path: &Path, bytes: &[u8]) -> std::io::Result<File> {
     let written = crate::atomic::replace(path, bytes)?;
     OpenOptions::new().append(true).open(written)
@@ -298,26 +367,32 @@ fn parse(
         }
         let f: Vec<&str> = l.split_whitespace().collect();
         let [tag, slice, value] = f[..] else {
-            return Err(bad(n, format!("expected three fields: {l:?}")));
+            return Err(bad(n, format!("expected three fields: {}", quote(l))));
         };
-        let slice: Slice = slice
-            .parse()
-            .map_err(|e| bad(n, format!("slice {slice:?}: {e}")))?;
+        let slice: Slice = slice.parse().map_err(|e: crate::slice::SliceNameError| {
+            // The parser's message quotes the whole name, which may be huge.
+            let why = if slice.chars().count() > QUOTE_CHARS {
+                format!("slice {}: not a slice name like 2101-3n", quote(slice))
+            } else {
+                e.to_string()
+            };
+            bad(n, why)
+        })?;
         let (part, is_file) = match tag {
             "file" => (Part::Wld, true),
             "dtcfile" => (Part::Dtc, true),
             "wld" => (Part::Wld, false),
             "dtc" => (Part::Dtc, false),
-            _ => return Err(bad(n, format!("unknown record {tag:?}"))),
+            _ => return Err(bad(n, format!("unknown record {}", quote(tag)))),
         };
         if is_file {
             let sum = u64::from_str_radix(value, 16)
-                .map_err(|e| bad(n, format!("checksum {value:?}: {e}")))?;
+                .map_err(|e| bad(n, format!("checksum {}: {e}", quote(value))))?;
             files.insert((part, slice), sum);
         } else {
             let k: u64 = value
                 .parse()
-                .map_err(|e| bad(n, format!("positions {value:?}: {e}")))?;
+                .map_err(|e| bad(n, format!("positions {}: {e}", quote(value))))?;
             done.insert((part, slice), k);
         }
     }
