@@ -87,6 +87,15 @@ pub enum StatsError {
         /// The entry.
         path: PathBuf,
     },
+    /// Resolving the value of a position that a codec-4 or codec-5 file stores no value for
+    /// (by search over the directory's tables) failed, e.g. a slice it needs is missing.
+    #[error("{}: resolving a position this file stores no value for: {source}", path.display())]
+    Probe {
+        /// The value file being read.
+        path: PathBuf,
+        /// The probe error.
+        source: crate::probe::ProbeError,
+    },
 }
 
 /// Open every table file of `dir` and read its header.
@@ -268,9 +277,14 @@ pub struct LongestDtc {
 /// file are not listed.
 ///
 /// # Errors
-/// [`StatsError`] for an unreadable directory or file.
+/// [`StatsError`] for an unreadable directory or file; [`StatsError::Probe`] when the value
+/// of a position that a codec-4 or codec-5 file stores no value for (a threat position or one
+/// without a move, [`crate::probe::resolve::is_dont_care`]) cannot be resolved from the
+/// directory's tables. Those values are resolved by search, as every probe does, never read
+/// from the file's filler.
 pub fn longest_dtc(dir: &Path) -> Result<Vec<LongestDtc>, StatsError> {
     use crate::board::Wld;
+    use rayon::prelude::*;
     type Best = Option<(u32, crate::board::Position)>;
     let infos = read_dir_info(dir)?;
     let mut by: BTreeMap<Material, (Best, Best)> = BTreeMap::new();
@@ -281,6 +295,8 @@ pub fn longest_dtc(dir: &Path) -> Result<Vec<LongestDtc>, StatsError> {
             source: e,
         }
     };
+    // Opened on the first file that stores no value at some quiet positions (codecs 4 and 5).
+    let mut tb: Option<crate::probe::Tablebase> = None;
     for f in &infos {
         let dpath = crate::table::dtc_path(dir, &f.slice);
         if !dpath.exists() {
@@ -289,27 +305,93 @@ pub fn longest_dtc(dir: &Path) -> Result<Vec<LongestDtc>, StatsError> {
         let dfile =
             crate::table::DtcFile::open(&dpath, crate::rules::english::ID).map_err(terr(&dpath))?;
         let d = dfile.decode_all().map_err(terr(&dpath))?;
-        let w = TableFile::open(&f.path)
-            .and_then(|t| t.decode_all())
-            .map_err(terr(&f.path))?;
+        let wfile = TableFile::open(&f.path).map_err(terr(&f.path))?;
+        let w = wfile.decode_all().map_err(terr(&f.path))?;
+        let threats_dc = wfile.threats_dont_care();
+        if threats_dc && tb.is_none() {
+            tb = Some(
+                crate::probe::Tablebase::open(dir).map_err(|source| StatsError::Probe {
+                    path: f.path.clone(),
+                    source,
+                })?,
+            );
+        }
         let ix = crate::index::SliceIndex::new(f.slice);
         let e = by.entry(f.slice.material).or_default();
-        for (i, (&dist, &v)) in d.iter().zip(&w).enumerate() {
-            let best = if v == Wld::Win as u8 {
-                &mut e.0
-            } else if v == Wld::Loss as u8 {
-                &mut e.1
-            } else {
-                continue;
-            };
-            if best.as_ref().is_some_and(|b| b.0 >= dist) {
-                continue;
-            }
-            let p = ix.unrank(i as u64).expect("index below size");
-            if p.has_capture() {
-                continue;
-            }
-            *best = Some((dist, p));
+        let (win0, loss0) = (e.0.map(|b| b.0), e.1.map(|b| b.0));
+        // Each chunk keeps, in index order, its first longest win and loss beyond the bests
+        // of the slices before; the chunks are then merged keeping the lower index on ties.
+        const CHUNK: usize = 1 << 16;
+        type Found = (Option<(u32, usize)>, Option<(u32, usize)>);
+        let chunks: Vec<Result<Found, StatsError>> = d
+            .par_chunks(CHUNK)
+            .zip(w.par_chunks(CHUNK))
+            .enumerate()
+            .map(|(c, (dc, wc))| {
+                let (mut win, mut loss): Found = (None, None);
+                let above = |best: Option<(u32, usize)>, start: Option<u32>, dist: u32| {
+                    best.map_or(start, |b| Some(b.0)).is_none_or(|b| dist > b)
+                };
+                for (j, (&dist, &raw)) in dc.iter().zip(wc).enumerate() {
+                    let (wins, loses) = (above(win, win0, dist), above(loss, loss0, dist));
+                    if !wins && !loses {
+                        continue;
+                    }
+                    // A file's stored value is exact except at its don't cares: capture
+                    // positions (every codec; skipped here, their distance is 1) and, for
+                    // codecs 4 and 5, positions without a move and threat positions
+                    // (`probe::resolve::is_dont_care`), whose value is resolved by search.
+                    let stored_counts =
+                        (raw == Wld::Win as u8 && wins) || (raw == Wld::Loss as u8 && loses);
+                    if !threats_dc && !stored_counts {
+                        continue;
+                    }
+                    let i = c * CHUNK + j;
+                    let p = ix.unrank(i as u64).expect("index below size");
+                    if p.has_capture() {
+                        continue;
+                    }
+                    let v = match &tb {
+                        Some(tb)
+                            if threats_dc
+                                && crate::probe::resolve::is_dont_care(
+                                    crate::rules::English,
+                                    &p,
+                                ) =>
+                        {
+                            tb.probe_wld(&p).map_err(|source| StatsError::Probe {
+                                path: f.path.clone(),
+                                source,
+                            })? as u8
+                        }
+                        _ => raw,
+                    };
+                    if v == Wld::Win as u8 && wins {
+                        win = Some((dist, i));
+                    } else if v == Wld::Loss as u8 && loses {
+                        loss = Some((dist, i));
+                    }
+                }
+                Ok((win, loss))
+            })
+            .collect();
+        let better = |a: Option<(u32, usize)>, b: Option<(u32, usize)>| match (a, b) {
+            (Some(x), Some(y)) if y.0 > x.0 => Some(y),
+            (None, y) => y,
+            (x, _) => x,
+        };
+        let (mut win, mut loss) = (None, None);
+        for r in chunks {
+            let (cw, cl) = r?;
+            win = better(win, cw);
+            loss = better(loss, cl);
+        }
+        let at = |i: usize| ix.unrank(i as u64).expect("index below size");
+        if let Some((dist, i)) = win {
+            e.0 = Some((dist, at(i)));
+        }
+        if let Some((dist, i)) = loss {
+            e.1 = Some((dist, at(i)));
         }
     }
     let mut out = Vec::new();

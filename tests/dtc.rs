@@ -375,3 +375,80 @@ fn command_line_distance_commands() {
         "{out}"
     );
 }
+
+/// `stats::longest_dtc` against the oracle: per material and side to move, the longest win
+/// and loss over the positions without a capture, computed by forward iteration with no
+/// tables. Codec-5 value files (no value stored at threat positions and positions without a
+/// move) must give the same rows as codec 2: their don't cares are resolved, not read.
+#[test]
+fn longest_distances_equal_the_oracle_with_every_codec() {
+    use checkers_egdb::stats::longest_dtc;
+    use std::collections::BTreeMap;
+    let o = dtc_oracle::solve(3);
+    // (bm, bk, wm, wk, side to move) -> (longest win, longest loss)
+    type Key = (u8, u8, u8, u8, char);
+    let mut want: BTreeMap<Key, (Option<u32>, Option<u32>)> = BTreeMap::new();
+    for (i, p) in o.positions.iter().enumerate() {
+        let n = |b: u32| b.count_ones() as u8;
+        let key = (
+            n(p.black & !p.kings),
+            n(p.black & p.kings),
+            n(p.white & !p.kings),
+            n(p.white & p.kings),
+            if p.side == checkers_egdb::Color::Black {
+                'B'
+            } else {
+                'W'
+            },
+        );
+        let e = want.entry(key).or_default();
+        if p.has_capture() {
+            continue;
+        }
+        let slot = match o.value[i] {
+            Wld::Win => &mut e.0,
+            Wld::Loss => &mut e.1,
+            Wld::Draw => continue,
+        };
+        let d = o.dtc[i].unwrap();
+        *slot = Some(slot.map_or(d, |x| x.max(d)));
+    }
+    for codec in [
+        checkers_egdb::table::CODEC_2BIT_ZSTD,
+        checkers_egdb::table::CODEC_CM_THREATS,
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = BuildOptions::new(dir.path(), 3);
+        opts.dtc = true;
+        opts.codec = codec;
+        build(&opts).unwrap();
+        let tb = Tablebase::open(dir.path()).unwrap();
+        let rows = longest_dtc(dir.path()).unwrap();
+        let mut seen = 0;
+        for r in &rows {
+            let key = (r.bm, r.bk, r.wm, r.wk, r.stm);
+            let Some(&(win, loss)) = want.get(&key) else {
+                continue;
+            };
+            seen += 1;
+            assert_eq!(
+                r.longest_win.as_ref().map(|w| w.0),
+                win,
+                "codec {codec} {key:?} win"
+            );
+            assert_eq!(
+                r.longest_loss.as_ref().map(|l| l.0),
+                loss,
+                "codec {codec} {key:?} loss"
+            );
+            // The position shown attains the distance (the probe resolves it by search).
+            if let Some((d, fen)) = &r.longest_win {
+                assert_eq!(tb.probe_dtc(&pos(fen)).unwrap(), Dtc::Win(*d));
+            }
+            if let Some((d, fen)) = &r.longest_loss {
+                assert_eq!(tb.probe_dtc(&pos(fen)).unwrap(), Dtc::Loss(*d));
+            }
+        }
+        assert!(seen > 30, "codec {codec}: {seen} rows compared");
+    }
+}
