@@ -55,11 +55,12 @@ pub struct Args {
     /// Value codec of the WLD files written: 2 (default), 4 (about 1.5x smaller WLD files;
     /// the first probe of a threat position pays a search, later ones are remembered) or 5
     /// (codec 4's don't cares, context-model coded: about 2x smaller than codec 2, block
-    /// decodes much slower; docs/format.md). A build resuming on table files of its slices
-    /// written with another codec refuses before writing anything (the tables with fewer
-    /// pieces a --slice build reads may have any codec).
-    #[arg(long, default_value_t = 2, value_parser = parse_codec)]
-    pub codec: u32,
+    /// decodes much slower; docs/format.md). Without --codec a build continues in the codec
+    /// of the directory's value files with the most pieces (when they agree), else 2.
+    /// Complete units keep their files whatever their codec; a unit interrupted with one file
+    /// written in another codec is refused before anything is written.
+    #[arg(long, value_parser = parse_codec)]
+    pub codec: Option<u32>,
 }
 
 /// `--codec`: 2, 4 or 5, read as every other integer option is (`05` is 5; spaces are
@@ -175,12 +176,18 @@ pub fn run(args: Args) -> CliResult {
         with_deps: args.with_deps,
         memory: Some(args.memory.unwrap_or_else(default_budget)),
         dtc: args.dtc,
-        codec: args.codec,
+        codec: args.codec.unwrap_or_else(|| {
+            checkers_egdb::generate::directory_codec(&args.dir)
+                .unwrap_or(checkers_egdb::table::CODEC_2BIT_ZSTD)
+        }),
     };
     let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal(), args.verbose);
     let s = if args.mpi {
         bars.overall.finish_and_clear();
-        if opts.codec != checkers_egdb::table::CODEC_2BIT_ZSTD {
+        if args
+            .codec
+            .is_some_and(|c| c != checkers_egdb::table::CODEC_2BIT_ZSTD)
+        {
             return Err("--mpi writes codec 2 only: leave out --codec".into());
         }
         match super::build_mpi::run(&opts, args.quiet, args.verbose)? {

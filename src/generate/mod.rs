@@ -98,11 +98,11 @@ pub enum BuildError {
         /// The table directory.
         dir: PathBuf,
     },
-    /// A value file of the build's slices already in the directory (whole and passing its
-    /// checksum) was written with another codec than the build's ([`BuildOptions::codec`]):
-    /// resuming would mix codecs among the files of one build, or rewrite the valid partner
-    /// of an incomplete unit in another codec. Found before anything is written.
-    #[error("{} was written with codec {on_disk}, but this build asks for codec {asked} (--codec; the default is 2): a build keeps the codec of the table files it resumes, so rerun with --codec {on_disk}, or build into another directory; nothing was written", path.display())]
+    /// A unit interrupted with one of its files written (whole and passing its checksum)
+    /// holds that file in another codec than the build's ([`BuildOptions::codec`]): resuming
+    /// would rewrite a valid file in another codec. Found before anything is written.
+    /// Complete units are never rewritten, whatever their codec (a directory may mix codecs).
+    #[error("{} was written with codec {on_disk}, but this build asks for codec {asked}: its unit was interrupted and a resume rewrites both of its files, so rerun with --codec {on_disk} (without --codec a build takes the codec of the directory's files), or build into another directory; nothing was written", path.display())]
     CodecMismatch {
         /// The file found.
         path: PathBuf,
@@ -388,10 +388,10 @@ pub fn valid_file_codec(dir: &Path, slice: &Slice) -> Option<u32> {
         .map(|f| f.codec())
 }
 
-/// The first valid table file (see [`valid_file_codec`]) of `units` in `dir` with another codec
-/// than `codec`, as the error a build reports: the files of incomplete units first (those a
-/// resume would rewrite), then those of complete units; `valid[i]` holds the codecs of unit
-/// `i`'s files.
+/// The first valid table file (see [`valid_file_codec`]) of an incomplete unit of `units` in
+/// `dir` (one a resume would rewrite) with another codec than `codec`, as the error a build
+/// reports; `valid[i]` holds the codecs of unit `i`'s files. Complete units are kept as they
+/// are, whatever their codec.
 fn codec_mismatch(
     dir: &Path,
     units: &[Unit],
@@ -413,11 +413,39 @@ fn codec_mismatch(
             })
         })
     };
-    first(false).or_else(|| first(true))
+    first(false)
 }
 
-/// Check, before a build writes anything, that the value files of `units` already in `dir`
-/// were written with `codec` (complete units and the valid partner of an incomplete one).
+/// The codec a build without an explicit codec continues with in `dir`: that of the value
+/// files with the most pieces (headers only, no checksum read) when they all agree, else
+/// `None` (no files, or a mix at the top: the caller's default then applies, and a resume
+/// that would rewrite a file of another codec is refused by the build, [`check_codec`]).
+/// So a build started with `--codec 5` resumes in codec 5 without repeating it.
+///
+/// # Errors
+/// None: an unreadable directory or file counts as absent (the build reports it).
+pub fn directory_codec(dir: &Path) -> Option<u32> {
+    let mut top: Option<(u32, Option<u32>)> = None; // (pieces, codec; None when mixed)
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let name = e.file_name();
+        let Some(slice) = name.to_str().and_then(crate::table::slice_of_file_name) else {
+            continue;
+        };
+        let Ok(f) = TableFile::open(&e.path()) else {
+            continue;
+        };
+        let n = slice.material.pieces();
+        top = match top {
+            Some((m, _)) if m > n => top,
+            Some((m, c)) if m == n => Some((m, c.filter(|&c| c == f.codec()))),
+            _ => Some((n, Some(f.codec()))),
+        };
+    }
+    top.and_then(|(_, c)| c)
+}
+
+/// Check, before a build writes anything, that the valid files of the incomplete units of
+/// `units` in `dir` (those a resume rewrites) were written with `codec`.
 ///
 /// # Errors
 /// [`BuildError::CodecMismatch`] naming the first file of another codec.
@@ -716,8 +744,8 @@ impl BuildSummary {
 /// - [`BuildError::Options`]: a piece count or codec out of range, `dir` not a directory, a
 ///   `--slice` with more pieces than `pieces` or without positions;
 /// - [`BuildError::Busy`]: another build holds the directory's lock ([`DirLock`]);
-/// - [`BuildError::CodecMismatch`]: a value file of the build's slices already present was
-///   written with another codec than [`BuildOptions::codec`] (nothing is written);
+/// - [`BuildError::CodecMismatch`]: the valid file of a unit interrupted with one of its two
+///   files written has another codec than [`BuildOptions::codec`] (nothing is written);
 /// - [`BuildError::Unwritable`]: some unit is left to build and the directory cannot be
 ///   written (nothing is solved);
 /// - [`BuildError::MissingDependency`], [`BuildError::Dependency`]: a table the build reads is
@@ -851,10 +879,9 @@ fn build_in_dir(
         }
         None => build_order(opts.pieces),
     };
-    // The codec of every valid value file of the units (None: missing or not valid). A
-    // resumed build keeps one codec: a file of another is refused before anything is written
-    // (it would stay beside files of the new codec, or, as the partner of an incomplete unit,
-    // be rewritten in it).
+    // The codec of every valid value file of the units (None: missing or not valid). The
+    // valid partner of an incomplete unit in another codec is refused before anything is
+    // written (the resume would rewrite it in the new codec); complete units stay as they are.
     let valid: Vec<Vec<Option<u32>>> = units
         .iter()
         .map(|u| {
