@@ -11,9 +11,12 @@
 //! piece count (both sides to move) and checks that the probe of OUT_DIR agrees with codec 2's
 //! reading of IN_DIR (captures by search over the slow move generator, else the stored value),
 //! computed here without the probe's resolution code.
+//! Bad arguments or files give one error line and exit status 1 (2 for usage). `CODEC` must
+//! be 4 or 5: codec 4 and 5 files store no value at their don't cares, so they cannot be
+//! turned back into codec 2 without a search (rebuild with `egdb build` instead).
 use checkers_egdb::probe::Tablebase;
 use checkers_egdb::table::{
-    table_path, write_table_with, TableFile, WriteOptions, CODEC_2BIT_THREATS,
+    table_path, write_table_with, TableFile, WriteOptions, CODEC_2BIT_THREATS, CODEC_CM_THREATS,
 };
 use checkers_egdb::{Color, Position, Slice, SliceIndex, Wld};
 use rayon::prelude::*;
@@ -60,50 +63,97 @@ fn main() {
         eprintln!("usage: convert_tables IN_DIR OUT_DIR [BLOCK_POSITIONS] [CHECK_N]");
         std::process::exit(2);
     }
+    if let Err(e) = run(&args) {
+        eprintln!("convert_tables: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: &[String]) -> Result<(), String> {
     let (inp, out) = (PathBuf::from(&args[1]), PathBuf::from(&args[2]));
-    let codec: u32 = std::env::var("CODEC").map_or(CODEC_2BIT_THREATS, |s| s.parse().unwrap());
+    let codec: u32 = match std::env::var("CODEC") {
+        Err(_) => CODEC_2BIT_THREATS,
+        Ok(s) => match s.parse() {
+            Ok(c) if c == CODEC_2BIT_THREATS || c == CODEC_CM_THREATS => c,
+            _ => {
+                return Err(format!(
+                    "CODEC={s}: the output codec must be 4 or 5 (codec 4 and 5 files store no \
+                     value at their don't cares, so codec 2 needs a rebuild, not a conversion)"
+                ))
+            }
+        },
+    };
     let mut opts = WriteOptions {
         codec,
         ..WriteOptions::default()
     };
     if let Some(b) = args.get(3) {
-        opts.block_positions = b.parse().expect("block positions");
+        opts.block_positions = b
+            .parse()
+            .map_err(|_| format!("block positions {b:?}: not a number"))?;
     }
-    let check: usize = args.get(4).map_or(0, |s| s.parse().expect("check count"));
-    std::fs::create_dir_all(&out).unwrap();
-    let mut files: Vec<(u64, PathBuf)> = std::fs::read_dir(&inp)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "egdb"))
-        .map(|p| (TableFile::open(&p).unwrap().meta().positions, p))
-        .collect();
+    let check: usize = match args.get(4) {
+        None => 0,
+        Some(s) => s
+            .parse()
+            .map_err(|_| format!("check count {s:?}: not a number"))?,
+    };
+    let io = |p: &std::path::Path| {
+        let p = p.display().to_string();
+        move |e: std::io::Error| format!("{p}: {e}")
+    };
+    let mut files: Vec<(u64, PathBuf)> = Vec::new();
+    for e in std::fs::read_dir(&inp).map_err(io(&inp))? {
+        let p = e.map_err(io(&inp))?.path();
+        if p.extension().is_some_and(|x| x == "egdb") {
+            let t = TableFile::open(&p).map_err(|e| e.to_string())?;
+            files.push((t.meta().positions, p));
+        }
+    }
     files.sort_by(|a, b| b.cmp(a));
+    if check > 0 {
+        // The check reads the input as codec 2 does (a true value at every quiet position).
+        for (_, p) in &files {
+            let c = TableFile::open(p).map_err(|e| e.to_string())?.codec();
+            if c != 2 {
+                return Err(format!(
+                    "{}: codec {c}; CHECK_N needs codec-2 input",
+                    p.display()
+                ));
+            }
+        }
+    }
+    std::fs::create_dir_all(&out).map_err(io(&out))?;
     let t0 = Instant::now();
     // pieces -> (files, positions, bytes in, bytes out)
     let acc: Mutex<BTreeMap<u32, (u64, u64, u64, u64)>> = Mutex::new(BTreeMap::new());
-    files.par_iter().for_each(|(_, path)| {
-        let t = TableFile::open(path).unwrap();
-        t.verify_checksum().unwrap();
-        let m = t.meta().clone();
-        let dst = out.join(path.file_name().unwrap());
-        let written = if t.codec() == codec {
-            std::fs::copy(path, &dst).unwrap()
-        } else {
-            let v = t.decode_all().unwrap();
-            write_table_with(&dst, &m, &v, &opts).unwrap()
-        };
-        let mut a = acc.lock().unwrap();
-        let e = a.entry(m.slice.material.pieces()).or_default();
-        e.0 += 1;
-        e.1 += m.positions;
-        e.2 += t.file_bytes();
-        e.3 += written;
-    });
+    files
+        .par_iter()
+        .try_for_each(|(_, path)| -> Result<(), String> {
+            let t = TableFile::open(path).map_err(|e| e.to_string())?;
+            t.verify_checksum().map_err(|e| e.to_string())?;
+            let m = t.meta().clone();
+            let dst = out.join(path.file_name().unwrap_or_default());
+            let written = if t.codec() == codec {
+                std::fs::copy(path, &dst).map_err(io(&dst))?
+            } else {
+                let v = t.decode_all().map_err(|e| e.to_string())?;
+                write_table_with(&dst, &m, &v, &opts)
+                    .map_err(|e| format!("{}: {e}", dst.display()))?
+            };
+            let mut a = acc.lock().unwrap_or_else(|p| p.into_inner());
+            let e = a.entry(m.slice.material.pieces()).or_default();
+            e.0 += 1;
+            e.1 += m.positions;
+            e.2 += t.file_bytes();
+            e.3 += written;
+            Ok(())
+        })?;
     println!(
         "converted in {:.1} s ({opts:?})",
         t0.elapsed().as_secs_f64()
     );
-    let a = acc.into_inner().unwrap();
+    let a = acc.into_inner().unwrap_or_else(|p| p.into_inner());
     let (mut n, mut bi, mut bo) = (0u64, 0u64, 0u64);
     for (k, (f, pos, i, o)) in &a {
         println!(
@@ -121,9 +171,9 @@ fn main() {
         n as f64 / bo as f64
     );
     if check == 0 {
-        return;
+        return Ok(());
     }
-    let tb = Tablebase::open(&out).unwrap();
+    let tb = Tablebase::open(&out).map_err(|e| e.to_string())?;
     let cache = Mutex::new(HashMap::new());
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;
     let mut next = || {
@@ -162,6 +212,9 @@ fn main() {
             .filter(|p| tb.probe_wld(p).ok() != Some(old_value(&inp, &cache, p)))
             .count();
         println!("check {k} pieces: {check} random positions, {bad} differ");
-        assert_eq!(bad, 0);
+        if bad != 0 {
+            return Err(format!("{bad} of {check} positions of {k} pieces differ"));
+        }
     }
+    Ok(())
 }
