@@ -49,6 +49,8 @@ pub struct FileInfo {
     pub meta: TableMeta,
     /// File size in bytes.
     pub bytes: u64,
+    /// Value codec id from the header (2, 4 or 5; docs/format.md).
+    pub codec: u32,
 }
 
 /// Why statistics could not be gathered.
@@ -160,6 +162,7 @@ pub fn read_dir_info_all(
         out.push(FileInfo {
             slice,
             bytes: f.file_bytes(),
+            codec: f.codec(),
             meta: f.meta().clone(),
             path,
         });

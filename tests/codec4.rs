@@ -375,3 +375,63 @@ fn distance_files_over_codec5_values_are_codec2s_and_verify() {
         "{text}"
     );
 }
+
+/// `egdb info` names each file's codec (`--slices`: last column) and each piece count's codecs
+/// (last column): a codec-2 directory with half of its 3-piece files replaced by those of a
+/// codec-5 build shows "2" up to 2 pieces and "2,5" at 3 pieces.
+#[test]
+fn info_shows_the_codec_of_each_file_and_piece_count() {
+    let d = tempfile::tempdir().unwrap();
+    let (two, five) = (d.path().join("two"), d.path().join("five"));
+    build(&two, 3, None);
+    build(&five, 3, Some("5"));
+    // The 3-piece files of the codec-5 build beside the rest of the codec-2 one.
+    let three: Vec<std::path::PathBuf> = std::fs::read_dir(&five)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "egdb")
+                && TableFile::open(p).unwrap().meta().slice.material.pieces() == 3
+        })
+        .collect();
+    assert!(three.len() > 100);
+    // Only part of them: the piece count mixes both codecs.
+    for p in &three[..three.len() / 2] {
+        std::fs::copy(p, two.join(p.file_name().unwrap())).unwrap();
+    }
+    let info = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
+            .arg("info")
+            .args(args)
+            .arg("--dir")
+            .arg(&two)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = info(&[]);
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(rows[0].last(), Some(&"codecs"), "{text}");
+    assert_eq!(rows[1][0], "1");
+    assert_eq!(rows[1].last(), Some(&"2"), "{text}");
+    assert_eq!(rows[2].last(), Some(&"2"), "{text}");
+    assert_eq!(rows[3][0], "3");
+    assert_eq!(rows[3].last(), Some(&"2,5"), "{text}");
+    let text = info(&["--slices"]);
+    let copied: std::collections::HashSet<String> = three[..three.len() / 2]
+        .iter()
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let mut seen = 0;
+    for l in text.lines().skip(1) {
+        let f: Vec<&str> = l.split('\t').collect();
+        if f.len() != 5 {
+            break; // the per-piece table follows
+        }
+        let want = if copied.contains(f[0]) { "5" } else { "2" };
+        assert_eq!(f[4], want, "{l}");
+        seen += 1;
+    }
+    assert_eq!(seen, 16 + 94 + 284, "{text}");
+}

@@ -58,14 +58,15 @@ pub fn run(args: Args) -> CliResult {
         return Err(format!("no table files in {} (run egdb build)", args.dir.display()).into());
     }
     if args.slices {
-        println!("slice\tpositions\tbytes\tpositions/byte");
+        println!("slice\tpositions\tbytes\tpositions/byte\tcodec");
         for f in &infos {
             println!(
-                "{}\t{}\t{}\t{:.1}",
+                "{}\t{}\t{}\t{:.1}\t{}",
                 f.slice,
                 f.meta.positions,
                 f.bytes,
-                f.meta.positions as f64 / f.bytes.max(1) as f64
+                f.meta.positions as f64 / f.bytes.max(1) as f64,
+                f.codec
             );
         }
     }
@@ -80,7 +81,7 @@ pub fn run(args: Args) -> CliResult {
         .map(|f| f.slice.material.pieces())
         .max()
         .unwrap_or(0);
-    println!("pieces\tslices\tmissing\tpositions\tbytes\tpositions/byte");
+    println!("pieces\tslices\tmissing\tpositions\tbytes\tpositions/byte\tcodecs");
     let all = build_order(max);
     for n in 1..=max {
         let expected: Vec<_> = all
@@ -95,10 +96,18 @@ pub fn run(args: Args) -> CliResult {
         let missing = expected.iter().filter(|s| !present.contains(s)).count();
         let pos: u64 = have.iter().map(|f| f.meta.positions).sum();
         let bytes: u64 = have.iter().map(|f| f.bytes).sum();
+        // The value codecs of the piece count's files (a directory may mix them).
+        let codecs: BTreeSet<u32> = have.iter().map(|f| f.codec).collect();
+        let codecs: Vec<String> = codecs.iter().map(u32::to_string).collect();
         println!(
-            "{n}\t{}\t{missing}\t{pos}\t{bytes}\t{:.1}",
+            "{n}\t{}\t{missing}\t{pos}\t{bytes}\t{:.1}\t{}",
             have.len(),
-            pos as f64 / bytes.max(1) as f64
+            pos as f64 / bytes.max(1) as f64,
+            if codecs.is_empty() {
+                "-".to_string()
+            } else {
+                codecs.join(",")
+            }
         );
     }
     // Distance files (`egdb build --dtc`), when there are any: per piece count, files,

@@ -662,6 +662,7 @@ pub fn verify_dir_opts(
             longest: 0,
         },
         bytes: 0,
+        codec: 0,
     }));
     let mut errors: Vec<VerifyError> = bad.into_iter().map(|(_, e)| e.into()).collect();
     let mut missing = crate::stats::missing_slices(&present);
