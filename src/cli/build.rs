@@ -157,6 +157,16 @@ impl BuildObserver for Bars {
         // Printed even with --quiet: it reports a fault, like an error.
         self.multi.suspend(|| eprintln!("egdb: warning: {note}"));
     }
+    fn file_replaced(&self, path: &std::path::Path, why: &str) {
+        // Printed even with --quiet: a file on disk was found damaged.
+        self.multi.suspend(|| {
+            eprintln!(
+                "egdb: note: {} is written again: {}",
+                super::one_line(&path.display().to_string()),
+                super::one_line(why)
+            )
+        });
+    }
     fn finish(&self) {
         self.overall.finish_and_clear();
     }

@@ -303,6 +303,12 @@ pub trait BuildObserver: Sync {
     fn unit_rechecked(&self, unit: &Unit, note: &str) {
         let _ = (unit, note);
     }
+    /// A table file of a unit about to be built exists but cannot be kept (unreadable, a
+    /// wrong or damaged header, a failed checksum, another slice's file under this name):
+    /// `why` says which; the build writes it again. Called before the first unit starts.
+    fn file_replaced(&self, path: &Path, why: &str) {
+        let _ = (path, why);
+    }
     /// Every unit is solved and written (not called when the build fails).
     fn finish(&self) {}
 }
@@ -369,6 +375,24 @@ pub fn unit_dtc_complete(dir: &Path, unit: &Unit) -> bool {
             .and_then(|f| f.verify_checksum().map(|_| f))
             .is_ok_and(|f| f.meta().slice == *s)
     })
+}
+
+/// Why the file at `path` (a value file when `dtc` is false, else a distance file) cannot be
+/// kept for `slice` although something is there; `None` when nothing is there or the file is
+/// whole (header, slice and checksum). For the notes of [`BuildObserver::file_replaced`].
+fn damaged_file(path: &Path, slice: &Slice, dtc: bool) -> Option<String> {
+    std::fs::symlink_metadata(path).ok()?;
+    let checked = if dtc {
+        DtcFile::open(path, crate::rules::english::ID)
+            .and_then(|f| f.verify_checksum().map(|_| f.meta().slice))
+    } else {
+        TableFile::open(path).and_then(|f| f.verify_checksum().map(|_| f.meta().slice))
+    };
+    match checked {
+        Ok(s) if s == *slice => None,
+        Ok(s) => Some(format!("it holds slice {s}")),
+        Err(e) => Some(e.to_string()),
+    }
 }
 
 /// Whether every file of `unit` exists and passes its checksum.
@@ -954,6 +978,19 @@ fn build_in_dir(
                 });
             }
             will.extend(u.slices.iter().copied());
+        }
+    }
+    // Damaged files of the units to build are written again: say so, before hours of work.
+    for &(u, wld_done) in &todo_all {
+        for s in &u.slices {
+            let p = table_path(&opts.dir, s);
+            if let Some(why) = (!wld_done).then(|| damaged_file(&p, s, false)).flatten() {
+                observer.file_replaced(&p, &why);
+            }
+            let p = dtc_path(&opts.dir, s);
+            if let Some(why) = opts.dtc.then(|| damaged_file(&p, s, true)).flatten() {
+                observer.file_replaced(&p, &why);
+            }
         }
     }
     observer.start(todo.len(), total);
