@@ -388,3 +388,93 @@ fn damaged_files_are_named_and_written_again() {
     };
     assert_eq!(files(&dir), files(&fresh));
 }
+
+/// Without --codec a build continues in the codec of its complete units; stray files (the
+/// lone file of an interrupted unit, here of another codec) have no say and are refused,
+/// named, with the way out; interrupted units of two other codecs are all named; a directory
+/// under a table file's name is refused before anything is solved.
+#[test]
+fn stray_files_do_not_choose_the_codec_and_every_conflict_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    let (two, five, dir) = (d.path().join("2"), d.path().join("5"), d.path().join("t"));
+    build_ok(&["--pieces", "3", "--quiet"], &two);
+    build_ok(&["--pieces", "3", "--codec", "5", "--quiet"], &five);
+    build_ok(&["--pieces", "3", "--codec", "5", "--quiet"], &dir);
+    let units = pair_units(3);
+    let (u, v) = (&units[0], &units[1]);
+    // Unit u interrupted: its first file gone, its second one from the codec-2 build.
+    std::fs::remove_file(table_path(&dir, &u.slices[0])).unwrap();
+    std::fs::copy(
+        table_path(&two, &u.slices[1]),
+        table_path(&dir, &u.slices[1]),
+    )
+    .unwrap();
+    let before = snapshot(&dir);
+    let out = egdb(&["build", "--pieces", "3"], &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let b = table_path(&dir, &u.slices[1]).display().to_string();
+    assert!(
+        err.contains(&format!("{b} was written with codec 2"))
+            && err.contains("asks for codec 5")
+            && err.contains("--codec 2")
+            && err.contains("delete it"),
+        "{err}"
+    );
+    assert_eq!(snapshot(&dir), before, "nothing written");
+    // A second interrupted unit, its lone file in codec 4: both named, no --codec offered.
+    std::fs::remove_file(table_path(&dir, &v.slices[0])).unwrap();
+    let four = d.path().join("4");
+    build_ok(&["--pieces", "3", "--codec", "4", "--quiet"], &four);
+    std::fs::copy(
+        table_path(&four, &v.slices[1]),
+        table_path(&dir, &v.slices[1]),
+    )
+    .unwrap();
+    let out = egdb(&["build", "--pieces", "3"], &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let c = table_path(&dir, &v.slices[1]).display().to_string();
+    assert!(
+        err.contains(&format!("{b} (codec 2)"))
+            && err.contains(&format!("{c} (codec 4)"))
+            && err.contains("delete them"),
+        "{err}"
+    );
+    // Deleted, the units are built again in the directory's codec: as the codec-5 build.
+    std::fs::remove_file(&b).unwrap();
+    std::fs::remove_file(&c).unwrap();
+    let out = build_ok(&["--pieces", "3"], &dir);
+    assert!(
+        out.lines().any(|l| l.starts_with("codec         5")),
+        "{out}"
+    );
+    let files = |dir: &Path| {
+        let mut m = snapshot(dir);
+        m.remove(LOCK_FILE);
+        m
+    };
+    assert_eq!(files(&dir), files(&five));
+    // A directory where a file of a unit to build belongs.
+    std::fs::remove_file(table_path(&dir, &u.slices[0])).unwrap();
+    std::fs::create_dir(table_path(&dir, &u.slices[0])).unwrap();
+    let before = snapshot_names(&dir);
+    let out = egdb(&["build", "--pieces", "3"], &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        err.contains("is a directory named like a table file"),
+        "{err}"
+    );
+    assert_eq!(snapshot_names(&dir), before, "nothing written");
+}
+
+/// The names in `dir` (a directory among them, unlike [`snapshot`]).
+fn snapshot_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}

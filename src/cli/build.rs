@@ -56,7 +56,8 @@ pub struct Args {
     /// the first probe of a threat position pays a search, later ones are remembered) or 5
     /// (codec 4's don't cares, context-model coded: about 2x smaller than codec 2, block
     /// decodes much slower; docs/format.md). Without --codec a build continues in the codec
-    /// of the directory's value files with the most pieces (when they agree), else 2.
+    /// of its complete units with the most pieces (when they agree; with none, of the other
+    /// tables with the most pieces), else 2; the summary's `codec` line says which.
     /// Complete units keep their files whatever their codec; a unit interrupted with one file
     /// written in another codec is refused before anything is written.
     #[arg(long, value_parser = parse_codec)]
@@ -186,10 +187,8 @@ pub fn run(args: Args) -> CliResult {
         with_deps: args.with_deps,
         memory: Some(args.memory.unwrap_or_else(default_budget)),
         dtc: args.dtc,
-        codec: args.codec.unwrap_or_else(|| {
-            checkers_egdb::generate::directory_codec(&args.dir)
-                .unwrap_or(checkers_egdb::table::CODEC_2BIT_ZSTD)
-        }),
+        codec: args.codec.unwrap_or(checkers_egdb::table::CODEC_2BIT_ZSTD),
+        codec_from_dir: args.codec.is_none(),
     };
     let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal(), args.verbose);
     let s = if args.mpi {
@@ -226,6 +225,7 @@ pub fn run(args: Args) -> CliResult {
             "slices        {} built, {} already complete",
             s.slices_built, s.slices_skipped
         );
+        println!("codec         {} (value files written)", s.codec);
         println!("positions     {}", s.positions);
         println!(
             "values        {} wins ({:.1}%), {} losses ({:.1}%), {} draws ({:.1}%)",

@@ -98,22 +98,20 @@ pub enum BuildError {
         /// The table directory.
         dir: PathBuf,
     },
-    /// A unit interrupted with one of its files written (whole and passing its checksum)
-    /// holds that file in another codec than the build's ([`BuildOptions::codec`]): resuming
-    /// would rewrite a valid file in another codec. Found before anything is written.
-    /// Complete units are never rewritten, whatever their codec (a directory may mix codecs).
-    #[error("{} was written with codec {on_disk}, but this build asks for codec {asked}: its unit was interrupted and a resume rewrites both of its files, so rerun with --codec {on_disk} (without --codec a build takes the codec of the directory's files), or build into another directory; nothing was written", path.display())]
+    /// Units interrupted with one of their files written (whole and passing its checksum)
+    /// hold those files in another codec than the build's ([`BuildOptions::codec`]): resuming
+    /// would rewrite valid files in another codec. Found before anything is written. Complete
+    /// units are never rewritten, whatever their codec (a directory may mix codecs).
+    #[error("{}", codec_mismatch_text(files, *asked))]
     CodecMismatch {
-        /// The file found.
-        path: PathBuf,
-        /// Its codec.
-        on_disk: u32,
-        /// The codec the build was asked for.
+        /// Every such file, with its codec, in build order (at least one).
+        files: Vec<(PathBuf, u32)>,
+        /// The codec the build writes.
         asked: u32,
     },
     /// Some unit is still to be built but the table directory cannot be written (its
     /// permissions, a read-only filesystem). Found before any unit is solved.
-    #[error("cannot build in {}: the directory is not writable ({source}); {units} units are still to build, the first {first}", dir.display())]
+    #[error("cannot build in {}: the directory is not writable ({source}); {units} {} still to build, the first {first}", dir.display(), if *units == 1 { "unit is" } else { "units are" })]
     Unwritable {
         /// The table directory.
         dir: PathBuf,
@@ -246,6 +244,12 @@ pub struct BuildOptions {
     /// present keep their codec; the probe, the dependency store and the verifier read each
     /// file by its own codec, so a directory may mix both.
     pub codec: u32,
+    /// Continue in the codec of the directory (`egdb build` without `--codec`): the codec of
+    /// the complete units of the build with the most pieces when they agree, else (no complete
+    /// unit) of the other value files with the most pieces (headers only) when they agree;
+    /// [`BuildOptions::codec`] otherwise. Stray files (of interrupted units, damaged) have no
+    /// say. The codec used is in [`BuildSummary::codec`]. False in [`BuildOptions::new`].
+    pub codec_from_dir: bool,
 }
 
 impl BuildOptions {
@@ -259,6 +263,7 @@ impl BuildOptions {
             memory: None,
             dtc: false,
             codec: crate::table::CODEC_2BIT_ZSTD,
+            codec_from_dir: false,
         }
     }
 }
@@ -322,6 +327,9 @@ impl BuildObserver for NoProgress {}
 /// Totals of a build run.
 #[derive(Clone, Debug, Default)]
 pub struct BuildSummary {
+    /// The value codec the build writes ([`BuildOptions::codec`], or the directory's with
+    /// [`BuildOptions::codec_from_dir`]).
+    pub codec: u32,
     /// Slices solved and written in this run.
     pub slices_built: u64,
     /// Slices whose value file was not written because their unit's value files all existed,
@@ -381,7 +389,10 @@ pub fn unit_dtc_complete(dir: &Path, unit: &Unit) -> bool {
 /// kept for `slice` although something is there; `None` when nothing is there or the file is
 /// whole (header, slice and checksum). For the notes of [`BuildObserver::file_replaced`].
 fn damaged_file(path: &Path, slice: &Slice, dtc: bool) -> Option<String> {
-    std::fs::symlink_metadata(path).ok()?;
+    let link = std::fs::symlink_metadata(path).ok()?;
+    if link.file_type().is_symlink() && std::fs::metadata(path).is_err() {
+        return Some("a symbolic link to nothing".into());
+    }
     let checked = if dtc {
         DtcFile::open(path, crate::rules::english::ID)
             .and_then(|f| f.verify_checksum().map(|_| f.meta().slice))
@@ -422,48 +433,109 @@ fn codec_mismatch(
     valid: &[Vec<Option<u32>>],
     codec: u32,
 ) -> Option<BuildError> {
-    let first = |complete: bool| {
-        units.iter().zip(valid).find_map(|(u, v)| {
-            if v.iter().all(Option::is_some) != complete {
-                return None;
-            }
-            u.slices.iter().zip(v).find_map(|(s, c)| match *c {
-                Some(on_disk) if on_disk != codec => Some(BuildError::CodecMismatch {
-                    path: table_path(dir, s),
-                    on_disk,
-                    asked: codec,
-                }),
+    let files: Vec<(PathBuf, u32)> = units
+        .iter()
+        .zip(valid)
+        .filter(|(_, v)| !v.iter().all(Option::is_some))
+        .flat_map(|(u, v)| {
+            u.slices.iter().zip(v).filter_map(|(s, c)| match *c {
+                Some(on_disk) if on_disk != codec => Some((table_path(dir, s), on_disk)),
                 _ => None,
             })
         })
-    };
-    first(false)
+        .collect();
+    (!files.is_empty()).then_some(BuildError::CodecMismatch {
+        files,
+        asked: codec,
+    })
 }
 
-/// The codec a build without an explicit codec continues with in `dir`: that of the value
-/// files with the most pieces (headers only, no checksum read) when they all agree, else
-/// `None` (no files, or a mix at the top: the caller's default then applies, and a resume
-/// that would rewrite a file of another codec is refused by the build, [`check_codec`]).
-/// So a build started with `--codec 5` resumes in codec 5 without repeating it.
-///
-/// # Errors
-/// None: an unreadable directory or file counts as absent (the build reports it).
-pub fn directory_codec(dir: &Path) -> Option<u32> {
-    let mut top: Option<(u32, Option<u32>)> = None; // (pieces, codec; None when mixed)
-    for e in std::fs::read_dir(dir).ok()?.flatten() {
-        let name = e.file_name();
-        let Some(slice) = name.to_str().and_then(crate::table::slice_of_file_name) else {
-            continue;
+/// The message of [`BuildError::CodecMismatch`]: one file and its way out (the codec to ask
+/// for, or deleting it), or every file (at most 5 named) when they differ in codec.
+fn codec_mismatch_text(files: &[(PathBuf, u32)], asked: u32) -> String {
+    let Some((path, on_disk)) = files.first() else {
+        return format!("no file of another codec than {asked}");
+    };
+    let how = "a unit interrupted with one file written is built again whole, so a resume \
+               would rewrite it in another codec";
+    if files.iter().all(|(_, c)| c == on_disk) {
+        let (what, them) = if files.len() == 1 {
+            (
+                format!("{} was written with codec {on_disk}", path.display()),
+                "delete it (its unit is then built from scratch)",
+            )
+        } else {
+            (
+                format!(
+                    "{} files of interrupted units, the first {}, were written with codec \
+                     {on_disk}",
+                    files.len(),
+                    path.display()
+                ),
+                "delete them (their units are then built from scratch)",
+            )
         };
-        let Ok(f) = TableFile::open(&e.path()) else {
-            continue;
+        format!(
+            "{what}, but this build asks for codec {asked}: {how}; rerun with --codec \
+             {on_disk}, or {them}, or build into another directory; nothing was written"
+        )
+    } else {
+        let named: Vec<String> = files
+            .iter()
+            .take(5)
+            .map(|(p, c)| format!("{} (codec {c})", p.display()))
+            .collect();
+        format!(
+            "{} files of interrupted units were written with codecs other than this build's \
+             (codec {asked}), and not all with one codec: {}{}; {how}, and no --codec keeps \
+             them all: delete them (their units are then built from scratch), or build into \
+             another directory; nothing was written",
+            files.len(),
+            named.join(", "),
+            if files.len() > 5 { ", ..." } else { "" }
+        )
+    }
+}
+
+/// The codec a build with [`BuildOptions::codec_from_dir`] writes: that of the complete units
+/// of `units` (`valid[i]`: the codecs of unit `i`'s valid files) with the most pieces when
+/// they agree; with no complete unit, that of the value files of `dir` outside `units` with
+/// the most pieces (headers only: tables a `--slice` build reads) when they agree; else
+/// `None` (the caller's default applies, and a unit interrupted in another codec is refused).
+fn resume_codec(dir: &Path, units: &[Unit], valid: &[Vec<Option<u32>>]) -> Option<u32> {
+    // (pieces, codec; None when mixed) of the files with the most pieces seen so far.
+    let mut top: Option<(u32, Option<u32>)> = None;
+    let see = |top: &mut Option<(u32, Option<u32>)>, n: u32, c: u32| {
+        *top = match *top {
+            Some((m, _)) if m > n => *top,
+            Some((m, k)) if m == n => Some((m, k.filter(|&k| k == c))),
+            _ => Some((n, Some(c))),
         };
-        let n = slice.material.pieces();
-        top = match top {
-            Some((m, _)) if m > n => top,
-            Some((m, c)) if m == n => Some((m, c.filter(|&c| c == f.codec()))),
-            _ => Some((n, Some(f.codec()))),
-        };
+    };
+    for (u, v) in units.iter().zip(valid) {
+        if v.iter().all(Option::is_some) {
+            for c in v.iter().flatten() {
+                see(&mut top, u.pieces, *c);
+            }
+        }
+    }
+    if top.is_none() {
+        let own: HashSet<Slice> = units
+            .iter()
+            .flat_map(|u| u.slices.iter().copied())
+            .collect();
+        for e in std::fs::read_dir(dir).ok()?.flatten() {
+            let name = e.file_name();
+            let Some(slice) = name.to_str().and_then(crate::table::slice_of_file_name) else {
+                continue;
+            };
+            if own.contains(&slice) {
+                continue;
+            }
+            if let Ok(f) = TableFile::open(&e.path()) {
+                see(&mut top, slice.material.pieces(), f.codec());
+            }
+        }
     }
     top.and_then(|(_, c)| c)
 }
@@ -915,7 +987,12 @@ fn build_in_dir(
                 .collect()
         })
         .collect();
-    if let Some(e) = codec_mismatch(&opts.dir, &units, &valid, opts.codec) {
+    let codec = if opts.codec_from_dir {
+        resume_codec(&opts.dir, &units, &valid).unwrap_or(opts.codec)
+    } else {
+        opts.codec
+    };
+    if let Some(e) = codec_mismatch(&opts.dir, &units, &valid, codec) {
         return Err(e);
     }
     // (unit, WLD files already complete): with --dtc a unit with complete WLD files and
@@ -937,6 +1014,7 @@ fn build_in_dir(
         })?;
     }
     let mut sum = BuildSummary {
+        codec,
         // Value files not written: units skipped, and those that get only distance files.
         slices_skipped: units
             .iter()
@@ -981,6 +1059,26 @@ fn build_in_dir(
         }
     }
     // Damaged files of the units to build are written again: say so, before hours of work.
+    // A directory under a file's name cannot be replaced (rename onto it fails): refused.
+    for &(u, wld_done) in &todo_all {
+        for s in &u.slices {
+            let paths = [
+                (!wld_done).then(|| table_path(&opts.dir, s)),
+                opts.dtc.then(|| dtc_path(&opts.dir, s)),
+            ];
+            if let Some(p) = paths
+                .into_iter()
+                .flatten()
+                .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
+            {
+                return Err(BuildError::Options(format!(
+                    "{} is a directory named like a table file: the build would write that \
+                     file there; remove or rename it (nothing was written)",
+                    p.display()
+                )));
+            }
+        }
+    }
     for &(u, wld_done) in &todo_all {
         for s in &u.slices {
             let p = table_path(&opts.dir, s);
@@ -1015,7 +1113,7 @@ fn build_in_dir(
     let ws = &gate;
     let dir = opts.dir.clone();
     let wopts = WriteOptions {
-        codec: opts.codec,
+        codec,
         ..WriteOptions::default()
     };
     let written = std::thread::scope(|scope| -> Result<BuildSummary, BuildError> {
