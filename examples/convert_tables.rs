@@ -11,6 +11,9 @@
 //! piece count (both sides to move) and checks that the probe of OUT_DIR agrees with codec 2's
 //! reading of IN_DIR (captures by search over the slow move generator, else the stored value),
 //! computed here without the probe's resolution code.
+//! OUT_DIR must not be IN_DIR (by any path: the same directory is refused before anything is
+//! read or written, since a file already in the output codec would be copied onto itself).
+//! CHECK_N is at most 10,000,000; BLOCK_POSITIONS a positive multiple of 20.
 //! Bad arguments or files give one error line and exit status 1 (2 for usage). `CODEC` must
 //! be 4 or 5: codec 4 and 5 files store no value at their don't cares, so they cannot be
 //! turned back into codec 2 without a search (rebuild with `egdb build` instead).
@@ -25,41 +28,59 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
 
+/// The largest CHECK_N (positions per piece count, held in memory at once).
+const MAX_CHECK: usize = 10_000_000;
+
 /// Codec 2's reading of `p` from the files of `dir` (decoded slices kept in `cache`).
+/// A slice file that is missing, unreadable or not codec 2 is an error naming it.
 fn old_value(
     dir: &std::path::Path,
     cache: &Mutex<HashMap<Slice, std::sync::Arc<Vec<u8>>>>,
     p: &Position,
-) -> Wld {
+) -> Result<Wld, String> {
     let succ: Vec<Position> = p.unique_moves().iter().map(|m| p.apply(m)).collect();
     if succ.is_empty() {
-        return Wld::Loss;
+        return Ok(Wld::Loss);
     }
     if p.has_capture() {
-        return succ
-            .iter()
-            .map(|s| old_value(dir, cache, s).negate())
-            .max()
-            .unwrap();
+        let mut best = Wld::Loss;
+        for s in &succ {
+            best = best.max(old_value(dir, cache, s)?.negate());
+        }
+        return Ok(best);
     }
     let n = p.normalized();
     let s = Slice::of(&n);
     let vals = {
-        let mut c = cache.lock().unwrap();
-        c.entry(s)
-            .or_insert_with(|| {
-                let t = TableFile::open(&table_path(dir, &s)).unwrap();
-                assert_eq!(t.codec(), 2, "check needs codec-2 input");
-                std::sync::Arc::new(t.decode_all().unwrap())
-            })
-            .clone()
+        let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
+        match c.get(&s) {
+            Some(v) => v.clone(),
+            None => {
+                let path = table_path(dir, &s);
+                let t = TableFile::open(&path)
+                    .map_err(|e| format!("slice {s}, needed by the check: {e}"))?;
+                if t.codec() != 2 {
+                    return Err(format!(
+                        "{}: codec {}; CHECK_N needs codec-2 input",
+                        path.display(),
+                        t.codec()
+                    ));
+                }
+                let v = std::sync::Arc::new(t.decode_all().map_err(|e| e.to_string())?);
+                c.insert(s, v.clone());
+                v
+            }
+        }
     };
-    Wld::from_u8(vals[SliceIndex::new(s).rank(&n) as usize]).unwrap()
+    let i = SliceIndex::new(s).rank(&n) as usize;
+    vals.get(i)
+        .and_then(|&v| Wld::from_u8(v))
+        .ok_or_else(|| format!("slice {s}: no value at index {i}"))
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if args.len() < 3 {
+    if args.len() < 3 || args.len() > 5 {
         eprintln!("usage: convert_tables IN_DIR OUT_DIR [BLOCK_POSITIONS] [CHECK_N]");
         std::process::exit(2);
     }
@@ -88,16 +109,41 @@ fn run(args: &[String]) -> Result<(), String> {
         ..WriteOptions::default()
     };
     if let Some(b) = args.get(3) {
+        // The rule of write_table_with (src/table/write.rs), checked before OUT_DIR is made.
         opts.block_positions = b
             .parse()
-            .map_err(|_| format!("block positions {b:?}: not a number"))?;
+            .ok()
+            .filter(|&n: &u32| n >= 20 && n.is_multiple_of(20))
+            .ok_or_else(|| {
+                format!(
+                    "block positions {b:?}: not a positive multiple of 20 in 20..={}",
+                    u32::MAX / 20 * 20
+                )
+            })?;
     }
     let check: usize = match args.get(4) {
         None => 0,
-        Some(s) => s
-            .parse()
-            .map_err(|_| format!("check count {s:?}: not a number"))?,
+        Some(s) => s.parse().ok().filter(|&n| n <= MAX_CHECK).ok_or_else(|| {
+            format!("check count {s:?}: not a number of positions in 0..={MAX_CHECK}")
+        })?,
     };
+    // OUT_DIR == IN_DIR (by any path) would copy files onto themselves (truncating them):
+    // refuse it before anything is read or written.
+    {
+        use std::os::unix::fs::MetadataExt;
+        let same = match (std::fs::metadata(&inp), std::fs::metadata(&out)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        };
+        let canon = |p: &std::path::Path| std::fs::canonicalize(p).ok();
+        if same || (canon(&inp).is_some() && canon(&inp) == canon(&out)) {
+            return Err(format!(
+                "OUT_DIR {} is IN_DIR {}: write the converted tables into another directory",
+                out.display(),
+                inp.display()
+            ));
+        }
+    }
     let io = |p: &std::path::Path| {
         let p = p.display().to_string();
         move |e: std::io::Error| format!("{p}: {e}")
@@ -111,6 +157,9 @@ fn run(args: &[String]) -> Result<(), String> {
         }
     }
     files.sort_by(|a, b| b.cmp(a));
+    if files.is_empty() {
+        return Err(format!("no table files in {} (*.egdb)", inp.display()));
+    }
     if check > 0 {
         // The check reads the input as codec 2 does (a true value at every quiet position).
         for (_, p) in &files {
@@ -134,6 +183,19 @@ fn run(args: &[String]) -> Result<(), String> {
             t.verify_checksum().map_err(|e| e.to_string())?;
             let m = t.meta().clone();
             let dst = out.join(path.file_name().unwrap_or_default());
+            {
+                // Never onto itself (a hard link, or a directory check raced).
+                use std::os::unix::fs::MetadataExt;
+                if let (Ok(a), Ok(b)) = (std::fs::metadata(path), std::fs::metadata(&dst)) {
+                    if a.dev() == b.dev() && a.ino() == b.ino() {
+                        return Err(format!(
+                            "{} is {}: not written onto itself",
+                            dst.display(),
+                            path.display()
+                        ));
+                    }
+                }
+            }
             let written = if t.codec() == codec {
                 std::fs::copy(path, &dst).map_err(io(&dst))?
             } else {
@@ -185,17 +247,21 @@ fn run(args: &[String]) -> Result<(), String> {
     for &k in a.keys() {
         // Random positions of k pieces: a random slice weighted by nothing (every slice of
         // the piece count alike), a random index, either side to move.
-        let slices: Vec<Slice> = files
-            .iter()
-            .map(|(_, p)| TableFile::open(p).unwrap().meta().slice)
-            .filter(|s| s.material.pieces() == k)
-            .collect();
+        let mut slices: Vec<Slice> = Vec::new();
+        for (_, p) in &files {
+            let s = TableFile::open(p).map_err(|e| e.to_string())?.meta().slice;
+            if s.material.pieces() == k {
+                slices.push(s);
+            }
+        }
         let ps: Vec<Position> = (0..check)
             .map(|_| {
                 let s = slices[(next() % slices.len() as u64) as usize];
                 let ix = SliceIndex::new(s);
-                let p = ix.unrank(next() % ix.size()).unwrap();
-                if next() & 1 == 0 {
+                let p = ix
+                    .unrank(next() % ix.size())
+                    .map_err(|e| format!("slice {s}: {e}"))?;
+                Ok(if next() & 1 == 0 {
                     p
                 } else {
                     // The same position with White to move (its own value).
@@ -203,14 +269,15 @@ fn run(args: &[String]) -> Result<(), String> {
                         side: Color::White,
                         ..p
                     }
-                }
+                })
             })
-            .collect();
-        let bad = ps
+            .collect::<Result<_, String>>()?;
+        let differs: Vec<bool> = ps
             .par_iter()
             .filter(|p| p.validate().is_ok())
-            .filter(|p| tb.probe_wld(p).ok() != Some(old_value(&inp, &cache, p)))
-            .count();
+            .map(|p| Ok(tb.probe_wld(p).ok() != Some(old_value(&inp, &cache, p)?)))
+            .collect::<Result<_, String>>()?;
+        let bad = differs.iter().filter(|&&d| d).count();
         println!("check {k} pieces: {check} random positions, {bad} differ");
         if bad != 0 {
             return Err(format!("{bad} of {check} positions of {k} pieces differ"));

@@ -110,27 +110,59 @@ pub fn run(args: Args) -> CliResult {
             }
         );
     }
-    // Distance files (`egdb build --dtc`), when there are any: per piece count, files,
-    // slices with a WLD file but no distance file, bytes and positions per byte.
+    // Distance files (`egdb build --dtc`), when there are any: per piece count, good files,
+    // slices with a WLD file but no good distance file, bytes and positions per byte. Each
+    // file is opened (header, slice and length checked; no block read): one that fails is
+    // a bad table (not a file of the slice: counted as missing), and the command fails at
+    // the end.
+    let mut any_dtc = false;
+    let mut bad_dtc = 0usize;
+    // (pieces, positions, Some(bytes) of a good file)
     let dtc: Vec<(u32, u64, Option<u64>)> = infos
         .iter()
         .map(|f| {
             let p = checkers_egdb::table::dtc_path(&args.dir, &f.slice);
-            let bytes = std::fs::metadata(&p).ok().map(|m| m.len());
+            let there = std::fs::symlink_metadata(&p).is_ok();
+            any_dtc |= there;
+            let bytes = if there {
+                match checkers_egdb::table::DtcFile::open(&p, checkers_egdb::table::RULES_ENGLISH) {
+                    Ok(d) if d.meta().slice == f.slice => Some(d.file_bytes()),
+                    Ok(d) => {
+                        eprintln!(
+                            "egdb: bad table: {}",
+                            super::one_line(&format!(
+                                "{}: holds slice {}, not {}",
+                                p.display(),
+                                d.meta().slice,
+                                f.slice
+                            ))
+                        );
+                        bad_dtc += 1;
+                        None
+                    }
+                    Err(e) => {
+                        eprintln!("egdb: bad table: {}", super::one_line(&e.to_string()));
+                        bad_dtc += 1;
+                        None
+                    }
+                }
+            } else {
+                None
+            };
             (f.slice.material.pieces(), f.meta.positions, bytes)
         })
         .collect();
-    if dtc.iter().any(|d| d.2.is_some()) {
+    if any_dtc {
         println!("pieces\tdtc_files\tdtc_missing\tpositions\tdtc_bytes\tpositions/byte");
         for n in 1..=max {
             let of_n: Vec<_> = dtc.iter().filter(|d| d.0 == n).collect();
             let with: Vec<_> = of_n.iter().filter(|d| d.2.is_some()).collect();
+            let missing = of_n.len() - with.len();
             let pos: u64 = with.iter().map(|d| d.1).sum();
             let bytes: u64 = with.iter().filter_map(|d| d.2).sum();
             println!(
-                "{n}\t{}\t{}\t{pos}\t{bytes}\t{:.1}",
+                "{n}\t{}\t{missing}\t{pos}\t{bytes}\t{:.1}",
                 with.len(),
-                of_n.len() - with.len(),
                 pos as f64 / bytes.max(1) as f64
             );
         }
@@ -146,8 +178,12 @@ pub fn run(args: Args) -> CliResult {
             }
         }
     }
-    if !bad.is_empty() {
-        return Err(format!("{} table files could not be read (listed above)", bad.len()).into());
+    if !bad.is_empty() || bad_dtc > 0 {
+        return Err(format!(
+            "{} table files could not be read (listed above)",
+            bad.len() + bad_dtc
+        )
+        .into());
     }
     Ok(())
 }
