@@ -41,19 +41,20 @@
 //! | [`play`] | perfect play: scored moves, best move, the perfect line |
 //! | [`verify`], [`stats`] | independent verification, statistics from headers |
 //! | [`prove`], [`proofcheck`] | df-pn prover beyond the tables, certificates, and their independent checker |
-//! | [`ffi`] | the C ABI (`include/egdb.h`) |
 //! | [`atomic`] | atomic whole-file replacement (temp file, fsync, rename) for certificates, journals, pictures |
 //!
 //! The `cli` feature (on by default) only adds the `egdb` binary's dependencies (clap,
 //! indicatif, serde_json, axum, tokio, tower-http, plotters, resvg); a program that links the library with `default-features = false`
 //! compiles none of them.
+//!
+//! The C ABI (`libegdb.so`, header `egdb.h`) is the workspace crate `checkers-egdb-capi`
+//! (`capi/`), the KingsRow-compatible driver `egdb-kingsrow` (`kingsrow/`), the Python module
+//! `python/`; all three use this library's public API only.
 
 pub mod atomic;
 pub mod bmi2;
 pub mod board;
 pub mod count;
-#[cfg(feature = "ffi")]
-pub mod ffi;
 pub mod generate;
 pub mod index;
 pub mod memory;

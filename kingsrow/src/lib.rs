@@ -3,9 +3,9 @@
 //! conventions of the driver API that English-checkers engines (Cake, GuiNN Checkers,
 //! GuiCheckers, DarkHorse) already call; the C/C++ header is `kingsrow/include/egdb_kingsrow.h`.
 //!
-//! This is a separate library from the crate's own C ABI (`include/egdb.h`, whose
-//! `egdb_open(dir, cache_mb, ...)` has another signature), so it depends on `checkers-egdb`
-//! without its `ffi` feature.
+//! This is a separate library from the project's own C ABI (`capi/`: `libegdb.so`, header
+//! `capi/include/egdb.h`, whose `egdb_open(dir, cache_mb, ...)` has another signature); the two
+//! are never linked into one library.
 //!
 //! Semantics, as the published API defines them:
 //! - `egdb_open(bitboard_type, pieces, cache_mb, directory, msg_fn)` returns an [`EgdbDriver`]

@@ -1,6 +1,6 @@
 /* egdb.h - C interface to the checkers-egdb probe library (English checkers endgame tables).
  *
- * Link with libcheckers_egdb (cdylib .so or staticlib .a; the static library also needs
+ * Link with libegdb (cdylib .so or staticlib .a; the static library also needs
  * -lpthread -ldl -lm). All functions are thread-safe; one handle may be shared by all threads.
  *
  * Boards are bitboards: bit i (0..31) = square i+1 in standard PDN numbering; Black men move

@@ -1,6 +1,8 @@
-//! Compiles tests/c/egdb_test.c with `cc` against include/egdb.h and the static library, and
-//! runs it on tables of at most 2 pieces written from the naive solver.
+//! Compiles tests/c/egdb_test.c and tests/c/egdb_dtc_test.c with `cc` against include/egdb.h
+//! and the static library `libegdb.a`, and runs them on tables of at most 2 (3) pieces; calls
+//! the ABI from Rust for the handle checks.
 
+#[path = "../../tests/probe_common/mod.rs"]
 mod probe_common;
 
 use checkers_egdb::table::table_path;
@@ -14,8 +16,8 @@ fn staticlib() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let deps = exe.parent()?;
     [
-        deps.join("libcheckers_egdb.a"),
-        deps.parent()?.join("libcheckers_egdb.a"),
+        deps.join("libegdb.a"),
+        deps.parent()?.join("libegdb.a"),
     ]
     .into_iter()
     .filter(|p| p.exists())
@@ -25,7 +27,7 @@ fn staticlib() -> Option<PathBuf> {
 #[test]
 fn c_program_probes_through_the_abi() {
     let Some(lib) = staticlib() else {
-        panic!("libcheckers_egdb.a not found next to the test executable");
+        panic!("libegdb.a not found next to the test executable");
     };
     let d = tempfile::tempdir().unwrap();
     let values = naive_values(2);
@@ -75,7 +77,7 @@ fn c_program_probes_through_the_abi() {
 /// message, never a crash; `egdb_rescan` makes files written after `egdb_open` visible.
 #[test]
 fn handle_double_close_use_after_close_and_rescan() {
-    use checkers_egdb::ffi::*;
+    use egdb::*;
     use std::ffi::CString;
     let d = tempfile::tempdir().unwrap();
     let values = naive_values(2);
@@ -135,7 +137,7 @@ fn handle_double_close_use_after_close_and_rescan() {
 #[test]
 fn c_program_probes_distances_through_the_abi() {
     let Some(lib) = staticlib() else {
-        panic!("libcheckers_egdb.a not found next to the test executable");
+        panic!("libegdb.a not found next to the test executable");
     };
     let d = tempfile::tempdir().unwrap();
     let mut o = checkers_egdb::generate::BuildOptions::new(d.path(), 3);
