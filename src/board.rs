@@ -28,8 +28,11 @@ pub const ODD_ROWS: Bitboard = 0xF0F0_F0F0;
 pub const EVEN_NOT_EDGE: Bitboard = 0x0707_0707;
 /// Odd-row squares that are not on the left edge (all but 5, 13, 21, 29).
 pub const ODD_NOT_EDGE: Bitboard = 0xE0E0_E0E0;
-/// The crowning rows, defined with the rest of the English rules in [`crate::rules::english`].
-pub use crate::rules::english::{BLACK_CROWN_ROW, WHITE_CROWN_ROW};
+/// Black's crowning row: squares 29-32 (the row next to White's side; also in
+/// [`crate::rules::english`]).
+pub const BLACK_CROWN_ROW: Bitboard = 0xF000_0000;
+/// White's crowning row: squares 1-4 (the row next to Black's side).
+pub const WHITE_CROWN_ROW: Bitboard = 0x0000_000F;
 /// All 32 squares.
 pub const ALL_SQUARES: Bitboard = u32::MAX;
 

@@ -282,7 +282,7 @@ pub struct LongestDtc {
 /// # Errors
 /// [`StatsError`] for an unreadable directory or file; [`StatsError::Probe`] when the value
 /// of a position that a codec-4 or codec-5 file stores no value for (a threat position or one
-/// without a move, [`crate::probe::resolve::is_dont_care`]) cannot be resolved from the
+/// without a move, [`crate::rules::search::is_dont_care`]) cannot be resolved from the
 /// directory's tables. Those values are resolved by search, as every probe does, never read
 /// from the file's filler.
 pub fn longest_dtc(dir: &Path) -> Result<Vec<LongestDtc>, StatsError> {
@@ -357,7 +357,7 @@ pub fn longest_dtc(dir: &Path) -> Result<Vec<LongestDtc>, StatsError> {
                     let v = match &tb {
                         Some(tb)
                             if threats_dc
-                                && crate::probe::resolve::is_dont_care(
+                                && crate::rules::search::is_dont_care(
                                     crate::rules::English,
                                     &p,
                                 ) =>

@@ -5,6 +5,10 @@ use super::error::ProbeError;
 use crate::board::{Position, Wld};
 use crate::index::SliceIndex;
 use crate::rules::{English, Rules};
+// The rules-level searches live beside the rules (`rules::search`, below `table/`); their
+// old paths under `probe` stay valid.
+pub(crate) use crate::rules::search::{best_of_successors, threat_search};
+pub use crate::rules::search::{has_quiet_move, is_dont_care, is_threat, THREAT_DEPTH};
 use crate::slice::Slice;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -90,14 +94,6 @@ pub fn with_index<R>(s: &Slice, f: impl FnOnce(&SliceIndex) -> R) -> R {
     f(&ix)
 }
 
-/// Whether the side to move has a non-capturing move under English rules
-/// ([`Rules::has_quiet_move`] of [`English`]). Together with [`Position::has_capture`] this
-/// decides "has a legal move".
-#[inline]
-pub fn has_quiet_move(p: &Position) -> bool {
-    English.has_quiet_move(p)
-}
-
 /// [`resolve_with`] under English rules ([`English`], the fast engine).
 ///
 /// # Errors
@@ -149,60 +145,6 @@ pub fn resolve_with<R: Rules, S: RawSource + ?Sized>(
     }
 }
 
-/// Whether the quiet position `pos` (the side to move has no capture and has a quiet move) is
-/// a threat position that resolves within [`THREAT_DEPTH`] plies: what a codec-4 file stores
-/// no value for ([`is_dont_care`]).
-#[inline]
-pub(crate) fn threat_search<R: Rules>(rules: R, pos: &Position) -> bool {
-    let flipped = Position {
-        side: pos.side.opponent(),
-        ..*pos
-    };
-    rules.has_capture(&flipped) && threat_resolvable(rules, pos, THREAT_DEPTH)
-}
-
-/// Whether `pos` is a *threat* position: the side to move has no capture but has a quiet
-/// move, and the side not to move has a capture (it would have one if it were to move).
-#[inline]
-pub fn is_threat<R: Rules>(rules: R, pos: &Position) -> bool {
-    let flipped = Position {
-        side: pos.side.opponent(),
-        ..*pos
-    };
-    rules.has_capture(&flipped) && !rules.has_capture(pos) && rules.has_quiet_move(pos)
-}
-
-/// Plies of quiet moves the probe searches at most to resolve a threat position
-/// ([`is_dont_care`]).
-pub const THREAT_DEPTH: u32 = 2;
-
-/// Whether the threat position `pos` resolves within `depth` plies of quiet moves: every
-/// successor that is a threat position ([`is_threat`]) resolves within `depth - 1` (none may
-/// at depth 1).
-pub(crate) fn threat_resolvable<R: Rules>(rules: R, pos: &Position, depth: u32) -> bool {
-    let mut ok = true;
-    rules.for_each_successor(pos, |succ| {
-        if ok && is_threat(rules, &succ) {
-            ok = depth > 1 && threat_resolvable(rules, &succ, depth - 1);
-        }
-    });
-    ok
-}
-
-/// Whether the value of `pos` is never read from its table by [`resolve_with`] under `rules`
-/// (so a writer may store anything there): the side to move has a capture (resolved by capture
-/// search), has no legal move (a loss), or `pos` is a threat position ([`is_threat`]) that
-/// resolves within [`THREAT_DEPTH`] plies: none of its successors is a threat position (a
-/// one-ply search), or each that is resolves so within one ply less. Tables of codec 4
-/// (docs/format.md) store no value at these positions; codec 2 stores the true value of the
-/// threat positions and of the positions without a move, and the probe reads the threat
-/// positions' values there ([`RawSource::threats_dont_care`]).
-pub fn is_dont_care<R: Rules>(rules: R, pos: &Position) -> bool {
-    rules.has_capture(pos)
-        || !rules.has_quiet_move(pos)
-        || (is_threat(rules, pos) && threat_resolvable(rules, pos, THREAT_DEPTH))
-}
-
 /// The best of `negate(resolve(successor))` over the successors of `pos` (which has a legal
 /// move), stopping at the first win. A successor whose lookup fails does not hide a win found
 /// among the others; otherwise its error is returned (the first one met).
@@ -212,43 +154,4 @@ pub(crate) fn best_successor<R: Rules, S: RawSource + ?Sized>(
     pos: &Position,
 ) -> Result<Wld, ProbeError> {
     best_of_successors(rules, pos, |succ| resolve_with(rules, src, succ))
-}
-
-/// The best value for the side to move of `pos` over its legal moves
-/// ([`Rules::for_each_successor`]), given the value of each successor for its own side to move
-/// (`value`, not called after a win is found): the best of the negated values. An error of
-/// one successor does not hide a win found among the others; otherwise the first error met
-/// is returned, so a missing table is never read as a draw. Shared by the probe's searches and
-/// the generator's capture positions.
-///
-/// # Errors
-/// The first error `value` returns, unless a win was found.
-#[inline]
-pub(crate) fn best_of_successors<R: Rules, E>(
-    rules: R,
-    pos: &Position,
-    mut value: impl FnMut(&Position) -> Result<Wld, E>,
-) -> Result<Wld, E> {
-    let mut best = Wld::Loss;
-    let mut err = None;
-    rules.for_each_successor(pos, |succ| {
-        if best == Wld::Win {
-            return;
-        }
-        match value(&succ) {
-            Ok(v) => best = best.max(v.negate()),
-            Err(e) => {
-                if err.is_none() {
-                    err = Some(e);
-                }
-            }
-        }
-    });
-    if best == Wld::Win {
-        return Ok(Wld::Win);
-    }
-    match err {
-        Some(e) => Err(e),
-        None => Ok(best),
-    }
 }

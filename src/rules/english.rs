@@ -16,10 +16,9 @@ use crate::board::{Bitboard, Color, Position};
 
 /// Rules id of English checkers in table file headers.
 pub const ID: u32 = 1;
-/// Black's crowning row: squares 29-32.
-pub const BLACK_CROWN_ROW: Bitboard = 0xF000_0000;
-/// White's crowning row: squares 1-4.
-pub const WHITE_CROWN_ROW: Bitboard = 0x0000_000F;
+/// The crowning rows (Black's: squares 29-32, White's: squares 1-4), the board's far rows,
+/// defined with the board ([`crate::board`] sits below the rules).
+pub use crate::board::{BLACK_CROWN_ROW, WHITE_CROWN_ROW};
 /// Directions a king moves and captures in (bit d = direction d): all four.
 pub const KING_DIRECTIONS: u8 = 0b1111;
 

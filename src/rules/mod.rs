@@ -18,6 +18,7 @@
 //! docs/architecture.md.
 
 pub mod english;
+pub mod search;
 
 pub use english::English;
 

@@ -3,7 +3,7 @@
 //! (docs/format.md, "Codec 5").
 //!
 //! A block's positions are walked in index order ([`SliceIndex::visit`]). Every position that
-//! [`crate::probe::is_dont_care`] names (the side to move has a capture or no move, or a
+//! [`crate::rules::search::is_dont_care`] names (the side to move has a capture or no move, or a
 //! threat position resolvable within two plies) is skipped: nothing is coded for it, and the
 //! decoder, which walks the same positions, knows it. Each other position's value is coded as
 //! two binary decisions (draw or not; then win or loss), each with an adaptive probability
@@ -197,7 +197,7 @@ impl<'a> Decoder<'a> {
 /// feature 0 (no threat) or 1 + escapes (a threat position; escapes 0, 1, 2+ = the side to
 /// move's moves after which the other side has no capture).
 ///
-/// The same set as [`crate::probe::is_dont_care`] (a unit test checks it on whole slices),
+/// The same set as [`crate::rules::search::is_dont_care`] (a unit test checks it on whole slices),
 /// with each capture test made once.
 #[inline]
 fn feature(p: &Position) -> Option<usize> {
@@ -212,7 +212,7 @@ fn feature(p: &Position) -> Option<usize> {
         return Some(0);
     }
     // A threat position: don't care if it resolves within the probe's search depth.
-    if crate::probe::resolve::threat_resolvable(English, p, crate::probe::resolve::THREAT_DEPTH) {
+    if crate::rules::search::threat_resolvable(English, p, crate::rules::search::THREAT_DEPTH) {
         return None;
     }
     let mut escapes = 0;
@@ -384,7 +384,7 @@ mod tests {
                 let skip = feature(&p).is_none();
                 assert_eq!(
                     skip,
-                    crate::probe::is_dont_care(English, &p),
+                    crate::rules::search::is_dont_care(English, &p),
                     "{}",
                     p.to_fen()
                 );
@@ -451,7 +451,7 @@ mod tests {
         let mut skipped = 0;
         let mut k = 0;
         ix.visit(0, n as u64, |_, p| {
-            if crate::probe::is_dont_care(English, &p) {
+            if crate::rules::search::is_dont_care(English, &p) {
                 skipped += 1;
             } else {
                 assert_eq!(got[k], values[k], "index {k}");
@@ -472,7 +472,7 @@ mod tests {
         // A value above 2 at a coded position is refused.
         let mut wrong = values.clone();
         let at = (0..n)
-            .find(|&i| !crate::probe::is_dont_care(English, &ix.unrank(i as u64).unwrap()))
+            .find(|&i| !crate::rules::search::is_dont_care(English, &ix.unrank(i as u64).unwrap()))
             .unwrap();
         wrong[at] = 3;
         assert_eq!(encode_block(&ix, 0, &wrong), Err(at as u64));

@@ -18,7 +18,7 @@ pub const CODEC_2BIT_ZSTD: u32 = 2;
 
 /// Codec id: the stored form of [`CODEC_2BIT_ZSTD`] (2 bits per value, zstd per block), with
 /// more don't-care positions: besides captures, the positions without a legal move and the
-/// threat positions [`crate::probe::is_dont_care`] resolves by a search of at most two plies; don't-care
+/// threat positions [`crate::rules::search::is_dont_care`] resolves by a search of at most two plies; don't-care
 /// runs are filled from their neighbours (docs/format.md). Type [`Wld2BitThreats`].
 pub const CODEC_2BIT_THREATS: u32 = 4;
 
@@ -94,7 +94,7 @@ impl ValueCodec for Wld2Bit {
 }
 
 /// Codec [`CODEC_2BIT_THREATS`]: [`Wld2Bit`]'s packing under another id (the writer marks
-/// more positions don't care, [`crate::probe::is_dont_care`]).
+/// more positions don't care, [`crate::rules::search::is_dont_care`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Wld2BitThreats;
 

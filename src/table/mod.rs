@@ -312,7 +312,7 @@ mod tests {
             // Codec 4 stores no value where the probe never reads one.
             let stored = |i: usize| {
                 codec == CODEC_2BIT_ZSTD
-                    || !crate::probe::is_dont_care(
+                    || !crate::rules::search::is_dont_care(
                         crate::rules::English,
                         &ix.unrank(i as u64).unwrap(),
                     )

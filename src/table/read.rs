@@ -394,13 +394,13 @@ impl TableFile {
     }
     /// The value codec id: [`super::CODEC_2BIT_ZSTD`] (capture positions don't care) or
     /// [`CODEC_2BIT_THREATS`] (also threat positions and positions without a move,
-    /// [`crate::probe::is_dont_care`]). Values read the same way; the probe never reads a
+    /// [`crate::rules::search::is_dont_care`]). Values read the same way; the probe never reads a
     /// don't-care entry of either.
     pub fn codec(&self) -> u32 {
         self.codec
     }
     /// Whether the file stores no value at the threat positions
-    /// [`crate::probe::is_dont_care`] names (codecs 4 and 5): readers resolve those by search.
+    /// [`crate::rules::search::is_dont_care`] names (codecs 4 and 5): readers resolve those by search.
     pub fn threats_dont_care(&self) -> bool {
         self.codec == CODEC_2BIT_THREATS || self.codec == super::cm::CODEC_CM_THREATS
     }

@@ -33,7 +33,7 @@ pub struct WriteOptions {
     pub rules: u32,
     /// Value codec: [`CODEC_2BIT_ZSTD`] (default: captures are don't care, block majority
     /// filling) or [`CODEC_2BIT_THREATS`] (opt-in, `egdb build --codec 4`: captures, threat
-    /// positions and positions without a move are don't care, [`crate::probe::is_dont_care`],
+    /// positions and positions without a move are don't care, [`crate::rules::search::is_dont_care`],
     /// filled from their neighbours; English rules only; about 1.5x smaller files, warm probes
     /// about 1.7x slower in its slices).
     pub codec: u32,
@@ -346,7 +346,7 @@ fn encode<C: ValueCodec>(
                 for (k, x) in v.iter_mut().enumerate() {
                     if *x != dc {
                         let p = ix.unrank((b * bp + k) as u64).expect("index below size");
-                        if crate::probe::is_dont_care(crate::rules::English, &p) {
+                        if crate::rules::search::is_dont_care(crate::rules::English, &p) {
                             *x = dc;
                         }
                     }
