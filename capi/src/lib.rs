@@ -11,8 +11,8 @@
 //! [`egdb_get_stats`] clears it, so it always describes the latest of these calls. No function
 //! panics across the boundary.
 
-use checkers_egdb::{Color, Position, Wld};
 use checkers_egdb::probe::{ProbeError, Tablebase};
+use checkers_egdb::{Color, Position, Wld};
 use std::cell::{RefCell, UnsafeCell};
 use std::ffi::{c_char, c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -15,13 +15,10 @@ use std::process::Command;
 fn staticlib() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let deps = exe.parent()?;
-    [
-        deps.join("libegdb.a"),
-        deps.parent()?.join("libegdb.a"),
-    ]
-    .into_iter()
-    .filter(|p| p.exists())
-    .max_by_key(|p| p.metadata().and_then(|m| m.modified()).ok())
+    [deps.join("libegdb.a"), deps.parent()?.join("libegdb.a")]
+        .into_iter()
+        .filter(|p| p.exists())
+        .max_by_key(|p| p.metadata().and_then(|m| m.modified()).ok())
 }
 
 #[test]
