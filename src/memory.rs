@@ -38,33 +38,68 @@ pub fn decoded_bytes(positions: u64) -> u64 {
     positions.div_ceil(4)
 }
 
+/// What is wrong with a memory size that [`parse_size`] refuses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SizeProblem {
+    /// Nothing but white space.
+    #[error("empty")]
+    Empty,
+    /// A leading minus sign.
+    #[error("a size cannot be negative")]
+    Negative,
+    /// The text does not start with a digit or a decimal point (`M`, `G5`).
+    #[error("it does not start with a number")]
+    NoNumber,
+    /// The unit after the number is none of `K`, `M`, `G`, `T` (with `B`/`iB`) or `B`.
+    #[error("unknown unit")]
+    UnknownUnit,
+    /// The number is malformed (`1.2.3`, `.`).
+    #[error("not a number")]
+    NotANumber,
+    /// The size exceeds `u64::MAX` bytes.
+    #[error("too large")]
+    TooLarge,
+}
+
+/// A memory size [`parse_size`] cannot read: the text given and what is wrong with it. Its
+/// message is one line naming both, with examples of valid sizes.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid memory size {input:?}: {problem}; a size is a positive number of bytes with an \
+     optional unit, like 512M, 16G, 1.5GiB or 1000000"
+)]
+pub struct SizeError {
+    /// The text given, as given (untrimmed).
+    pub input: String,
+    /// What is wrong with it.
+    pub problem: SizeProblem,
+}
+
 /// Parse a memory size: a number (decimal, optionally with a fraction) followed by an optional
 /// binary unit `K`, `M`, `G` or `T` (powers of 1024, case-insensitive, an optional trailing
 /// `B` or `iB`, e.g. `512M`, `16G`, `1.5GiB`, `64k`); a bare number is bytes.
 ///
 /// # Errors
-/// A one-line message naming the input when it is empty, not a number, negative, has an unknown
+/// [`SizeError`] (naming the input) when it is empty, not a number, negative, has an unknown
 /// unit, or exceeds `u64::MAX` bytes.
-pub fn parse_size(s: &str) -> Result<u64, String> {
+pub fn parse_size(s: &str) -> Result<u64, SizeError> {
     let t = s.trim();
-    let bad = |why: &str| {
-        format!(
-            "invalid memory size {s:?}: {why}; a size is a positive number of bytes with an \
-             optional unit, like 512M, 16G, 1.5GiB or 1000000"
-        )
+    let bad = |problem: SizeProblem| SizeError {
+        input: s.to_string(),
+        problem,
     };
     if t.is_empty() {
-        return Err(bad("empty"));
+        return Err(bad(SizeProblem::Empty));
     }
     if t.starts_with('-') {
-        return Err(bad("a size cannot be negative"));
+        return Err(bad(SizeProblem::Negative));
     }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     if num.is_empty() {
-        return Err(bad("it does not start with a number"));
+        return Err(bad(SizeProblem::NoNumber));
     }
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
@@ -72,16 +107,16 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "m" | "mb" | "mib" => 1 << 20,
         "g" | "gb" | "gib" => 1 << 30,
         "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(bad("unknown unit")),
+        _ => return Err(bad(SizeProblem::UnknownUnit)),
     };
     let value = if let Some((int, frac)) = num.split_once('.') {
         if frac.contains('.') || (int.is_empty() && frac.is_empty()) {
-            return Err(bad("not a number"));
+            return Err(bad(SizeProblem::NotANumber));
         }
         let int: u64 = if int.is_empty() {
             0
         } else {
-            int.parse().map_err(|_| bad("too large"))?
+            int.parse().map_err(|_| bad(SizeProblem::TooLarge))?
         };
         // The fraction is applied exactly in integers: frac digits / 10^len of the multiplier.
         let digits = &frac[..frac.len().min(9)];
@@ -89,14 +124,15 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         let f: u64 = if digits.is_empty() {
             0
         } else {
-            digits.parse().map_err(|_| bad("not a number"))?
+            digits.parse().map_err(|_| bad(SizeProblem::NotANumber))?
         };
         int.checked_mul(mult)
             .and_then(|v| v.checked_add((f as u128 * mult as u128 / den as u128) as u64))
-            .ok_or_else(|| bad("too large"))?
+            .ok_or_else(|| bad(SizeProblem::TooLarge))?
     } else {
-        let n: u64 = num.parse().map_err(|_| bad("too large"))?;
-        n.checked_mul(mult).ok_or_else(|| bad("too large"))?
+        let n: u64 = num.parse().map_err(|_| bad(SizeProblem::TooLarge))?;
+        n.checked_mul(mult)
+            .ok_or_else(|| bad(SizeProblem::TooLarge))?
     };
     Ok(value)
 }
@@ -401,10 +437,34 @@ mod tests {
             "G5",
             "5 G G",
         ] {
-            let e = parse_size(s).expect_err(s);
+            let e = parse_size(s).expect_err(s).to_string();
             assert!(!e.contains('\n'), "{e}");
             assert!(e.contains("invalid memory size"), "{e}");
         }
+    }
+
+    #[test]
+    fn bad_sizes_name_their_problem() {
+        use SizeProblem::*;
+        for (s, want) in [
+            (" ", Empty),
+            ("-1G", Negative),
+            ("G5", NoNumber),
+            ("12Q", UnknownUnit),
+            ("5 G G", UnknownUnit),
+            ("1.2.3G", NotANumber),
+            (".", NotANumber),
+            ("99999999999999999999", TooLarge),
+            ("17179869184T", TooLarge),
+        ] {
+            let e = parse_size(s).expect_err(s);
+            assert_eq!((e.input.as_str(), e.problem), (s, want));
+        }
+        assert_eq!(
+            parse_size("12Q").unwrap_err().to_string(),
+            "invalid memory size \"12Q\": unknown unit; a size is a positive number of bytes \
+             with an optional unit, like 512M, 16G, 1.5GiB or 1000000"
+        );
     }
 
     #[test]

@@ -41,7 +41,9 @@ fn parse_budget(s: &str) -> Result<Budget, String> {
     if s.eq_ignore_ascii_case("unbounded") {
         return Ok(Budget(None));
     }
-    parse_size(s).map(|b| Budget(Some(b)))
+    parse_size(s)
+        .map(|b| Budget(Some(b)))
+        .map_err(|e| e.to_string())
 }
 
 /// Totals of a prediction.
