@@ -2,8 +2,11 @@
 //! See docs/mpi.md.
 //!
 //! Started as `mpirun -n N egdb build --mpi --pieces P --dir SHARED_DIR` (every rank gets the
-//! same arguments). The work is the units of [`build_order`](checkers_egdb::generate::build_order) (a slice and its colour-mirror
-//! partner), the same jobs a single-process build runs:
+//! same arguments). Rank 0 runs the build driver of every build,
+//! [`drive`](checkers_egdb::generate::drive): options, the directory lock, the units
+//! (`--pieces`, `--slice`, `--with-deps`), the codec, damaged files, the resume and the
+//! summary. This module is only the driver's [`Runner`](checkers_egdb::generate::Runner), the
+//! transport that hands the units left to the ranks:
 //!
 //! - **Rank 0** schedules: it keeps the dependency graph (a unit waits until every unit it reads
 //!   is finished: leading-man advances, crowning and all captured materials), hands ready units
@@ -12,12 +15,14 @@
 //!   scheduling by critical path). Rank 0 **also works**: a thread of rank 0 solves units like
 //!   any other rank, so `-n 1` is a plain build and one rank per node keeps every node busy; the
 //!   scheduler itself only waits on messages (1 ms polls).
-//! - **Every rank** (rank 0's worker thread included) receives a unit id, skips it if its files
-//!   are all present and pass their checksums ([`unit_complete`](checkers_egdb::generate::unit_complete)), else loads the dependencies
-//!   from the shared directory's files ([`DecodedTables`](checkers_egdb::store::DecodedTables), checksum-verified), solves with rayon
-//!   on its cores ([`solve_unit_with`](checkers_egdb::generate::solve_unit_with)), writes with the usual atomic, checksummed writes
-//!   ([`write_solved`](checkers_egdb::generate::write_solved)) and reports the counts to rank 0. The solved values stay in the rank's
-//!   dependency store for later units.
+//! - **Every rank** (rank 0's worker thread included) receives a unit id with the codec and
+//!   whether only its distance files are left, loads the dependencies from the shared
+//!   directory's files ([`DecodedTables`](checkers_egdb::store::DecodedTables),
+//!   checksum-verified, within `--memory`), solves with rayon on its cores
+//!   ([`solve_unit`](checkers_egdb::generate::solve_unit): WLD, then `--dtc`'s distance pass),
+//!   writes with the usual atomic, checksummed writes
+//!   ([`write_unit`](checkers_egdb::generate::write_unit)) and reports the counts to rank 0.
+//!   The solved values stay in the rank's dependency store for later units.
 //! - **Same bytes**: a unit's values depend only on its dependencies' values and the solver is
 //!   deterministic, so the files are byte-identical to a single-process build whatever N is.
 //! - **Faults**: a killed rank ends the job (mpirun stops the others); rerunning the command
@@ -28,9 +33,10 @@
 //!   each rank holds; redrawn every second on a terminal, one line every 30 s otherwise. `-v`
 //!   adds one line per unit finished.
 //!
-//! Messages (tags below) are small byte vectors: rank 0 sends ASSIGN `[unit id, unit count]`
-//! (two little-endian u64; the count guards against ranks started with different arguments)
-//! or STOP; workers answer DONE (a `Report`) or FAIL (`[unit id]` then the reason in UTF-8).
+//! Messages (tags below) are small byte vectors: rank 0 sends ASSIGN `[unit id, unit count,
+//! WLD files complete, codec]` (little-endian u64; the count guards against ranks started with
+//! different arguments) or STOP; workers answer DONE (a `Report`: 18 words, then any recheck
+//! notes) or FAIL (`[unit id]` then the reason in UTF-8).
 //!
 //! Test hook: `EGDB_MPI_TEST_KILL=R:K` makes rank R kill itself (SIGKILL) when it receives its
 //! (K+1)-th unit, to test that a rerun resumes after a rank dies mid-build.

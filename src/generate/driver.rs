@@ -605,7 +605,7 @@ impl Runner for LocalRunner {
         let mut sum = BuildSummary::default();
         // A killed build simply has fewer finished files.
         enum Job {
-            Unit(SolvedUnit),
+            Unit(Box<SolvedUnit>),
             /// The jobs before this one are those of the units before unit `i` of the plan.
             UnitEnd(usize),
         }
@@ -676,7 +676,7 @@ impl Runner for LocalRunner {
                         sv.resolution_plies = None;
                     }
                     let wrote_wld = !solved.wld.is_empty();
-                    if tx.send(Job::Unit(solved)).is_err() {
+                    if tx.send(Job::Unit(Box::new(solved))).is_err() {
                         // The writer stopped on an error; it is reported below.
                         return Ok(());
                     }
