@@ -6,9 +6,9 @@
 //! DIR holds the tables the units read (their dependencies); each SLICE names a unit (either
 //! of its slices). Per round and unit it prints the positions whose value, WLD resolution ply
 //! or distance differ from round 0, and any distance-pass error (an inconsistency between
-//! the two passes). Exit status 1 if anything differed.
-use checkers_egdb::generate::solve::SolveOptions;
-use checkers_egdb::generate::{build_order, dtc_unit_with, solve_unit_with_opts, DecodedTables};
+//! the two passes: the builder's recheck note, or its error). Exit status 1 if anything
+//! differed.
+use checkers_egdb::generate::{build_order, solve_unit, DecodedTables, NoProgress, UnitOptions};
 use checkers_egdb::slice::Slice;
 use std::path::Path;
 use std::time::Instant;
@@ -17,13 +17,20 @@ use std::time::Instant;
 type Run = Vec<(Vec<u8>, Vec<u16>, Vec<u16>)>;
 
 fn solve(unit: &checkers_egdb::plan::Unit, deps: &DecodedTables) -> Result<Run, String> {
-    let opts = SolveOptions { record_plies: true };
-    let (solved, _) =
-        solve_unit_with_opts(unit, deps, &|_| {}, &opts).map_err(|e| e.to_string())?;
-    let dtc = dtc_unit_with(unit, deps, Some(&solved)).map_err(|e| e.to_string())?;
+    let uo = UnitOptions {
+        wld_done: false,
+        dtc: true,
+        codec: checkers_egdb::table::CODEC_2BIT_ZSTD,
+    };
+    let solved = solve_unit(unit, deps, &uo, &NoProgress).map_err(|e| e.to_string())?;
+    if let Some(note) = solved.summary.rechecked.first() {
+        // The distance pass disagreed with the values once (the builder solved again).
+        return Err(note.clone());
+    }
     Ok(solved
+        .wld
         .into_iter()
-        .zip(dtc)
+        .zip(solved.dtc)
         .map(|(s, d)| (s.values, s.resolution_plies.unwrap_or_default(), d.dtc))
         .collect())
 }

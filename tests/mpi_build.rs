@@ -71,12 +71,15 @@ mod with_mpi {
             .expect("cannot run mpirun: install Open MPI (openmpi-bin), see docs/mpi.md")
     }
 
-    /// Every table file of `dir`, by name.
+    /// Every table file of `dir` (value and distance files), by name.
     fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         std::fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap())
-            .filter(|e| e.file_name().to_string_lossy().ends_with(".egdb"))
+            .filter(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                n.ends_with(".egdb") || n.ends_with(".dtc")
+            })
             .map(|e| {
                 (
                     e.file_name().to_string_lossy().into_owned(),
@@ -197,13 +200,53 @@ mod with_mpi {
         assert_same_files(t.path());
     }
 
+    /// A single-process `egdb build --quiet --pieces 4 --dir <dir> <extra>`.
+    fn single(dir: &Path, extra: &[&str]) {
+        let out = Command::new(EGDB)
+            .args(["build", "--quiet", "--pieces", &PIECES.to_string(), "--dir"])
+            .arg(dir)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+    }
+
+    /// The unit failing on a rank (here: a dependency whose file is corrupt, read only by the
+    /// rank solving the unit) stops the job with one line naming the unit and the rank.
     #[test]
     fn failing_unit_stops_the_job_naming_unit_and_rank() {
         let t = tempfile::tempdir().unwrap();
-        // A directory where the last unit's first table must go: its rename fails.
-        let last = build_order(PIECES).pop().unwrap();
-        std::fs::create_dir(table_path(t.path(), &last.slices[0])).unwrap();
-        let out = mpirun(3, t.path(), &["--quiet"], &[]);
+        single(t.path(), &[]);
+        // The unit of 0202-nn (it reads 0102-nn through a capture) is built again with --slice, after every 3-piece table with
+        // blocks (a uniform slice is its 72-byte header and checksum) was damaged in the
+        // middle (the header stays valid, the whole-file checksum fails).
+        let target: checkers_egdb::slice::Slice = "0202-nn".parse().unwrap();
+        let last = build_order(PIECES)
+            .into_iter()
+            .find(|u| u.slices.contains(&target))
+            .unwrap();
+        let mut damaged = 0;
+        for u in build_order(PIECES - 1)
+            .iter()
+            .filter(|u| u.pieces == PIECES - 1)
+        {
+            for s in &u.slices {
+                let p = table_path(t.path(), s);
+                let mut b = std::fs::read(&p).unwrap();
+                if b.len() > 200 {
+                    let k = b.len() / 2;
+                    b[k] ^= 0x55;
+                    std::fs::write(&p, b).unwrap();
+                    damaged += 1;
+                }
+            }
+        }
+        assert!(damaged > 0);
+        for s in &last.slices {
+            std::fs::remove_file(table_path(t.path(), s)).unwrap();
+        }
+        let name = last.slices[0].to_string();
+        let out = mpirun(3, t.path(), &["--quiet", "--slice", &name], &[]);
         assert!(!out.status.success(), "{}", text(&out));
         let err = String::from_utf8_lossy(&out.stderr);
         let want = format!("failed on unit {} (", last.id);
@@ -211,6 +254,134 @@ mod with_mpi {
             .lines()
             .find(|l| l.starts_with("egdb: error: rank ") && l.contains(&want))
             .unwrap_or_else(|| panic!("no error line naming rank and unit\n{}", text(&out)));
-        assert!(line.contains(&last.slices[0].to_string()), "{line}");
+        assert!(line.contains(&name), "{line}");
+    }
+
+    /// `--dtc` and `--codec 4` under --mpi: the same value and distance files as a
+    /// single-process build with the same options, and `egdb verify` passes.
+    #[test]
+    fn dtc_and_codec_4_give_the_single_process_bytes() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        single(a.path(), &["--dtc", "--codec", "4"]);
+        let out = mpirun(3, b.path(), &["--quiet", "--dtc", "--codec", "4"], &[]);
+        assert!(out.status.success(), "{}", text(&out));
+        let (want, got) = (files(a.path()), files(b.path()));
+        assert!(want.keys().any(|k| k.ends_with(".dtc")));
+        assert_eq!(want.len(), got.len());
+        assert!(want == got, "files differ from the single-process build");
+        // The summary names the codec, and a rerun (codec from the directory) builds nothing.
+        let again = mpirun(2, b.path(), &["--dtc"], &[]);
+        assert!(again.status.success(), "{}", text(&again));
+        let so = String::from_utf8_lossy(&again.stdout);
+        assert!(so.contains("slices        0 built, "), "{}", text(&again));
+        assert!(so.contains("codec         4 "), "{}", text(&again));
+        assert!(so.contains("distances     0 built, "), "{}", text(&again));
+        let v = Command::new(EGDB)
+            .args(["verify", "--dir"])
+            .arg(b.path())
+            .output()
+            .unwrap();
+        assert!(v.status.success(), "{}", text(&v));
+    }
+
+    /// `--slice S --with-deps` under --mpi builds the same units, to the same bytes, as
+    /// without it.
+    #[test]
+    fn slice_with_deps_gives_the_single_process_bytes() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let three = ["--pieces", "3"];
+        for d in [a.path(), b.path()] {
+            let out = Command::new(EGDB)
+                .args(["build", "--quiet", "--dir"])
+                .arg(d)
+                .args(three)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", text(&out));
+        }
+        let last = build_order(PIECES).pop().unwrap().slices[0].to_string();
+        single(a.path(), &["--slice", &last, "--with-deps"]);
+        let out = mpirun(
+            3,
+            b.path(),
+            &["--quiet", "--slice", &last, "--with-deps"],
+            &[],
+        );
+        assert!(out.status.success(), "{}", text(&out));
+        let (want, got) = (files(a.path()), files(b.path()));
+        assert!(want.len() > 40, "{} files", want.len());
+        assert!(want == got, "files differ from the single-process build");
+    }
+
+    /// Issue 36, item 8: the MPI build takes the directory lock. A directory another build
+    /// holds is refused with the lock's one line and nothing is written; while an MPI job
+    /// builds, a single-process build and a second MPI job on the directory are refused.
+    #[test]
+    fn the_mpi_build_takes_the_directory_lock() {
+        use checkers_egdb::generate::DirLock;
+        let t = tempfile::tempdir().unwrap();
+        {
+            let _held = DirLock::acquire(t.path(), true).unwrap();
+            let out = mpirun(2, t.path(), &[], &[]);
+            assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.lines()
+                    .any(|l| l.starts_with("egdb: error: another egdb build is running on ")),
+                "{}",
+                text(&out)
+            );
+            assert!(files(t.path()).is_empty(), "the refused job wrote tables");
+        }
+        // An MPI job (with --dtc, so that it runs for a while) holds the lock while it builds.
+        let mut c = Command::new("mpirun");
+        c.args(["-n", "2", "--oversubscribe"])
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+            .env("RAYON_NUM_THREADS", "1")
+            .args([
+                EGDB, "build", "--mpi", "--quiet", "--dtc", "--pieces", "4", "--dir",
+            ])
+            .arg(t.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        let mut job = c.spawn().unwrap();
+        // Wait until it has written a table (it holds the lock then).
+        let t0 = std::time::Instant::now();
+        while files(t.path()).is_empty() && t0.elapsed().as_secs() < 120 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let plain = Command::new(EGDB)
+            .args(["build", "--quiet", "--pieces", "4", "--dir"])
+            .arg(t.path())
+            .output()
+            .unwrap();
+        let ran_past_plain = job.try_wait().unwrap().is_none();
+        let second = mpirun(2, t.path(), &["--quiet"], &[]);
+        let ran_past_second = job.try_wait().unwrap().is_none();
+        let out = job.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        for (o, checked) in [(&plain, ran_past_plain), (&second, ran_past_second)] {
+            if !checked {
+                // The job had ended before this build finished: nothing to say about it.
+                eprintln!("note: the MPI job ended before a refusal could be checked");
+                continue;
+            }
+            assert_eq!(o.status.code(), Some(1), "{}", text(o));
+            assert!(
+                String::from_utf8_lossy(&o.stderr).contains("another egdb build is running on "),
+                "{}",
+                text(o)
+            );
+        }
+        assert!(
+            ran_past_plain,
+            "the MPI job ended before the first check: make it longer"
+        );
+        // Whatever happened, the directory holds the single-process bytes.
+        let want = tempfile::tempdir().unwrap();
+        single(want.path(), &["--dtc"]);
+        assert!(files(want.path()) == files(t.path()), "files differ");
     }
 }

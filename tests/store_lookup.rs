@@ -4,7 +4,9 @@
 //! (`probe::resolve`) over the written files does, at every position: capture positions,
 //! positions without a move, either side to move.
 use checkers_egdb::board::{Color, Position};
-use checkers_egdb::generate::{build, build_order, solve_unit_with, BuildOptions, DecodedTables};
+use checkers_egdb::generate::{
+    build, build_order, solve_unit, BuildOptions, DecodedTables, NoProgress, UnitOptions,
+};
 use checkers_egdb::index::SliceIndex;
 use checkers_egdb::probe::resolve;
 
@@ -20,8 +22,13 @@ fn lookup_of_handed_over_slices_agrees_with_the_capture_search_over_the_files() 
     let handed = DecodedTables::new(dir);
     let units = build_order(4);
     for unit in &units {
-        let (solved, _) = solve_unit_with(unit, &files, &|_| {}).expect("solves");
-        for sv in solved {
+        let uo = UnitOptions {
+            wld_done: false,
+            dtc: false,
+            codec: checkers_egdb::table::CODEC_2BIT_ZSTD,
+        };
+        let solved = solve_unit(unit, &files, &uo, &NoProgress).expect("solves");
+        for sv in solved.wld {
             handed.insert(&sv.slice, &sv.values).unwrap();
         }
     }

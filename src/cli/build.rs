@@ -46,11 +46,11 @@ pub struct Args {
     pub verbose: bool,
     /// Spread the build over the ranks of an MPI job: `mpirun -n N egdb build --mpi ...`, with
     /// --dir on a filesystem all ranks share (needs the `mpi` cargo feature; see docs/mpi.md).
-    #[arg(long, conflicts_with = "slice")]
+    #[arg(long)]
     pub mpi: bool,
     /// Also build the distance-to-conversion file of every slice (`<slice>.dtc`); on a
     /// directory whose WLD files exist, only the distance files are built.
-    #[arg(long, conflicts_with = "mpi")]
+    #[arg(long)]
     pub dtc: bool,
     /// Value codec of the WLD files written: 2 (default), 4 (about 1.5x smaller WLD files;
     /// the first probe of a threat position pays a search, later ones are remembered) or 5
@@ -193,13 +193,9 @@ pub fn run(args: Args) -> CliResult {
     let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal(), args.verbose);
     let s = if args.mpi {
         bars.overall.finish_and_clear();
-        if args
-            .codec
-            .is_some_and(|c| c != checkers_egdb::table::CODEC_2BIT_ZSTD)
-        {
-            return Err("--mpi writes codec 2 only: leave out --codec".into());
-        }
-        match super::build_mpi::run(&opts, args.quiet, args.verbose)? {
+        // Rank 0 shows its own status line; the bars only print notes and warnings.
+        let notes = Bars::new(false, false);
+        match super::build_mpi::run(&opts, args.quiet, args.verbose, &notes)? {
             Some(s) => s,
             // Ranks other than 0 print nothing.
             None => return Ok(()),

@@ -2,8 +2,11 @@
 //! See docs/mpi.md.
 //!
 //! Started as `mpirun -n N egdb build --mpi --pieces P --dir SHARED_DIR` (every rank gets the
-//! same arguments). The work is the units of [`build_order`](checkers_egdb::generate::build_order) (a slice and its colour-mirror
-//! partner), the same jobs a single-process build runs:
+//! same arguments). Rank 0 runs the build driver of every build,
+//! [`drive`](checkers_egdb::generate::drive): options, the directory lock, the units
+//! (`--pieces`, `--slice`, `--with-deps`), the codec, damaged files, the resume and the
+//! summary. This module is only the driver's [`Runner`](checkers_egdb::generate::Runner), the
+//! transport that hands the units left to the ranks:
 //!
 //! - **Rank 0** schedules: it keeps the dependency graph (a unit waits until every unit it reads
 //!   is finished: leading-man advances, crowning and all captured materials), hands ready units
@@ -12,12 +15,14 @@
 //!   scheduling by critical path). Rank 0 **also works**: a thread of rank 0 solves units like
 //!   any other rank, so `-n 1` is a plain build and one rank per node keeps every node busy; the
 //!   scheduler itself only waits on messages (1 ms polls).
-//! - **Every rank** (rank 0's worker thread included) receives a unit id, skips it if its files
-//!   are all present and pass their checksums ([`unit_complete`](checkers_egdb::generate::unit_complete)), else loads the dependencies
-//!   from the shared directory's files ([`DecodedTables`](checkers_egdb::store::DecodedTables), checksum-verified), solves with rayon
-//!   on its cores ([`solve_unit_with`](checkers_egdb::generate::solve_unit_with)), writes with the usual atomic, checksummed writes
-//!   ([`write_solved`](checkers_egdb::generate::write_solved)) and reports the counts to rank 0. The solved values stay in the rank's
-//!   dependency store for later units.
+//! - **Every rank** (rank 0's worker thread included) receives a unit id with the codec and
+//!   whether only its distance files are left, loads the dependencies from the shared
+//!   directory's files ([`DecodedTables`](checkers_egdb::store::DecodedTables),
+//!   checksum-verified, within `--memory`), solves with rayon on its cores
+//!   ([`solve_unit`](checkers_egdb::generate::solve_unit): WLD, then `--dtc`'s distance pass),
+//!   writes with the usual atomic, checksummed writes
+//!   ([`write_unit`](checkers_egdb::generate::write_unit)) and reports the counts to rank 0.
+//!   The solved values stay in the rank's dependency store for later units.
 //! - **Same bytes**: a unit's values depend only on its dependencies' values and the solver is
 //!   deterministic, so the files are byte-identical to a single-process build whatever N is.
 //! - **Faults**: a killed rank ends the job (mpirun stops the others); rerunning the command
@@ -28,9 +33,10 @@
 //!   each rank holds; redrawn every second on a terminal, one line every 30 s otherwise. `-v`
 //!   adds one line per unit finished.
 //!
-//! Messages (tags below) are small byte vectors: rank 0 sends ASSIGN `[unit id, unit count]`
-//! (two little-endian u64; the count guards against ranks started with different arguments)
-//! or STOP; workers answer DONE (a `Report`) or FAIL (`[unit id]` then the reason in UTF-8).
+//! Messages (tags below) are small byte vectors: rank 0 sends ASSIGN `[unit id, unit count,
+//! WLD files complete, codec]` (little-endian u64; the count guards against ranks started with
+//! different arguments) or STOP; workers answer DONE (a `Report`: 18 words, then any recheck
+//! notes) or FAIL (`[unit id]` then the reason in UTF-8).
 //!
 //! Test hook: `EGDB_MPI_TEST_KILL=R:K` makes rank R kill itself (SIGKILL) when it receives its
 //! (K+1)-th unit, to test that a rerun resumes after a rank dies mid-build.
@@ -44,6 +50,7 @@ pub fn run(
     _opts: &checkers_egdb::generate::BuildOptions,
     _quiet: bool,
     _verbose: bool,
+    _observer: &dyn checkers_egdb::generate::BuildObserver,
 ) -> Result<Option<checkers_egdb::generate::BuildSummary>, Box<dyn std::error::Error + Send + Sync>>
 {
     Err("this egdb was built without MPI support: rebuild it with `cargo build --release --features mpi` (needs Open MPI and libclang, see docs/mpi.md)".into())
@@ -55,20 +62,18 @@ pub use imp::run;
 #[cfg(feature = "mpi")]
 mod imp {
     use checkers_egdb::generate::{
-        build_order, check_codec, remove_stale_temp_files, solve_unit_with, unit_complete,
-        write_solved, BuildOptions, BuildSummary, DecodedTables, Unit, MAX_BUILD_PIECES,
+        build_order, drive, solve_unit, write_unit, BuildError, BuildObserver, BuildOptions,
+        BuildPlan, BuildSummary, DecodedTables, NoProgress, Runner, Unit, UnitOptions,
     };
     use checkers_egdb::slice::Slice;
     use checkers_egdb::table::table_path;
     use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
     use mpi::topology::{Communicator, SimpleCommunicator};
-    use mpi::traits::CommunicatorCollectives;
     use mpi::Threading;
     use std::cmp::Reverse;
     use std::collections::{BinaryHeap, HashMap};
     use std::path::Path;
     use std::sync::mpsc;
-    use std::sync::Arc;
     use std::time::{Duration, Instant};
 
     type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -80,6 +85,9 @@ mod imp {
 
     /// How long to wait between polls for a message (receives never spin a core).
     const POLL: Duration = Duration::from_millis(1);
+
+    /// Words of a DONE message before its recheck notes.
+    const REPORT_WORDS: usize = 18;
 
     /// What a rank reports for a unit it finished.
     #[derive(Clone, Debug, Default)]
@@ -95,7 +103,7 @@ mod imp {
     impl Report {
         pub(super) fn encode(&self) -> Vec<u8> {
             let s = &self.sum;
-            let words: [u64; 14] = [
+            let words: [u64; REPORT_WORDS] = [
                 self.unit as u64,
                 self.skipped as u64,
                 s.slices_built,
@@ -110,14 +118,23 @@ mod imp {
                 s.solve_seconds.to_bits(),
                 s.initial_seconds.to_bits(),
                 s.write_seconds.to_bits(),
+                s.dtc_bytes,
+                s.dtc_seconds.to_bits(),
+                s.dtc_files,
+                s.dtc_positions,
             ];
-            words.iter().flat_map(|w| w.to_le_bytes()).collect()
+            // Then the recheck notes, UTF-8, separated by newlines (notes are one line each).
+            let mut b: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            b.extend(s.rechecked.join("\n").as_bytes());
+            b
         }
 
         pub(super) fn decode(b: &[u8]) -> Option<Report> {
-            if b.len() != 14 * 8 {
+            if b.len() < REPORT_WORDS * 8 {
                 return None;
             }
+            let (b, notes) = b.split_at(REPORT_WORDS * 8);
+            let notes = std::str::from_utf8(notes).ok()?;
             let w: Vec<u64> = b
                 .chunks_exact(8)
                 .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
@@ -138,16 +155,26 @@ mod imp {
                     solve_seconds: f64::from_bits(w[11]),
                     initial_seconds: f64::from_bits(w[12]),
                     write_seconds: f64::from_bits(w[13]),
+                    dtc_bytes: w[14],
+                    dtc_seconds: f64::from_bits(w[15]),
+                    dtc_files: w[16],
+                    dtc_positions: w[17],
+                    rechecked: if notes.is_empty() {
+                        Vec::new()
+                    } else {
+                        notes.split('\n').map(str::to_string).collect()
+                    },
                     ..BuildSummary::default()
                 },
             })
         }
     }
 
-    /// Every unit each unit reads (ids, sorted): the same-piece-count units of
-    /// [`Unit::dep_units`] and the units holding every non-empty slice of its capture
-    /// materials.
-    pub(super) fn unit_dependencies(units: &[Unit]) -> Vec<Vec<usize>> {
+    /// Every unit of `units` each one reads (positions in `units`, sorted): the
+    /// same-piece-count units of [`Unit::dep_units`] and the units holding every non-empty
+    /// slice of its capture materials. Units not in `units` (already built) are left out.
+    pub(super) fn job_dependencies(units: &[&Unit]) -> Vec<Vec<usize>> {
+        let at: HashMap<usize, usize> = units.iter().enumerate().map(|(k, u)| (u.id, k)).collect();
         let unit_of: HashMap<Slice, usize> = units
             .iter()
             .flat_map(|u| u.slices.iter().map(move |s| (*s, u.id)))
@@ -155,11 +182,12 @@ mod imp {
         units
             .iter()
             .map(|u| {
-                let mut d = u.dep_units.clone();
+                let mut d: Vec<usize> = u.dep_units.clone();
                 for m in &u.capture_materials {
                     // Slices without positions have no unit and are no dependency.
                     d.extend(Slice::all_of(*m).iter().filter_map(|s| unit_of.get(s)));
                 }
+                let mut d: Vec<usize> = d.iter().filter_map(|id| at.get(id).copied()).collect();
                 d.sort_unstable();
                 d.dedup();
                 d
@@ -287,28 +315,30 @@ mod imp {
         }
     }
 
-    /// Solve and write one unit (or skip it when complete). The error is the reason as text.
-    fn work(dir: &Path, u: &Unit, deps: &DecodedTables) -> Result<Report, String> {
+    /// Solve and write one unit with the driver's [`solve_unit`] and [`write_unit`], as a
+    /// single-process build does. The error is the reason as text.
+    fn work(
+        dir: &Path,
+        u: &Unit,
+        uo: &UnitOptions,
+        deps: &mut DecodedTables,
+    ) -> Result<Report, String> {
         let t0 = Instant::now();
-        if unit_complete(dir, u) {
-            return Ok(Report {
-                unit: u.id,
-                skipped: true,
-                sum: BuildSummary {
-                    slices_skipped: u.slices.len() as u64,
-                    seconds: t0.elapsed().as_secs_f64(),
-                    ..Default::default()
-                },
-            });
-        }
         wait_for_dependencies(dir, u);
+        deps.begin_unit(
+            u,
+            u.sizes.iter().sum::<u64>() * checkers_egdb::memory::UNIT_BYTES_PER_POSITION,
+        );
+        let deps = &*deps;
         let run = || -> Result<BuildSummary, String> {
-            let (solved, mut sum) = solve_unit_with(u, deps, &|_| {}).map_err(|e| e.to_string())?;
-            for sv in &solved {
-                sum.add(&write_solved(dir, sv).map_err(|e| e.to_string())?);
+            let mut solved = solve_unit(u, deps, uo, &NoProgress).map_err(|e| e.to_string())?;
+            let mut sum = std::mem::take(&mut solved.summary);
+            for sv in &mut solved.wld {
                 deps.insert(&sv.slice, &sv.values)
                     .map_err(|e| e.to_string())?;
+                sv.resolution_plies = None;
             }
+            sum.add(&write_unit(dir, &solved, uo.codec).map_err(|e| e.to_string())?);
             Ok(sum)
         };
         let mut sum = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
@@ -330,10 +360,17 @@ mod imp {
         })
     }
 
-    fn encode_assign(unit: usize, count: usize) -> Vec<u8> {
-        let mut b = (unit as u64).to_le_bytes().to_vec();
-        b.extend((count as u64).to_le_bytes());
-        b
+    /// ASSIGN: `[unit id, unit count, WLD files complete, codec]`, little-endian u64 words.
+    fn encode_assign(unit: usize, count: usize, uo: &UnitOptions) -> Vec<u8> {
+        [
+            unit as u64,
+            count as u64,
+            uo.wld_done as u64,
+            uo.codec as u64,
+        ]
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect()
     }
 
     /// Wait for the next message from rank `from`, polling (an idle rank sleeps instead of
@@ -349,12 +386,15 @@ mod imp {
     }
 
     /// A rank other than 0: solve the units rank 0 sends until STOP.
-    fn worker(world: &SimpleCommunicator, dir: &Path, units: &[Unit]) {
+    fn worker(world: &SimpleCommunicator, opts: &BuildOptions) {
         let rank = world.rank();
-        let deps = DecodedTables::new(dir);
+        let dir = opts.dir.as_path();
+        let mut deps = DecodedTables::with_budget(dir, opts.memory);
         let root = world.process_at_rank(0);
         let kill_after = kill_hook(rank);
         let mut received = 0usize;
+        // Planned on the first unit received (rank 0 checked the options first).
+        let mut units: Option<Vec<Unit>> = None;
         loop {
             let (buf, tag) = receive_from(world, 0);
             if tag == TAG_STOP {
@@ -364,8 +404,16 @@ mod imp {
                 .chunks_exact(8)
                 .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
                 .collect();
-            let (id, count) = match (tag, words.as_slice()) {
-                (TAG_ASSIGN, &[id, count]) => (id as usize, count as usize),
+            let (id, count, uo) = match (tag, words.as_slice()) {
+                (TAG_ASSIGN, &[id, count, wld_done, codec]) => (
+                    id as usize,
+                    count as usize,
+                    UnitOptions {
+                        wld_done: wld_done != 0,
+                        dtc: opts.dtc,
+                        codec: codec as u32,
+                    },
+                ),
                 _ => die(
                     world,
                     &format!("rank {rank}: unexpected message (tag {tag})"),
@@ -378,13 +426,14 @@ mod imp {
                 }
             }
             received += 1;
+            let units = units.get_or_insert_with(|| build_order(opts.pieces));
             let result = if count != units.len() || id >= units.len() {
                 Err(format!(
                     "rank 0 plans {count} units, this rank {}: were all ranks started with the same --pieces?",
                     units.len()
                 ))
             } else {
-                work(dir, &units[id], &deps)
+                work(dir, &units[id], &uo, &mut deps)
             };
             match result {
                 Ok(r) => root.send_with_tag(&r.encode()[..], TAG_DONE),
@@ -450,162 +499,201 @@ mod imp {
         Fail(i32, usize, String),
     }
 
-    /// Rank 0: schedule every unit, run rank 0's own worker thread, gather the totals.
-    fn scheduler(
-        world: &SimpleCommunicator,
-        opts: &BuildOptions,
+    /// Rank 0's [`Runner`]: schedules the driver's units over the ranks (rank 0's own worker
+    /// thread included) and gathers the totals. A rank's failure aborts the job.
+    struct MpiRunner<'w> {
+        world: &'w SimpleCommunicator,
         quiet: bool,
         verbose: bool,
-        units: Arc<Vec<Unit>>,
+    }
+
+    impl Runner for MpiRunner<'_> {
+        fn run(
+            &mut self,
+            plan: &BuildPlan<'_>,
+            observer: &dyn BuildObserver,
+        ) -> Result<BuildSummary, BuildError> {
+            Ok(scheduler(
+                self.world,
+                plan,
+                self.quiet,
+                self.verbose,
+                observer,
+            ))
+        }
+    }
+
+    /// Rank 0: schedule every unit of `plan`, run rank 0's own worker thread, gather the totals.
+    fn scheduler(
+        world: &SimpleCommunicator,
+        plan: &BuildPlan<'_>,
+        quiet: bool,
+        verbose: bool,
+        observer: &dyn BuildObserver,
     ) -> BuildSummary {
+        let opts = plan.opts;
         let progress = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
         let start = Instant::now();
         let size = world.size();
-        let deps = unit_dependencies(&units);
+        let units: Vec<&Unit> = plan.jobs.iter().map(|j| j.unit).collect();
+        let deps = job_dependencies(&units);
         let sizes: Vec<u64> = units.iter().map(|u| u.sizes.iter().sum()).collect();
         let mut sched = Scheduler::new(&deps, &sizes);
-        // Rank 0's own worker: a thread fed through channels (only this thread calls MPI).
-        let (to_local, local_rx) = mpsc::channel::<Option<usize>>();
-        let (local_tx, from_local) = mpsc::channel::<Result<Report, (usize, String)>>();
-        let local = {
-            let units = Arc::clone(&units);
-            let dir = opts.dir.clone();
-            let kill_after = kill_hook(0);
-            std::thread::spawn(move || {
-                let store = DecodedTables::new(&dir);
-                for (n, id) in local_rx.iter().map_while(|x| x).enumerate() {
-                    if kill_after == Some(n) {
-                        // SAFETY: sending a signal to this process.
-                        unsafe {
-                            libc::kill(libc::getpid(), libc::SIGKILL);
+        // Every rank plans the units of --pieces; the count guards against other arguments.
+        let count = build_order(opts.pieces).len();
+        std::thread::scope(|scope| {
+            // Rank 0's own worker: a thread fed through channels (only this thread calls MPI).
+            let (to_local, local_rx) = mpsc::channel::<Option<usize>>();
+            let (local_tx, from_local) = mpsc::channel::<Result<Report, (usize, String)>>();
+            let local = {
+                let units = &units;
+                let dir = opts.dir.clone();
+                let kill_after = kill_hook(0);
+                scope.spawn(move || {
+                    let mut store = DecodedTables::with_budget(&dir, opts.memory);
+                    for (n, k) in local_rx.iter().map_while(|x| x).enumerate() {
+                        if kill_after == Some(n) {
+                            // SAFETY: sending a signal to this process.
+                            unsafe {
+                                libc::kill(libc::getpid(), libc::SIGKILL);
+                            }
+                        }
+                        let uo = plan.unit_options(&plan.jobs[k]);
+                        let r = work(&dir, units[k], &uo, &mut store).map_err(|e| (k, e));
+                        if local_tx.send(r).is_err() {
+                            return;
                         }
                     }
-                    let r = work(&dir, &units[id], &store).map_err(|e| (id, e));
-                    if local_tx.send(r).is_err() {
-                        return;
+                })
+            };
+            // (job index, since) held by each rank.
+            let mut holding: Vec<Option<(usize, Instant)>> = vec![None; size as usize];
+            let mut total = BuildSummary::default();
+            let mut display = Display {
+                tty: progress,
+                every: if progress {
+                    Duration::from_secs(1)
+                } else {
+                    Duration::from_secs(30)
+                },
+                last: None,
+                quiet,
+            };
+            loop {
+                for (r, h) in holding.iter_mut().enumerate() {
+                    if h.is_some() {
+                        continue;
+                    }
+                    let Some(k) = sched.next() else { break };
+                    *h = Some((k, Instant::now()));
+                    if r == 0 {
+                        to_local.send(Some(k)).expect("rank 0 worker thread alive");
+                    } else {
+                        let uo = plan.unit_options(&plan.jobs[k]);
+                        world
+                            .process_at_rank(r as i32)
+                            .send_with_tag(&encode_assign(units[k].id, count, &uo)[..], TAG_ASSIGN);
                     }
                 }
-            })
-        };
-        let mut holding: Vec<Option<(usize, Instant)>> = vec![None; size as usize];
-        let mut total = BuildSummary::default();
-        let mut display = Display {
-            tty: progress,
-            every: if progress {
-                Duration::from_secs(1)
-            } else {
-                Duration::from_secs(30)
-            },
-            last: None,
-            quiet,
-        };
-        let n = units.len();
-        loop {
-            for (r, h) in holding.iter_mut().enumerate() {
-                if h.is_some() {
-                    continue;
+                if sched.all_done() {
+                    break;
                 }
-                let Some(id) = sched.next() else { break };
-                *h = Some((id, Instant::now()));
-                if r == 0 {
-                    to_local.send(Some(id)).expect("rank 0 worker thread alive");
-                } else {
-                    world
-                        .process_at_rank(r as i32)
-                        .send_with_tag(&encode_assign(id, n)[..], TAG_ASSIGN);
-                }
-            }
-            if sched.all_done() {
-                break;
-            }
-            if holding.iter().all(Option::is_none) {
-                die(
-                    world,
-                    "internal error: no unit ready and none in flight (dependency cycle?)",
-                );
-            }
-            let mut event = None;
-            match from_local.try_recv() {
-                Ok(Ok(r)) => event = Some(Event::Done(0, r)),
-                Ok(Err((id, e))) => event = Some(Event::Fail(0, id, e)),
-                Err(mpsc::TryRecvError::Empty) => {}
-                Err(mpsc::TryRecvError::Disconnected) => {
-                    die(world, "rank 0's worker thread stopped")
-                }
-            }
-            if event.is_none() && size > 1 {
-                if let Some(m) = world.any_process().immediate_matched_probe() {
-                    let (buf, status) = m.matched_receive_vec::<u8>();
-                    let from = status.source_rank();
-                    event = Some(match status.tag() {
-                        TAG_DONE => match Report::decode(&buf) {
-                            Some(r) => Event::Done(from, r),
-                            None => die(world, &format!("rank {from}: malformed report")),
-                        },
-                        TAG_FAIL if buf.len() >= 8 => Event::Fail(
-                            from,
-                            u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")) as usize,
-                            String::from_utf8_lossy(&buf[8..]).into_owned(),
-                        ),
-                        t => die(world, &format!("rank {from}: unexpected message (tag {t})")),
-                    });
-                }
-            }
-            match event {
-                None => std::thread::sleep(POLL),
-                Some(Event::Fail(r, id, e)) => {
-                    display.clear();
-                    let what = units.get(id).map_or_else(String::new, names);
+                if holding.iter().all(Option::is_none) {
                     die(
                         world,
-                        &format!("rank {r} failed on unit {id} ({what}): {e}"),
+                        "internal error: no unit ready and none in flight (dependency cycle?)",
                     );
                 }
-                Some(Event::Done(r, rep)) => {
-                    if holding[r as usize].map(|h| h.0) != Some(rep.unit) {
-                        die(
-                            world,
-                            &format!("rank {r} reported unit {} it was not given", rep.unit),
-                        );
-                    }
-                    holding[r as usize] = None;
-                    sched.finish(rep.unit);
-                    let wall = rep.sum.seconds;
-                    total.add(&rep.sum);
-                    if verbose && !rep.skipped {
-                        display.note(&format!(
-                            "built {}\t{} positions\t{:.3} s on rank {r} (initial pass {:.3}, propagation {:.3} over {} plies, writing {:.3})\t{:.0} positions/s",
-                            names(&units[rep.unit]),
-                            rep.sum.positions,
-                            wall,
-                            rep.sum.initial_seconds,
-                            rep.sum.solve_seconds - rep.sum.initial_seconds,
-                            rep.sum.plies,
-                            rep.sum.write_seconds,
-                            rep.sum.positions as f64 / wall.max(1e-9)
-                        ));
+                let mut event = None;
+                match from_local.try_recv() {
+                    Ok(Ok(r)) => event = Some(Event::Done(0, r)),
+                    Ok(Err((k, e))) => event = Some(Event::Fail(0, units[k].id, e)),
+                    Err(mpsc::TryRecvError::Empty) => {}
+                    Err(mpsc::TryRecvError::Disconnected) => {
+                        die(world, "rank 0's worker thread stopped")
                     }
                 }
+                if event.is_none() && size > 1 {
+                    if let Some(m) = world.any_process().immediate_matched_probe() {
+                        let (buf, status) = m.matched_receive_vec::<u8>();
+                        let from = status.source_rank();
+                        event = Some(match status.tag() {
+                            TAG_DONE => match Report::decode(&buf) {
+                                Some(r) => Event::Done(from, r),
+                                None => die(world, &format!("rank {from}: malformed report")),
+                            },
+                            TAG_FAIL if buf.len() >= 8 => Event::Fail(
+                                from,
+                                u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")) as usize,
+                                String::from_utf8_lossy(&buf[8..]).into_owned(),
+                            ),
+                            t => die(world, &format!("rank {from}: unexpected message (tag {t})")),
+                        });
+                    }
+                }
+                match event {
+                    None => std::thread::sleep(POLL),
+                    Some(Event::Fail(r, id, e)) => {
+                        display.clear();
+                        let what = units
+                            .iter()
+                            .find(|u| u.id == id)
+                            .map_or_else(String::new, |u| names(u));
+                        die(
+                            world,
+                            &format!("rank {r} failed on unit {id} ({what}): {e}"),
+                        );
+                    }
+                    Some(Event::Done(r, rep)) => {
+                        let Some((k, _)) =
+                            holding[r as usize].filter(|h| units[h.0].id == rep.unit)
+                        else {
+                            die(
+                                world,
+                                &format!("rank {r} reported unit {} it was not given", rep.unit),
+                            );
+                        };
+                        holding[r as usize] = None;
+                        sched.finish(k);
+                        let wall = rep.sum.seconds;
+                        for note in &rep.sum.rechecked {
+                            display.clear();
+                            observer.unit_rechecked(units[k], note);
+                        }
+                        total.add(&rep.sum);
+                        if verbose && !rep.skipped {
+                            display.note(&format!(
+                                "built {}\t{} positions\t{:.3} s on rank {r} (initial pass {:.3}, propagation {:.3} over {} plies, distance pass {:.3}, writing {:.3})\t{:.0} positions/s",
+                                names(units[k]),
+                                units[k].sizes.iter().sum::<u64>(),
+                                wall,
+                                rep.sum.initial_seconds,
+                                rep.sum.solve_seconds - rep.sum.initial_seconds - rep.sum.dtc_seconds,
+                                rep.sum.plies,
+                                rep.sum.dtc_seconds,
+                                rep.sum.write_seconds,
+                                units[k].sizes.iter().sum::<u64>() as f64 / wall.max(1e-9)
+                            ));
+                        }
+                    }
+                }
+                display.show(
+                    || status_line(&sched, &total, &holding, &units, start),
+                    false,
+                );
             }
             display.show(
                 || status_line(&sched, &total, &holding, &units, start),
-                false,
+                true,
             );
-        }
-        display.show(
-            || status_line(&sched, &total, &holding, &units, start),
-            true,
-        );
-        if display.tty {
-            display.clear();
-        }
-        for r in 1..size {
-            world.process_at_rank(r).send_with_tag(&[0u8][..], TAG_STOP);
-        }
-        let _ = to_local.send(None);
-        let _ = local.join();
-        total.seconds = start.elapsed().as_secs_f64();
-        total
+            if display.tty {
+                display.clear();
+            }
+            let _ = to_local.send(None);
+            let _ = local.join();
+            total.codec = plan.codec;
+            total
+        })
     }
 
     /// The status line: elapsed time, units done/total, positions/s, what each rank holds.
@@ -613,7 +701,7 @@ mod imp {
         sched: &Scheduler,
         total: &BuildSummary,
         holding: &[Option<(usize, Instant)>],
-        units: &[Unit],
+        units: &[&Unit],
         start: Instant,
     ) -> String {
         let elapsed = start.elapsed().as_secs_f64();
@@ -621,81 +709,58 @@ mod imp {
             .iter()
             .enumerate()
             .map(|(r, h)| match h {
-                Some((id, t)) => format!(
+                Some((k, t)) => format!(
                     "r{r} {} ({:.0} s)",
-                    names(&units[*id]),
+                    names(units[*k]),
                     t.elapsed().as_secs_f64()
                 ),
                 None => format!("r{r} idle"),
             })
             .collect();
+        let solved = total.positions.max(total.dtc_positions);
         format!(
-            "[{elapsed:.0} s] units {}/{} done ({} slices skipped)  {} positions  {}positions/s  |  {}",
+            "[{elapsed:.0} s] units {}/{} done  {} positions  {}positions/s  |  {}",
             sched.done(),
             units.len(),
-            total.slices_skipped,
-            total.positions,
-            human_rate(total.positions as f64 / elapsed.max(1e-9)),
+            solved,
+            human_rate(solved as f64 / elapsed.max(1e-9)),
             ranks.join("  ")
         )
     }
 
     /// Run `egdb build --mpi` on this rank (MPI is initialised here and finalised on return).
-    /// Returns the totals on rank 0 and `None` on the other ranks.
+    /// Rank 0 runs the build driver ([`drive`]: options, lock, units, codec, resume) with the
+    /// ranks as its runner and returns the totals; the other ranks solve the units it sends
+    /// and return `None`.
     ///
     /// A rank's failure is not returned: it is printed on rank 0 with the unit and the rank,
     /// and the whole job is aborted (exit status 1).
     ///
     /// # Errors
-    /// MPI cannot be initialised (already initialised, or no MPI runtime).
+    /// MPI cannot be initialised (already initialised, or no MPI runtime); on rank 0, the
+    /// driver's errors ([`BuildError`]: options, another build holding the directory, ...).
     pub fn run(
         opts: &BuildOptions,
         quiet: bool,
         verbose: bool,
+        observer: &dyn BuildObserver,
     ) -> Result<Option<BuildSummary>, Error> {
         let (universe, _threading) = mpi::initialize_with_threading(Threading::Funneled)
             .ok_or("cannot initialise MPI (already initialised)")?;
         let world = universe.world();
-        let rank = world.rank();
-        if opts.slice.is_some() {
-            die(&world, "--slice cannot be combined with --mpi");
-        }
-        if opts.pieces == 0 || opts.pieces > MAX_BUILD_PIECES {
-            die(
-                &world,
-                &format!(
-                    "--pieces must be between 1 and {MAX_BUILD_PIECES}, got {}",
-                    opts.pieces
-                ),
-            );
-        }
-        if rank == 0 {
-            if opts.dir.exists() && !opts.dir.is_dir() {
-                die(
-                    &world,
-                    &format!("{} exists and is not a directory", opts.dir.display()),
-                );
+        if world.rank() == 0 {
+            let mut runner = MpiRunner {
+                world: &world,
+                quiet,
+                verbose,
+            };
+            let r = drive(opts, observer, &mut runner);
+            for k in 1..world.size() {
+                world.process_at_rank(k).send_with_tag(&[0u8][..], TAG_STOP);
             }
-            if let Err(e) = std::fs::create_dir_all(&opts.dir) {
-                die(&world, &format!("{}: {e}", opts.dir.display()));
-            }
-            // Before anything is written: --mpi writes codec 2, and a resumed build keeps the
-            // codec of the files it resumes.
-            if let Err(e) = check_codec(
-                &opts.dir,
-                &build_order(opts.pieces),
-                checkers_egdb::table::CODEC_2BIT_ZSTD,
-            ) {
-                die(&world, &format!("{e} (--mpi writes codec 2 only: resume a directory of another codec without --mpi)"));
-            }
-            remove_stale_temp_files(&opts.dir);
-        }
-        world.barrier();
-        let units = Arc::new(build_order(opts.pieces));
-        if rank == 0 {
-            Ok(Some(scheduler(&world, opts, quiet, verbose, units)))
+            Ok(Some(r?))
         } else {
-            worker(&world, &opts.dir, &units);
+            worker(&world, opts);
             Ok(None)
         }
     }
@@ -721,6 +786,11 @@ mod imp {
                     solve_seconds: 1.25,
                     initial_seconds: 0.5,
                     write_seconds: 0.125,
+                    dtc_bytes: 7,
+                    dtc_seconds: 0.25,
+                    dtc_files: 2,
+                    dtc_positions: 1000,
+                    rechecked: vec!["one".into(), "two".into()],
                     ..Default::default()
                 },
             };
@@ -735,7 +805,8 @@ mod imp {
         #[test]
         fn unit_dependencies_cover_the_plan() {
             let units = build_order(4);
-            let deps = unit_dependencies(&units);
+            let refs: Vec<&Unit> = units.iter().collect();
+            let deps = job_dependencies(&refs);
             let unit_of: HashMap<Slice, usize> = units
                 .iter()
                 .flat_map(|u| u.slices.iter().map(move |s| (*s, u.id)))
@@ -761,7 +832,8 @@ mod imp {
         #[test]
         fn scheduler_respects_dependencies() {
             let units = build_order(4);
-            let deps = unit_dependencies(&units);
+            let refs: Vec<&Unit> = units.iter().collect();
+            let deps = job_dependencies(&refs);
             let sizes: Vec<u64> = units.iter().map(|u| u.sizes.iter().sum()).collect();
             for ranks in [1usize, 3, 8] {
                 let mut s = Scheduler::new(&deps, &sizes);

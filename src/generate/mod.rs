@@ -14,8 +14,14 @@
 //!   on first use and checksum-verified; a missing or corrupt dependency stops the build with
 //!   an error naming the slice.
 
+pub mod driver;
 pub mod recheck;
 pub mod solve;
+
+pub use driver::{
+    build, build_with, drive, solve_unit, write_unit, BuildPlan, LocalRunner, Runner, SolvedUnit,
+    UnitJob, UnitOptions,
+};
 
 use crate::board::Position;
 use crate::index::SliceIndex;
@@ -587,24 +593,13 @@ fn dir_writable(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Solve one unit (see [`solve::solve_unit`]) with dependencies from `deps`; the timings of
-/// the returned summary are filled, the counts are not.
+/// Solve one unit's WLD values (see [`solve::solve_unit_opts`]) with dependencies from `deps`
+/// and solver options `opts`; the timings of the returned summary are filled, the counts are
+/// not.
 ///
 /// # Errors
 /// [`BuildError::Dependency`] naming a missing or corrupt dependency.
-pub fn solve_unit_with(
-    unit: &Unit,
-    deps: &DecodedTables,
-    progress: solve::Progress<'_>,
-) -> Result<(Vec<solve::SolvedSlice>, BuildSummary), BuildError> {
-    solve_unit_with_opts(unit, deps, progress, &solve::SolveOptions::default())
-}
-
-/// [`solve_unit_with`] with solver options (e.g. recording resolution plies).
-///
-/// # Errors
-/// As [`solve_unit_with`].
-pub fn solve_unit_with_opts(
+pub(crate) fn solve_unit_with_opts(
     unit: &Unit,
     deps: &DecodedTables,
     progress: solve::Progress<'_>,
@@ -630,19 +625,11 @@ pub fn solve_unit_with_opts(
 }
 
 /// Write one solved slice to `dir` (atomically, see [`crate::table::write_table`]) with the
-/// default [`WriteOptions`] (codec 2); returns the counts and bytes as a summary.
+/// writer settings `wopts` (e.g. the value codec); returns the counts and bytes as a summary.
 ///
 /// # Errors
 /// [`BuildError::Write`].
-pub fn write_solved(dir: &Path, sv: &solve::SolvedSlice) -> Result<BuildSummary, BuildError> {
-    write_solved_with(dir, sv, &WriteOptions::default())
-}
-
-/// [`write_solved`] with the writer settings `wopts` (e.g. another value codec).
-///
-/// # Errors
-/// [`BuildError::Write`].
-pub fn write_solved_with(
+pub(crate) fn write_solved_with(
     dir: &Path,
     sv: &solve::SolvedSlice,
     wopts: &WriteOptions,
@@ -681,7 +668,7 @@ pub fn write_solved_with(
 ///
 /// # Errors
 /// [`BuildError::Dependency`] (a missing or corrupt table), [`BuildError::Inconsistent`].
-pub fn dtc_unit_with(
+pub(crate) fn dtc_unit_with(
     unit: &Unit,
     deps: &DecodedTables,
     wld: Option<&[solve::SolvedSlice]>,
@@ -758,7 +745,10 @@ pub fn dtc_unit_with(
 ///
 /// # Errors
 /// [`BuildError::Write`].
-pub fn write_dtc_solved(dir: &Path, d: &solve::DtcSlice) -> Result<BuildSummary, BuildError> {
+pub(crate) fn write_dtc_solved(
+    dir: &Path,
+    d: &solve::DtcSlice,
+) -> Result<BuildSummary, BuildError> {
     let t0 = Instant::now();
     let n = d.dtc.len() as u64;
     let meta = TableMeta {
@@ -793,23 +783,6 @@ pub fn write_dtc_solved(dir: &Path, d: &solve::DtcSlice) -> Result<BuildSummary,
     })
 }
 
-/// Solve one unit and write its files (synchronously).
-///
-/// # Errors
-/// As [`solve_unit_with`] and [`write_solved`].
-pub fn build_unit(
-    dir: &Path,
-    unit: &Unit,
-    deps: &DecodedTables,
-    progress: solve::Progress<'_>,
-) -> Result<BuildSummary, BuildError> {
-    let (solved, mut sum) = solve_unit_with(unit, deps, progress)?;
-    for sv in &solved {
-        sum.add(&write_solved(dir, sv)?);
-    }
-    Ok(sum)
-}
-
 impl BuildSummary {
     /// Add the counts, bytes and times of `o` (plies: the larger).
     pub fn add(&mut self, o: &BuildSummary) {
@@ -831,470 +804,6 @@ impl BuildSummary {
         self.plies = self.plies.max(o.plies);
         self.rechecked.extend(o.rechecked.iter().cloned());
     }
-}
-
-/// Run a build as described by `opts`, silently. A build that fails in a directory it created
-/// (with any parents it created) removes them again while they hold nothing but the lock file.
-///
-/// # Errors
-/// - [`BuildError::Options`]: a piece count or codec out of range, `dir` not a directory, a
-///   `--slice` with more pieces than `pieces` or without positions;
-/// - [`BuildError::Busy`]: another build holds the directory's lock ([`DirLock`]);
-/// - [`BuildError::CodecMismatch`]: the valid file of a unit interrupted with one of its two
-///   files written has another codec than [`BuildOptions::codec`] (nothing is written);
-/// - [`BuildError::Unwritable`]: some unit is left to build and the directory cannot be
-///   written (nothing is solved);
-/// - [`BuildError::MissingDependency`], [`BuildError::Dependency`]: a table the build reads is
-///   missing or corrupt (named);
-/// - [`BuildError::Write`]: writing a table failed;
-/// - [`BuildError::Inconsistent`], [`BuildError::Unreproducible`]: with `dtc`, the distance
-///   pass disagreed with the values (see [`recheck`]);
-/// - [`BuildError::Io`]: creating or reading the directory, or its lock file, failed.
-pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
-    build_with(opts, &NoProgress)
-}
-
-/// Run a build as described by `opts`, reporting progress to `observer`.
-///
-/// # Errors
-/// As [`build`].
-pub fn build_with(
-    opts: &BuildOptions,
-    observer: &dyn BuildObserver,
-) -> Result<BuildSummary, BuildError> {
-    if opts.pieces == 0 || opts.pieces > MAX_BUILD_PIECES {
-        return Err(BuildError::Options(format!(
-            "--pieces must be between 1 and {MAX_BUILD_PIECES}, got {}",
-            opts.pieces
-        )));
-    }
-    if ![
-        crate::table::CODEC_2BIT_ZSTD,
-        crate::table::CODEC_2BIT_THREATS,
-        crate::table::CODEC_CM_THREATS,
-    ]
-    .contains(&opts.codec)
-    {
-        return Err(BuildError::Options(format!(
-            "--codec must be {}, {} or {}, got {}",
-            crate::table::CODEC_2BIT_ZSTD,
-            crate::table::CODEC_2BIT_THREATS,
-            crate::table::CODEC_CM_THREATS,
-            opts.codec
-        )));
-    }
-    if opts.dir.exists() && !opts.dir.is_dir() {
-        return Err(BuildError::Options(format!(
-            "{} exists and is not a directory",
-            opts.dir.display()
-        )));
-    }
-    // The directories this build creates: the table directory and any missing parents.
-    let created: Vec<&Path> = opts
-        .dir
-        .ancestors()
-        .take_while(|d| {
-            !d.as_os_str().is_empty()
-                && matches!(std::fs::symlink_metadata(d),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound)
-        })
-        .collect();
-    let result = build_in_dir(opts, observer);
-    if !created.is_empty() && result.is_err() {
-        remove_if_unused(&created);
-    }
-    result
-}
-
-/// Remove the directories a failed build created (`created`, the table directory first, then
-/// its parents) where they are empty but for the lock file: a build that failed before
-/// writing a table (a missing dependency, bad options found late) leaves nothing behind. A
-/// directory holding anything else stops the removal (so do its parents).
-fn remove_if_unused(created: &[&Path]) {
-    let Some(dir) = created.first() else {
-        return;
-    };
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let names: Vec<std::ffi::OsString> = entries
-        .filter_map(|e| e.ok().map(|e| e.file_name()))
-        .collect();
-    if !names.iter().all(|n| n == LOCK_FILE) {
-        return;
-    }
-    let _ = std::fs::remove_file(dir.join(LOCK_FILE));
-    for d in created {
-        // remove_dir removes only an empty directory.
-        if std::fs::remove_dir(d).is_err() {
-            return;
-        }
-    }
-}
-
-/// [`build_with`] once the options are checked: create the directory, lock it, build.
-fn build_in_dir(
-    opts: &BuildOptions,
-    observer: &dyn BuildObserver,
-) -> Result<BuildSummary, BuildError> {
-    std::fs::create_dir_all(&opts.dir).map_err(|e| BuildError::Io {
-        path: opts.dir.clone(),
-        source: e,
-    })?;
-    // Before touching anything: another build on the directory makes this one refuse.
-    let _lock = DirLock::acquire(&opts.dir, opts.slice.is_none())?;
-    remove_stale_temp_files(&opts.dir);
-    let start = Instant::now();
-    let units: Vec<Unit> = match opts.slice {
-        Some(s) => {
-            if s.material.pieces() > opts.pieces {
-                return Err(BuildError::Options(format!(
-                    "slice {s} has {} pieces, more than --pieces {}",
-                    s.material.pieces(),
-                    opts.pieces
-                )));
-            }
-            if s.material.pieces() > MAX_BUILD_PIECES {
-                return Err(BuildError::Options(format!(
-                    "slice {s} has {} pieces; the builder handles at most {MAX_BUILD_PIECES}",
-                    s.material.pieces()
-                )));
-            }
-            let all = build_order(s.material.pieces());
-            let mut need: Vec<Unit> = crate::plan::closure(&all, &s)
-                .into_iter()
-                .cloned()
-                .collect();
-            if need.is_empty() {
-                return Err(BuildError::Options(format!("slice {s} has no positions")));
-            }
-            if !opts.with_deps {
-                need.drain(..need.len() - 1);
-            }
-            need
-        }
-        None => build_order(opts.pieces),
-    };
-    // The codec of every valid value file of the units (None: missing or not valid). The
-    // valid partner of an incomplete unit in another codec is refused before anything is
-    // written (the resume would rewrite it in the new codec); complete units stay as they are.
-    let valid: Vec<Vec<Option<u32>>> = units
-        .iter()
-        .map(|u| {
-            u.slices
-                .iter()
-                .map(|s| valid_file_codec(&opts.dir, s))
-                .collect()
-        })
-        .collect();
-    let codec = if opts.codec_from_dir {
-        resume_codec(&opts.dir, &units, &valid).unwrap_or(opts.codec)
-    } else {
-        opts.codec
-    };
-    if let Some(e) = codec_mismatch(&opts.dir, &units, &valid, codec) {
-        return Err(e);
-    }
-    // (unit, WLD files already complete): with --dtc a unit with complete WLD files and
-    // missing distance files gets only its distance pass.
-    let todo_all: Vec<(&Unit, bool)> = units
-        .iter()
-        .zip(&valid)
-        .map(|(u, v)| (u, v.iter().all(Option::is_some)))
-        .filter(|(u, wld_done)| !*wld_done || (opts.dtc && !unit_dtc_complete(&opts.dir, u)))
-        .collect();
-    let todo: Vec<&Unit> = todo_all.iter().map(|x| x.0).collect();
-    if let Some(&(first, _)) = todo_all.first() {
-        // Before hours of solving: the files could not be written.
-        dir_writable(&opts.dir).map_err(|e| BuildError::Unwritable {
-            dir: opts.dir.clone(),
-            units: todo_all.len(),
-            first: names(&first.slices),
-            source: e,
-        })?;
-    }
-    let mut sum = BuildSummary {
-        codec,
-        // Value files not written: units skipped, and those that get only distance files.
-        slices_skipped: units
-            .iter()
-            .zip(&valid)
-            .filter(|(_, v)| v.iter().all(Option::is_some))
-            .map(|(u, _)| u.slices.len() as u64)
-            .sum(),
-        dtc_skipped: if opts.dtc {
-            units
-                .iter()
-                .filter(|u| !todo.contains(u))
-                .map(|u| u.slices.len() as u64)
-                .sum()
-        } else {
-            0
-        },
-        ..Default::default()
-    };
-    let total: u64 = todo.iter().map(|u| u.sizes.iter().sum::<u64>()).sum();
-    // Every table a unit reads must be present or built earlier in this run: checked for
-    // all units before the first is solved, so that a missing table is reported at once, not
-    // hours into a build (the loop below checks again against the files really written).
-    let mut present: HashSet<Slice> = crate::stats::scan_dir(&opts.dir)
-        .map_err(|e| BuildError::Io {
-            path: opts.dir.clone(),
-            source: e,
-        })?
-        .into_iter()
-        .map(|(s, _)| s)
-        .collect();
-    {
-        let mut will = present.clone();
-        for &(u, _) in &todo_all {
-            if let Some(missing) = first_missing_dependency(u, &will) {
-                return Err(BuildError::MissingDependency {
-                    building: u.slices.clone(),
-                    missing,
-                    pieces: u.pieces,
-                });
-            }
-            will.extend(u.slices.iter().copied());
-        }
-    }
-    // Damaged files of the units to build are written again: say so, before hours of work.
-    // A directory under a file's name cannot be replaced (rename onto it fails): refused.
-    for &(u, wld_done) in &todo_all {
-        for s in &u.slices {
-            let paths = [
-                (!wld_done).then(|| table_path(&opts.dir, s)),
-                opts.dtc.then(|| dtc_path(&opts.dir, s)),
-            ];
-            if let Some(p) = paths
-                .into_iter()
-                .flatten()
-                .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
-            {
-                return Err(BuildError::Options(format!(
-                    "{} is a directory named like a table file: the build would write that \
-                     file there; remove or rename it (nothing was written)",
-                    p.display()
-                )));
-            }
-        }
-    }
-    for &(u, wld_done) in &todo_all {
-        for s in &u.slices {
-            let p = table_path(&opts.dir, s);
-            if let Some(why) = (!wld_done).then(|| damaged_file(&p, s, false)).flatten() {
-                observer.file_replaced(&p, &why);
-            }
-            let p = dtc_path(&opts.dir, s);
-            if let Some(why) = opts.dtc.then(|| damaged_file(&p, s, true)).flatten() {
-                observer.file_replaced(&p, &why);
-            }
-        }
-    }
-    observer.start(todo.len(), total);
-    let last_reads = crate::memory::last_reads(&todo);
-    let mut deps = DecodedTables::with_budget(&opts.dir, opts.memory);
-    // Files are compressed and written by a second thread while the next unit is solved; the
-    // values of a solved unit are handed to the dependency store at once. A killed build
-    // simply has fewer finished files.
-    enum Job {
-        Wld(solve::SolvedSlice),
-        Dtc(solve::DtcSlice),
-        /// The jobs before this one are those of the units before unit `i` of `todo_all`.
-        UnitEnd(usize),
-    }
-    // The gate below bounds the backlog (at most the previous unit's jobs); the channel only
-    // needs room for a unit's jobs and the markers, so that sending never waits for less.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(8);
-    // (units of `todo_all` written, the writer stopped): the solver starts unit i only once
-    // the units before i - 1 are written, so the writer holds at most one unit's values
-    // (`memory::writer_backlog_bytes`, charged to the unit under the budget).
-    let gate = WriterGate::default();
-    let ws = &gate;
-    let dir = opts.dir.clone();
-    let wopts = WriteOptions {
-        codec,
-        ..WriteOptions::default()
-    };
-    let written = std::thread::scope(|scope| -> Result<BuildSummary, BuildError> {
-        let writer = scope.spawn(move || -> Result<BuildSummary, BuildError> {
-            // However the writer ends (an error too), a waiting solver is woken.
-            struct Stopped<'a>(&'a WriterGate);
-            impl Drop for Stopped<'_> {
-                fn drop(&mut self) {
-                    self.0.stop();
-                }
-            }
-            let _stopped = Stopped(ws);
-            let mut w = BuildSummary::default();
-            for job in rx {
-                match job {
-                    Job::Wld(sv) => w.add(&write_solved_with(&dir, &sv, &wopts)?),
-                    Job::Dtc(d) => w.add(&write_dtc_solved(&dir, &d)?),
-                    Job::UnitEnd(i) => ws.written(i),
-                }
-            }
-            Ok(w)
-        });
-        let solving = (|| -> Result<(), BuildError> {
-            for (i, &(u, wld_done)) in todo_all.iter().enumerate() {
-                if let Some(missing) = first_missing_dependency(u, &present) {
-                    return Err(BuildError::MissingDependency {
-                        building: u.slices.clone(),
-                        missing,
-                        pieces: u.pieces,
-                    });
-                }
-                // Wait until the units before the previous one are written.
-                if tx.send(Job::UnitEnd(i)).is_err() {
-                    return Ok(());
-                }
-                ws.wait_before(i);
-                observer.unit_started(u);
-                let previous = i
-                    .checked_sub(1)
-                    .map_or(0, |k| todo_all[k].0.sizes.iter().sum::<u64>());
-                deps.begin_unit(
-                    u,
-                    u.sizes.iter().sum::<u64>() * crate::memory::UNIT_BYTES_PER_POSITION
-                        + crate::memory::writer_backlog_bytes(previous),
-                );
-                let tick = |n: u64| observer.progress(n);
-                let t0 = Instant::now();
-                if wld_done {
-                    // Only the distance files: WLD values from the files. An inconsistency
-                    // gets two more passes (over the same values, decoded and resolved again
-                    // by the store), which must agree with the values and with each other.
-                    let dtc = match dtc_unit_with(u, &deps, None) {
-                        Err(first @ BuildError::Inconsistent { .. }) => {
-                            let unit = names(&u.slices);
-                            let d1 = recheck::dtc_digest(&dtc_unit_with(u, &deps, None)?);
-                            let d = dtc_unit_with(u, &deps, None)?;
-                            if recheck::dtc_digest(&d) != d1 {
-                                return Err(BuildError::Unreproducible {
-                                    unit,
-                                    detail: format!(
-                                        "{first}; then two more distance passes from the files \
-                                         agreed with them but gave different distances"
-                                    ),
-                                });
-                            }
-                            let note = format!(
-                                "unit {unit}: {first}. Run twice more from the value files, the \
-                                 distance pass agreed with them and gave the same distances both \
-                                 times; the unit's files will be written from the last run. A fault \
-                                 that did not repeat (in the solver or the machine): please \
-                                 report it, and check the tables with `egdb verify`"
-                            );
-                            observer.unit_rechecked(u, &note);
-                            sum.rechecked.push(note);
-                            d
-                        }
-                        r => r?,
-                    };
-                    tick(u.sizes.iter().sum());
-                    let secs = t0.elapsed().as_secs_f64();
-                    observer.unit_solved(
-                        u,
-                        &UnitReport {
-                            positions: u.sizes.iter().sum(),
-                            seconds: secs,
-                            ..Default::default()
-                        },
-                    );
-                    sum.add(&BuildSummary {
-                        solve_seconds: secs,
-                        dtc_seconds: secs,
-                        dtc_files: dtc.len() as u64,
-                        ..Default::default()
-                    });
-                    for d in dtc {
-                        if tx.send(Job::Dtc(d)).is_err() {
-                            return Ok(());
-                        }
-                    }
-                    deps.release_done(i, &last_reads);
-                    continue;
-                }
-                let sopts = solve::SolveOptions {
-                    record_plies: opts.dtc,
-                };
-                let (solved, mut r) = solve_unit_with_opts(u, &deps, &tick, &sopts)?;
-                let (solved, dtc) = if opts.dtc {
-                    let t1 = Instant::now();
-                    let (solved, d) = match dtc_unit_with(u, &deps, Some(&solved)) {
-                        Ok(d) => (solved, d),
-                        Err(first @ BuildError::Inconsistent { .. }) => {
-                            // (The recheck's time, a second WLD solve included, is counted as
-                            // distance-pass time.)
-                            let (again, d, note) = recheck::recheck_unit(
-                                &names(&u.slices),
-                                solved,
-                                &first,
-                                || solve_unit_with_opts(u, &deps, &|_| {}, &sopts).map(|(s, _)| s),
-                                |w| dtc_unit_with(u, &deps, Some(w)),
-                            )?;
-                            observer.unit_rechecked(u, &note);
-                            r.rechecked.push(note);
-                            (again, d)
-                        }
-                        Err(e) => return Err(e),
-                    };
-                    let secs = t1.elapsed().as_secs_f64();
-                    r.solve_seconds += secs;
-                    r.dtc_seconds += secs;
-                    r.dtc_files += d.len() as u64;
-                    (solved, d)
-                } else {
-                    (solved, Vec::new())
-                };
-                observer.unit_solved(
-                    u,
-                    &UnitReport {
-                        positions: solved.iter().map(|sv| sv.values.len() as u64).sum(),
-                        seconds: t0.elapsed().as_secs_f64(),
-                        initial_seconds: r.initial_seconds,
-                        propagate_seconds: r.solve_seconds - r.initial_seconds,
-                        plies: r.plies,
-                    },
-                );
-                sum.add(&r);
-                for sv in solved {
-                    deps.insert(&sv.slice, &sv.values)
-                        .map_err(|e| BuildError::Dependency {
-                            building: sv.slice,
-                            source: e,
-                        })?;
-                    let mut sv = sv;
-                    // The plies were only needed by the distance pass.
-                    sv.resolution_plies = None;
-                    if tx.send(Job::Wld(sv)).is_err() {
-                        // The writer stopped on an error; it is reported below.
-                        return Ok(());
-                    }
-                }
-                for d in dtc {
-                    if tx.send(Job::Dtc(d)).is_err() {
-                        return Ok(());
-                    }
-                }
-                present.extend(u.slices.iter().copied());
-                deps.release_done(i, &last_reads);
-            }
-            Ok(())
-        })();
-        drop(tx);
-        let written = writer
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        solving?;
-        written
-    })?;
-    sum.add(&written);
-    sum.store = deps.stats();
-    observer.finish();
-    sum.seconds = start.elapsed().as_secs_f64();
-    Ok(sum)
 }
 
 /// How far the background writer of a build has got, so that the solver can bound its

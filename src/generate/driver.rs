@@ -1,0 +1,702 @@
+//! The one build driver: everything a build decides once, whoever runs its units.
+//!
+//! [`drive`] checks the options, creates and locks the directory ([`DirLock`]), chooses the
+//! units (all of a piece count, or a `--slice` with or without its dependencies), the codec
+//! (given, or the directory's), reports damaged files, checks every dependency before the
+//! first unit is solved, and leaves the complete units alone (resume). The units left are
+//! handed to a [`Runner`]: [`LocalRunner`] solves them one after the other on this process's
+//! threads with a background writer; the MPI front end (`egdb build --mpi`) hands them to the
+//! ranks of a job. Either way a unit is solved by [`solve_unit`] (the WLD pass, then the
+//! distance pass of `--dtc`, rechecked on an inconsistency) and written by [`write_unit`], so
+//! the files are the same bytes whoever built them.
+//!
+//! A second distance metric hooks in at one place: [`solve_unit`] (its pass after the WLD
+//! solution, like the DTC pass) and [`write_unit`] (its files).
+
+use super::{
+    codec_mismatch, damaged_file, dir_writable, first_missing_dependency, names, recheck,
+    remove_stale_temp_files, resume_codec, solve, unit_dtc_complete, valid_file_codec, BuildError,
+    BuildObserver, BuildOptions, BuildSummary, DecodedTables, DirLock, NoProgress, Unit,
+    UnitReport, LOCK_FILE, MAX_BUILD_PIECES,
+};
+use crate::plan::build_order;
+use crate::slice::Slice;
+use crate::table::{dtc_path, table_path, WriteOptions};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// One unit left to build, as the driver hands it to a [`Runner`].
+#[derive(Clone, Copy, Debug)]
+pub struct UnitJob<'a> {
+    /// The unit (a slice and its colour-mirror partner).
+    pub unit: &'a Unit,
+    /// Its WLD files are complete: only its distance files are built (`--dtc`).
+    pub wld_done: bool,
+}
+
+/// What a [`Runner`] is given: the units left, in build order (each unit's dependencies are
+/// present in the directory or earlier in `jobs`), and how to write them.
+#[derive(Debug)]
+pub struct BuildPlan<'a> {
+    /// The build's options (directory, `--memory`, `--dtc`).
+    pub opts: &'a BuildOptions,
+    /// The value codec of the WLD files written.
+    pub codec: u32,
+    /// The units to build, in build order.
+    pub jobs: Vec<UnitJob<'a>>,
+    /// The slices whose files exist in the directory when the build starts.
+    pub present: HashSet<Slice>,
+}
+
+impl BuildPlan<'_> {
+    /// The per-unit settings every unit of this build is solved and written with.
+    pub fn unit_options(&self, job: &UnitJob<'_>) -> UnitOptions {
+        UnitOptions {
+            wld_done: job.wld_done,
+            dtc: self.opts.dtc,
+            codec: self.codec,
+        }
+    }
+}
+
+/// How the units of a build are run: on this process's threads ([`LocalRunner`]) or on the
+/// ranks of an MPI job (the `egdb build --mpi` front end).
+pub trait Runner {
+    /// Solve and write every unit of `plan.jobs` (each with [`solve_unit`] and
+    /// [`write_unit`]), reporting progress to `observer`; returns the totals of the units
+    /// built (counts, bytes, times; `codec`, `slices_skipped`, `dtc_skipped`, `seconds` and
+    /// `store` may be left at zero: the driver fills them where the runner does not).
+    ///
+    /// # Errors
+    /// The first unit that failed ([`BuildError`]).
+    fn run(
+        &mut self,
+        plan: &BuildPlan<'_>,
+        observer: &dyn BuildObserver,
+    ) -> Result<BuildSummary, BuildError>;
+}
+
+/// How one unit is solved and written ([`solve_unit`], [`write_unit`]).
+#[derive(Clone, Copy, Debug)]
+pub struct UnitOptions {
+    /// The unit's WLD files exist: only the distance pass runs, from them (`dtc` must be set).
+    pub wld_done: bool,
+    /// Also the distance-to-conversion pass and files.
+    pub dtc: bool,
+    /// Value codec of the WLD files written.
+    pub codec: u32,
+}
+
+/// One unit solved by [`solve_unit`].
+#[derive(Debug, Default)]
+pub struct SolvedUnit {
+    /// The WLD solution of each slice (empty when [`UnitOptions::wld_done`]); with `dtc`, with
+    /// the resolution plies.
+    pub wld: Vec<solve::SolvedSlice>,
+    /// The distance files' contents of each slice (`dtc`), else empty.
+    pub dtc: Vec<solve::DtcSlice>,
+    /// The solve's times, plies, distance-file count and recheck notes (no WLD counts: those
+    /// come from writing).
+    pub summary: BuildSummary,
+}
+
+/// Solve one unit: its WLD values by retrograde analysis from the dependencies in `deps`
+/// (unless [`UnitOptions::wld_done`]), then, with [`UnitOptions::dtc`], its distance pass
+/// (from the values just solved, or from its WLD files). A distance pass that disagrees with
+/// the values once is rechecked ([`recheck`]): the note goes to
+/// [`BuildObserver::unit_rechecked`] and [`BuildSummary::rechecked`]. `observer` also gets
+/// the initial pass's progress. The unit's values are not handed to `deps`.
+///
+/// # Errors
+/// [`BuildError::Dependency`] (a missing or corrupt table), [`BuildError::Inconsistent`] or
+/// [`BuildError::Unreproducible`] (the distance pass), [`BuildError::Options`] (a distance
+/// too long for the format).
+pub fn solve_unit(
+    unit: &Unit,
+    deps: &DecodedTables,
+    uo: &UnitOptions,
+    observer: &dyn BuildObserver,
+) -> Result<SolvedUnit, BuildError> {
+    let u = unit;
+    let tick = |n: u64| observer.progress(n);
+    let t0 = Instant::now();
+    if uo.wld_done {
+        if !uo.dtc {
+            return Ok(SolvedUnit::default());
+        }
+        // Only the distance files: WLD values from the files. An inconsistency gets two more
+        // passes (over the same values, decoded and resolved again by the store), which must
+        // agree with the values and with each other.
+        let mut rechecked = Vec::new();
+        let dtc = match super::dtc_unit_with(u, deps, None) {
+            Err(first @ BuildError::Inconsistent { .. }) => {
+                let unit = names(&u.slices);
+                let d1 = recheck::dtc_digest(&super::dtc_unit_with(u, deps, None)?);
+                let d = super::dtc_unit_with(u, deps, None)?;
+                if recheck::dtc_digest(&d) != d1 {
+                    return Err(BuildError::Unreproducible {
+                        unit,
+                        detail: format!(
+                            "{first}; then two more distance passes from the files \
+                             agreed with them but gave different distances"
+                        ),
+                    });
+                }
+                let note = format!(
+                    "unit {unit}: {first}. Run twice more from the value files, the \
+                     distance pass agreed with them and gave the same distances both \
+                     times; the unit's files will be written from the last run. A fault \
+                     that did not repeat (in the solver or the machine): please \
+                     report it, and check the tables with `egdb verify`"
+                );
+                observer.unit_rechecked(u, &note);
+                rechecked.push(note);
+                d
+            }
+            r => r?,
+        };
+        tick(u.sizes.iter().sum());
+        let secs = t0.elapsed().as_secs_f64();
+        return Ok(SolvedUnit {
+            wld: Vec::new(),
+            summary: BuildSummary {
+                solve_seconds: secs,
+                dtc_seconds: secs,
+                dtc_files: dtc.len() as u64,
+                rechecked,
+                ..Default::default()
+            },
+            dtc,
+        });
+    }
+    let sopts = solve::SolveOptions {
+        record_plies: uo.dtc,
+    };
+    let (solved, mut r) = super::solve_unit_with_opts(u, deps, &tick, &sopts)?;
+    // A second distance metric runs here, after the WLD solution, as the DTC pass does.
+    let (solved, dtc) = if uo.dtc {
+        let t1 = Instant::now();
+        let (solved, d) = match super::dtc_unit_with(u, deps, Some(&solved)) {
+            Ok(d) => (solved, d),
+            Err(first @ BuildError::Inconsistent { .. }) => {
+                // (The recheck's time, a second WLD solve included, is counted as
+                // distance-pass time.)
+                let (again, d, note) = recheck::recheck_unit(
+                    &names(&u.slices),
+                    solved,
+                    &first,
+                    || super::solve_unit_with_opts(u, deps, &|_| {}, &sopts).map(|(s, _)| s),
+                    |w| super::dtc_unit_with(u, deps, Some(w)),
+                )?;
+                observer.unit_rechecked(u, &note);
+                r.rechecked.push(note);
+                (again, d)
+            }
+            Err(e) => return Err(e),
+        };
+        let secs = t1.elapsed().as_secs_f64();
+        r.solve_seconds += secs;
+        r.dtc_seconds += secs;
+        r.dtc_files += d.len() as u64;
+        (solved, d)
+    } else {
+        (solved, Vec::new())
+    };
+    Ok(SolvedUnit {
+        wld: solved,
+        dtc,
+        summary: r,
+    })
+}
+
+/// Write the files of a unit solved by [`solve_unit`] into `dir` (atomically, see
+/// [`crate::table::write_table`]): its WLD files in `codec`, its distance files. Returns the
+/// counts and bytes written.
+///
+/// # Errors
+/// [`BuildError::Write`].
+pub fn write_unit(dir: &Path, solved: &SolvedUnit, codec: u32) -> Result<BuildSummary, BuildError> {
+    let wopts = WriteOptions {
+        codec,
+        ..WriteOptions::default()
+    };
+    let mut sum = BuildSummary::default();
+    for sv in &solved.wld {
+        sum.add(&super::write_solved_with(dir, sv, &wopts)?);
+    }
+    for d in &solved.dtc {
+        sum.add(&super::write_dtc_solved(dir, d)?);
+    }
+    Ok(sum)
+}
+
+/// The [`UnitReport`] of a unit solved in `seconds`.
+pub(crate) fn unit_report(unit: &Unit, s: &SolvedUnit, seconds: f64) -> UnitReport {
+    if s.wld.is_empty() {
+        return UnitReport {
+            positions: unit.sizes.iter().sum(),
+            seconds,
+            ..Default::default()
+        };
+    }
+    let r = &s.summary;
+    UnitReport {
+        positions: s.wld.iter().map(|sv| sv.values.len() as u64).sum(),
+        seconds,
+        initial_seconds: r.initial_seconds,
+        propagate_seconds: r.solve_seconds - r.initial_seconds - r.dtc_seconds,
+        plies: r.plies,
+    }
+}
+
+/// Run a build as described by `opts`, silently, on this process's threads.
+/// A build that fails in a directory it created (with any parents it created) removes them
+/// again while they hold nothing but the lock file; a build refused because another holds
+/// the directory touches nothing.
+///
+/// # Errors
+/// - [`BuildError::Options`]: a piece count or codec out of range, `dir` not a directory, a
+///   `--slice` with more pieces than `pieces` or without positions;
+/// - [`BuildError::Busy`]: another build holds the directory's lock ([`DirLock`]);
+/// - [`BuildError::CodecMismatch`]: the valid file of a unit interrupted with one of its two
+///   files written has another codec than [`BuildOptions::codec`] (nothing is written);
+/// - [`BuildError::Unwritable`]: some unit is left to build and the directory cannot be
+///   written (nothing is solved);
+/// - [`BuildError::MissingDependency`], [`BuildError::Dependency`]: a table the build reads is
+///   missing or corrupt (named);
+/// - [`BuildError::Write`]: writing a table failed;
+/// - [`BuildError::Inconsistent`], [`BuildError::Unreproducible`]: with `dtc`, the distance
+///   pass disagreed with the values (see [`recheck`]);
+/// - [`BuildError::Io`]: creating or reading the directory, or its lock file, failed.
+pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
+    build_with(opts, &NoProgress)
+}
+
+/// Run a build as described by `opts` on this process's threads, reporting progress to
+/// `observer`.
+///
+/// # Errors
+/// As [`build`].
+pub fn build_with(
+    opts: &BuildOptions,
+    observer: &dyn BuildObserver,
+) -> Result<BuildSummary, BuildError> {
+    drive(opts, observer, &mut LocalRunner)
+}
+
+/// Run a build as described by `opts`: every check, the lock, the choice of units and codec
+/// and the resume once, then the units by `runner`; reports to `observer`.
+///
+/// # Errors
+/// As [`build`], and whatever `runner` reports.
+pub fn drive(
+    opts: &BuildOptions,
+    observer: &dyn BuildObserver,
+    runner: &mut dyn Runner,
+) -> Result<BuildSummary, BuildError> {
+    if opts.pieces == 0 || opts.pieces > MAX_BUILD_PIECES {
+        return Err(BuildError::Options(format!(
+            "--pieces must be between 1 and {MAX_BUILD_PIECES}, got {}",
+            opts.pieces
+        )));
+    }
+    if ![
+        crate::table::CODEC_2BIT_ZSTD,
+        crate::table::CODEC_2BIT_THREATS,
+        crate::table::CODEC_CM_THREATS,
+    ]
+    .contains(&opts.codec)
+    {
+        return Err(BuildError::Options(format!(
+            "--codec must be {}, {} or {}, got {}",
+            crate::table::CODEC_2BIT_ZSTD,
+            crate::table::CODEC_2BIT_THREATS,
+            crate::table::CODEC_CM_THREATS,
+            opts.codec
+        )));
+    }
+    if opts.dir.exists() && !opts.dir.is_dir() {
+        return Err(BuildError::Options(format!(
+            "{} exists and is not a directory",
+            opts.dir.display()
+        )));
+    }
+    let created = create_dirs(&opts.dir)?;
+    // Before touching anything: another build on the directory makes this one refuse (and
+    // leave the directories alone: they may be the other build's).
+    let lock = DirLock::acquire(&opts.dir, opts.slice.is_none())?;
+    let result = drive_locked(opts, observer, runner);
+    if result.is_err() {
+        // Still under the lock: no other build can have started in the directory.
+        remove_if_unused(&created);
+    }
+    drop(lock);
+    result
+}
+
+/// Create `dir` and its missing parents; returns those this call created (the table
+/// directory first). A directory another process created meanwhile is not listed.
+fn create_dirs(dir: &Path) -> Result<Vec<PathBuf>, BuildError> {
+    let missing: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|d| {
+            !d.as_os_str().is_empty()
+                && matches!(std::fs::symlink_metadata(d),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+        })
+        .map(Path::to_path_buf)
+        .collect();
+    let mut created = Vec::new();
+    for d in missing.iter().rev() {
+        match std::fs::create_dir(d) {
+            Ok(()) => created.push(d.clone()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && d.is_dir() => {}
+            Err(e) => {
+                remove_if_unused_dirs(&created);
+                return Err(BuildError::Io {
+                    path: d.clone(),
+                    source: e,
+                });
+            }
+        }
+    }
+    // Parents last, as `remove_if_unused` wants them.
+    created.reverse();
+    std::fs::create_dir_all(dir).map_err(|e| BuildError::Io {
+        path: dir.to_path_buf(),
+        source: e,
+    })?;
+    Ok(created)
+}
+
+/// Remove `created` (directories, innermost first) where empty.
+fn remove_if_unused_dirs(created: &[PathBuf]) {
+    let mut v = created.to_vec();
+    v.reverse();
+    for d in &v {
+        if std::fs::remove_dir(d).is_err() {
+            return;
+        }
+    }
+}
+
+/// Remove the directories a failed build created (`created`, the table directory first, then
+/// its parents) where they are empty but for the lock file: a build that failed before
+/// writing a table (a missing dependency, bad options found late) leaves nothing behind. A
+/// directory holding anything else stops the removal (so do its parents).
+fn remove_if_unused(created: &[PathBuf]) {
+    let Some(dir) = created.first() else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let names: Vec<std::ffi::OsString> = entries
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .collect();
+    if !names.iter().all(|n| n == LOCK_FILE) {
+        return;
+    }
+    let _ = std::fs::remove_file(dir.join(LOCK_FILE));
+    for d in created {
+        // remove_dir removes only an empty directory.
+        if std::fs::remove_dir(d).is_err() {
+            return;
+        }
+    }
+}
+
+/// [`drive`] under the lock: choose the units and the codec, check, run.
+fn drive_locked(
+    opts: &BuildOptions,
+    observer: &dyn BuildObserver,
+    runner: &mut dyn Runner,
+) -> Result<BuildSummary, BuildError> {
+    remove_stale_temp_files(&opts.dir);
+    let start = Instant::now();
+    let units: Vec<Unit> = match opts.slice {
+        Some(s) => {
+            if s.material.pieces() > opts.pieces {
+                return Err(BuildError::Options(format!(
+                    "slice {s} has {} pieces, more than --pieces {}",
+                    s.material.pieces(),
+                    opts.pieces
+                )));
+            }
+            if s.material.pieces() > MAX_BUILD_PIECES {
+                return Err(BuildError::Options(format!(
+                    "slice {s} has {} pieces; the builder handles at most {MAX_BUILD_PIECES}",
+                    s.material.pieces()
+                )));
+            }
+            let all = build_order(s.material.pieces());
+            let mut need: Vec<Unit> = crate::plan::closure(&all, &s)
+                .into_iter()
+                .cloned()
+                .collect();
+            if need.is_empty() {
+                return Err(BuildError::Options(format!("slice {s} has no positions")));
+            }
+            if !opts.with_deps {
+                need.drain(..need.len() - 1);
+            }
+            need
+        }
+        None => build_order(opts.pieces),
+    };
+    // The codec of every valid value file of the units (None: missing or not valid). The
+    // valid partner of an incomplete unit in another codec is refused before anything is
+    // written (the resume would rewrite it in the new codec); complete units stay as they are.
+    let valid: Vec<Vec<Option<u32>>> = units
+        .iter()
+        .map(|u| {
+            u.slices
+                .iter()
+                .map(|s| valid_file_codec(&opts.dir, s))
+                .collect()
+        })
+        .collect();
+    let codec = if opts.codec_from_dir {
+        resume_codec(&opts.dir, &units, &valid).unwrap_or(opts.codec)
+    } else {
+        opts.codec
+    };
+    if let Some(e) = codec_mismatch(&opts.dir, &units, &valid, codec) {
+        return Err(e);
+    }
+    // With --dtc a unit with complete WLD files and missing distance files gets only its
+    // distance pass.
+    let jobs: Vec<UnitJob<'_>> = units
+        .iter()
+        .zip(&valid)
+        .map(|(u, v)| UnitJob {
+            unit: u,
+            wld_done: v.iter().all(Option::is_some),
+        })
+        .filter(|j| !j.wld_done || (opts.dtc && !unit_dtc_complete(&opts.dir, j.unit)))
+        .collect();
+    if let Some(first) = jobs.first() {
+        // Before hours of solving: the files could not be written.
+        dir_writable(&opts.dir).map_err(|e| BuildError::Unwritable {
+            dir: opts.dir.clone(),
+            units: jobs.len(),
+            first: names(&first.unit.slices),
+            source: e,
+        })?;
+    }
+    let in_jobs = |u: &Unit| jobs.iter().any(|j| j.unit.id == u.id);
+    let mut sum = BuildSummary {
+        codec,
+        // Value files not written: units skipped, and those that get only distance files.
+        slices_skipped: units
+            .iter()
+            .zip(&valid)
+            .filter(|(_, v)| v.iter().all(Option::is_some))
+            .map(|(u, _)| u.slices.len() as u64)
+            .sum(),
+        dtc_skipped: if opts.dtc {
+            units
+                .iter()
+                .filter(|u| !in_jobs(u))
+                .map(|u| u.slices.len() as u64)
+                .sum()
+        } else {
+            0
+        },
+        ..Default::default()
+    };
+    let total: u64 = jobs.iter().map(|j| j.unit.sizes.iter().sum::<u64>()).sum();
+    // Every table a unit reads must be present or built earlier in this run: checked for
+    // all units before the first is solved, so that a missing table is reported at once, not
+    // hours into a build (the runners check again against the files really written).
+    let present: HashSet<Slice> = crate::stats::scan_dir(&opts.dir)
+        .map_err(|e| BuildError::Io {
+            path: opts.dir.clone(),
+            source: e,
+        })?
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect();
+    {
+        let mut will = present.clone();
+        for j in &jobs {
+            let u = j.unit;
+            if let Some(missing) = first_missing_dependency(u, &will) {
+                return Err(BuildError::MissingDependency {
+                    building: u.slices.clone(),
+                    missing,
+                    pieces: u.pieces,
+                });
+            }
+            will.extend(u.slices.iter().copied());
+        }
+    }
+    // Damaged files of the units to build are written again: say so, before hours of work.
+    // A directory under a file's name cannot be replaced (rename onto it fails): refused.
+    for j in &jobs {
+        for s in &j.unit.slices {
+            let paths = [
+                (!j.wld_done).then(|| table_path(&opts.dir, s)),
+                opts.dtc.then(|| dtc_path(&opts.dir, s)),
+            ];
+            if let Some(p) = paths
+                .into_iter()
+                .flatten()
+                .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
+            {
+                return Err(BuildError::Options(format!(
+                    "{} is a directory named like a table file: the build would write that \
+                     file there; remove or rename it (nothing was written)",
+                    p.display()
+                )));
+            }
+        }
+    }
+    for j in &jobs {
+        for s in &j.unit.slices {
+            let p = table_path(&opts.dir, s);
+            if let Some(why) = (!j.wld_done).then(|| damaged_file(&p, s, false)).flatten() {
+                observer.file_replaced(&p, &why);
+            }
+            let p = dtc_path(&opts.dir, s);
+            if let Some(why) = opts.dtc.then(|| damaged_file(&p, s, true)).flatten() {
+                observer.file_replaced(&p, &why);
+            }
+        }
+    }
+    observer.start(jobs.len(), total);
+    let plan = BuildPlan {
+        opts,
+        codec,
+        jobs,
+        present,
+    };
+    let done = runner.run(&plan, observer)?;
+    let store = std::mem::take(&mut sum.store);
+    sum.add(&done);
+    sum.store = if done.store.slices_loaded > 0 || done.store.peak_resident_bytes > 0 {
+        done.store
+    } else {
+        store
+    };
+    observer.finish();
+    sum.seconds = start.elapsed().as_secs_f64();
+    Ok(sum)
+}
+
+/// Runs the units of a build on this process: one unit at a time, solved on the rayon
+/// threads, its files compressed and written by a second thread while the next unit is
+/// solved; solved values go to the dependency store at once, which keeps to `--memory`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LocalRunner;
+
+impl Runner for LocalRunner {
+    fn run(
+        &mut self,
+        plan: &BuildPlan<'_>,
+        observer: &dyn BuildObserver,
+    ) -> Result<BuildSummary, BuildError> {
+        let opts = plan.opts;
+        let todo: Vec<&Unit> = plan.jobs.iter().map(|j| j.unit).collect();
+        let last_reads = crate::memory::last_reads(&todo);
+        let mut deps = DecodedTables::with_budget(&opts.dir, opts.memory);
+        let mut present = plan.present.clone();
+        let mut sum = BuildSummary::default();
+        // A killed build simply has fewer finished files.
+        enum Job {
+            Unit(Box<SolvedUnit>),
+            /// The jobs before this one are those of the units before unit `i` of the plan.
+            UnitEnd(usize),
+        }
+        // The gate below bounds the backlog (at most the previous unit's jobs); the channel
+        // only needs room for a unit and the markers, so that sending never waits for less.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(8);
+        // The solver starts unit i only once the units before i - 1 are written, so the
+        // writer holds at most one unit's values (`memory::writer_backlog_bytes`, charged to
+        // the unit under the budget).
+        let gate = super::WriterGate::default();
+        let ws = &gate;
+        let dir = opts.dir.clone();
+        let codec = plan.codec;
+        let written = std::thread::scope(|scope| -> Result<BuildSummary, BuildError> {
+            let writer = scope.spawn(move || -> Result<BuildSummary, BuildError> {
+                // However the writer ends (an error too), a waiting solver is woken.
+                struct Stopped<'a>(&'a super::WriterGate);
+                impl Drop for Stopped<'_> {
+                    fn drop(&mut self) {
+                        self.0.stop();
+                    }
+                }
+                let _stopped = Stopped(ws);
+                let mut w = BuildSummary::default();
+                for job in rx {
+                    match job {
+                        Job::Unit(s) => w.add(&write_unit(&dir, &s, codec)?),
+                        Job::UnitEnd(i) => ws.written(i),
+                    }
+                }
+                Ok(w)
+            });
+            let solving = (|| -> Result<(), BuildError> {
+                for (i, job) in plan.jobs.iter().enumerate() {
+                    let u = job.unit;
+                    if let Some(missing) = first_missing_dependency(u, &present) {
+                        return Err(BuildError::MissingDependency {
+                            building: u.slices.clone(),
+                            missing,
+                            pieces: u.pieces,
+                        });
+                    }
+                    // Wait until the units before the previous one are written.
+                    if tx.send(Job::UnitEnd(i)).is_err() {
+                        return Ok(());
+                    }
+                    ws.wait_before(i);
+                    observer.unit_started(u);
+                    let previous = i
+                        .checked_sub(1)
+                        .map_or(0, |k| plan.jobs[k].unit.sizes.iter().sum::<u64>());
+                    deps.begin_unit(
+                        u,
+                        u.sizes.iter().sum::<u64>() * crate::memory::UNIT_BYTES_PER_POSITION
+                            + crate::memory::writer_backlog_bytes(previous),
+                    );
+                    let t0 = Instant::now();
+                    let mut solved = solve_unit(u, &deps, &plan.unit_options(job), observer)?;
+                    observer.unit_solved(u, &unit_report(u, &solved, t0.elapsed().as_secs_f64()));
+                    sum.add(&std::mem::take(&mut solved.summary));
+                    for sv in &mut solved.wld {
+                        deps.insert(&sv.slice, &sv.values)
+                            .map_err(|e| BuildError::Dependency {
+                                building: sv.slice,
+                                source: e,
+                            })?;
+                        // The plies were only needed by the distance pass.
+                        sv.resolution_plies = None;
+                    }
+                    let wrote_wld = !solved.wld.is_empty();
+                    if tx.send(Job::Unit(Box::new(solved))).is_err() {
+                        // The writer stopped on an error; it is reported below.
+                        return Ok(());
+                    }
+                    if wrote_wld {
+                        present.extend(u.slices.iter().copied());
+                    }
+                    deps.release_done(i, &last_reads);
+                }
+                Ok(())
+            })();
+            drop(tx);
+            let written = writer
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            solving?;
+            written
+        })?;
+        sum.add(&written);
+        sum.codec = plan.codec;
+        sum.store = deps.stats();
+        Ok(sum)
+    }
+}
