@@ -190,3 +190,95 @@ fn annotate_counts_a_bad_fen_tag_apart() {
     );
     assert!(s.trim_end().ends_with(" bad_fen_tags 1"), "{s}");
 }
+
+/// A running `egdb serve`, killed on drop.
+struct Server(std::process::Child, String);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve(extra: &[&str]) -> Server {
+    use std::io::BufRead;
+    let mut child = Command::new(EGDB)
+        .args([
+            "serve",
+            "--dir",
+            t3().to_str().unwrap(),
+            "--bind",
+            "127.0.0.1:0",
+        ])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("egdb serve: listening on http://")
+        .and_then(|s| s.strip_suffix('/'))
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    Server(child, addr)
+}
+
+/// Read until the server closes the connection (or 10 s pass: then `None`).
+fn read_to_close(s: &mut std::net::TcpStream) -> Option<Vec<u8>> {
+    use std::io::Read;
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut buf = Vec::new();
+    match s.read_to_end(&mut buf) {
+        Ok(_) => Some(buf),
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => Some(buf),
+        Err(_) => None,
+    }
+}
+
+fn get(addr: &str, path: &str) -> String {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    String::from_utf8_lossy(&read_to_close(&mut s).expect("an answer")).into_owned()
+}
+
+/// Item 6: idle connections (nothing sent, or headers stopped halfway) are closed after
+/// `--idle-timeout-ms`; past `--max-connections` open at once a new connection is answered 503
+/// and closed; afterwards the server answers normally. Loopback only, 4 connections, seconds.
+#[test]
+fn serve_closes_idle_connections_and_caps_them() {
+    use std::io::Write;
+    let srv = serve(&["--max-connections", "3", "--idle-timeout-ms", "700"]);
+    let start = Instant::now();
+    let mut idle: Vec<std::net::TcpStream> = (0..3)
+        .map(|_| std::net::TcpStream::connect(&srv.1).unwrap())
+        .collect();
+    idle[1]
+        .write_all(b"GET /api/health HTTP/1.1\r\nHo")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    // The fourth: refused at once.
+    let mut extra = std::net::TcpStream::connect(&srv.1).unwrap();
+    let answer = read_to_close(&mut extra).expect("the fourth connection is closed");
+    assert!(
+        String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 503"),
+        "{answer:?}"
+    );
+    // The idle ones are closed by the server, well before the 10 s read limit.
+    for s in &mut idle {
+        assert!(read_to_close(s).is_some(), "an idle connection stayed open");
+    }
+    assert!(start.elapsed() < Duration::from_secs(8));
+    let body = get(&srv.1, "/api/health");
+    assert!(body.starts_with("HTTP/1.1 200"), "{body}");
+}
