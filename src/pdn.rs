@@ -213,6 +213,70 @@ fn is_move(w: &str) -> bool {
         })
 }
 
+/// Largest PDN file [`read_pdn_file`] reads, in bytes (64 MiB; Tinsley's 724 games take 300 KB).
+pub const MAX_PDN_BYTES: u64 = 64 << 20;
+
+/// Longest PDN line [`read_pdn_file`] reads, in bytes (64 KiB; a whole game on one line takes
+/// about 2 KB).
+pub const MAX_PDN_LINE: usize = 64 << 10;
+
+/// Most moves (plies) of one game [`parse_games`] accepts.
+pub const MAX_GAME_MOVES: usize = 10_000;
+
+/// The text of the PDN file `path`, read lossily (PDN files are often Latin-1), at most
+/// [`MAX_PDN_BYTES`] bytes with lines of at most [`MAX_PDN_LINE`] bytes; reading stops at the
+/// first line over the limit, so memory stays bounded whatever the file (`/dev/zero`).
+///
+/// # Errors
+/// One line naming the file: it cannot be read (missing, a directory), it is larger than
+/// [`MAX_PDN_BYTES`], or line N is longer than [`MAX_PDN_LINE`].
+pub fn read_pdn_file(path: &std::path::Path) -> Result<String, String> {
+    use std::io::{BufRead, Read};
+    let name = path.display();
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let meta = f
+        .metadata()
+        .map_err(|e| format!("cannot read {name}: {e}"))?;
+    if meta.is_dir() {
+        return Err(format!("cannot read {name}: is a directory"));
+    }
+    if meta.is_file() && meta.len() > MAX_PDN_BYTES {
+        return Err(format!(
+            "{name} holds {} bytes, more than the {MAX_PDN_BYTES} a PDN file may have",
+            meta.len()
+        ));
+    }
+    let mut r = std::io::BufReader::new(f);
+    let mut bytes = Vec::new();
+    let mut line = 0usize;
+    loop {
+        let start = bytes.len();
+        let got = (&mut r)
+            .take(MAX_PDN_LINE as u64 + 2)
+            .read_until(b'\n', &mut bytes)
+            .map_err(|e| format!("cannot read {name}: {e}"))?;
+        if got == 0 {
+            break;
+        }
+        line += 1;
+        let mut content = &bytes[start..];
+        if let Some(c) = content.strip_suffix(b"\n") {
+            content = c.strip_suffix(b"\r").unwrap_or(c);
+        }
+        if content.len() > MAX_PDN_LINE {
+            return Err(format!(
+                "{name}: line {line} is longer than {MAX_PDN_LINE} bytes"
+            ));
+        }
+        if bytes.len() as u64 > MAX_PDN_BYTES {
+            return Err(format!(
+                "{name} is longer than the {MAX_PDN_BYTES} bytes a PDN file may have"
+            ));
+        }
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// Read every game of a PDN text.
 ///
 /// # Errors
@@ -386,6 +450,9 @@ pub fn parse_games(text: &str) -> Result<Vec<Game>, PdnError> {
                 }
                 let mv = w.trim_end_matches(['!', '?', '*']);
                 if is_move(mv) {
+                    if g.moves.len() >= MAX_GAME_MOVES {
+                        return Err(c.err(format!("a game with more than {MAX_GAME_MOVES} moves")));
+                    }
                     g.moves.push(mv.to_string());
                     in_moves = true;
                     started = true;

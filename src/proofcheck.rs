@@ -60,6 +60,13 @@ pub enum CheckError {
         /// What is wrong.
         what: String,
     },
+    /// The certificate ends early: a line, a proof or the `proofs N` trailer is missing, or it
+    /// holds no proof at all.
+    #[error("truncated certificate: {0}")]
+    Truncated(String),
+    /// The certificate (a line of it, or the whole file) is larger than the checker reads.
+    #[error("{0}")]
+    TooLarge(String),
     /// The table directory does not hold the tables named in the header, or cannot be read.
     #[error("tables: {0}")]
     Tables(String),
@@ -212,17 +219,29 @@ struct ParsedProof {
     records: HashMap<Position, (String, usize)>,
 }
 
-fn parse(text: &str) -> Result<(TableSet, Vec<ParsedProof>), CheckError> {
+/// Longest certificate line read, in bytes (the newline excluded); a record is one line. A
+/// canonical FEN has at most 100 bytes and a move path about 40.
+pub const MAX_LINE: usize = 4096;
+
+/// Largest certificate file read, in bytes (1 GiB, about 30 million records).
+pub const MAX_FILE: u64 = 1 << 30;
+
+/// Parse a certificate given as numbered lines (1-based; the newline removed).
+fn parse(
+    lines: impl Iterator<Item = Result<(usize, String), CheckError>>,
+) -> Result<(TableSet, Vec<ParsedProof>), CheckError> {
     let syntax = |line: usize, what: String| CheckError::Syntax { line, what };
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim()))
-        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'));
+    let mut lines = lines.filter(|r| match r {
+        Ok((_, l)) => {
+            let l = l.trim();
+            !l.is_empty() && !l.starts_with('#')
+        }
+        Err(_) => true,
+    });
     let mut expect = |want: &str| -> Result<(usize, Vec<String>), CheckError> {
-        let (n, l) = lines
-            .next()
-            .ok_or_else(|| syntax(0, format!("file ends before the {want:?} line")))?;
+        let (n, l) = lines.next().transpose()?.ok_or_else(|| {
+            CheckError::Truncated(format!("the file ends before the {want:?} line"))
+        })?;
         let words: Vec<String> = l.split_whitespace().map(str::to_string).collect();
         if words.first().map(String::as_str) != Some(want) {
             return Err(syntax(n, format!("expected a {want:?} line")));
@@ -230,10 +249,19 @@ fn parse(text: &str) -> Result<(TableSet, Vec<ParsedProof>), CheckError> {
         Ok((n, words))
     };
     let (n, w) = expect("egdb-proof")?;
-    if w.len() != 2 || w[1] != "1" {
+    if w.len() == 2 && w[1] == "1" {
         return Err(syntax(
             n,
-            "unsupported certificate version (expected 1)".into(),
+            "certificate format version 1 has no \"proofs N\" trailer, so a truncated file \
+             cannot be told from a whole one; make it again with this egdb prove --cert \
+             (version 2)"
+                .into(),
+        ));
+    }
+    if w.len() != 2 || w[1] != "2" {
+        return Err(syntax(
+            n,
+            "unsupported certificate version (expected 2)".into(),
         ));
     }
     let (n, w) = expect("rules")?;
@@ -260,9 +288,36 @@ fn parse(text: &str) -> Result<(TableSet, Vec<ParsedProof>), CheckError> {
     }
     let mut proofs = Vec::new();
     let mut cur: Option<(ParsedProof, usize)> = None;
-    for (n, l) in lines {
+    // The line of the trailer `proofs N`, once read.
+    let mut trailer: Option<usize> = None;
+    for item in lines {
+        let (n, l) = item?;
         let words: Vec<&str> = l.split_whitespace().collect();
+        if let Some(t) = trailer {
+            return Err(syntax(
+                n,
+                format!("text after the \"proofs\" trailer on line {t}"),
+            ));
+        }
         match (&mut cur, words.as_slice()) {
+            (None, ["proofs", count]) => {
+                let count: usize = count
+                    .parse()
+                    .map_err(|_| syntax(n, format!("bad proof count {count:?}")))?;
+                if count != proofs.len() {
+                    return Err(syntax(
+                        n,
+                        format!(
+                            "the trailer says {count} proofs, the file holds {}",
+                            proofs.len()
+                        ),
+                    ));
+                }
+                if count == 0 {
+                    return Err(syntax(n, "the certificate holds no proofs".into()));
+                }
+                trailer = Some(n);
+            }
             (None, ["proof", fen, who, goal, count]) => {
                 let root = Position::from_fen(fen)
                     .map_err(|e| syntax(n, format!("bad root FEN {fen}: {e}")))?;
@@ -290,7 +345,12 @@ fn parse(text: &str) -> Result<(TableSet, Vec<ParsedProof>), CheckError> {
                     count,
                 ));
             }
-            (None, _) => return Err(syntax(n, "expected a \"proof\" line".into())),
+            (None, _) => {
+                return Err(syntax(
+                    n,
+                    "expected a \"proof\" line or the \"proofs N\" trailer".into(),
+                ))
+            }
             (Some(_), ["end"]) => {
                 let (p, count) = cur.take().expect("in a proof");
                 if p.records.len() != count {
@@ -304,7 +364,13 @@ fn parse(text: &str) -> Result<(TableSet, Vec<ParsedProof>), CheckError> {
                 }
                 proofs.push(p);
             }
-            (Some((p, _)), [fen, mv]) => {
+            (Some((p, count)), [fen, mv]) => {
+                if p.records.len() >= *count {
+                    return Err(syntax(
+                        n,
+                        format!("more records than the {count} the proof's header says"),
+                    ));
+                }
                 let pos = Position::from_fen(fen)
                     .map_err(|e| syntax(n, format!("bad FEN {fen}: {e}")))?;
                 if let Some((_, first)) = p.records.insert(pos, (mv.to_string(), n)) {
@@ -320,9 +386,109 @@ fn parse(text: &str) -> Result<(TableSet, Vec<ParsedProof>), CheckError> {
         }
     }
     if let Some((p, _)) = cur {
-        return Err(syntax(p.line, "proof has no \"end\" line".into()));
+        return Err(CheckError::Truncated(format!(
+            "the proof on line {} has no \"end\" line",
+            p.line
+        )));
+    }
+    if trailer.is_none() {
+        return Err(CheckError::Truncated(format!(
+            "no \"proofs N\" trailer after the {} complete proofs read",
+            proofs.len()
+        )));
     }
     Ok((tables, proofs))
+}
+
+/// The numbered lines of `text`, each at most [`MAX_LINE`] bytes.
+fn text_lines(text: &str) -> impl Iterator<Item = Result<(usize, String), CheckError>> + '_ {
+    text.lines().enumerate().map(|(i, l)| {
+        if l.len() > MAX_LINE {
+            Err(CheckError::TooLarge(format!(
+                "line {} is longer than {MAX_LINE} bytes",
+                i + 1
+            )))
+        } else {
+            Ok((i + 1, l.to_string()))
+        }
+    })
+}
+
+/// The numbered lines of the file `path`, read as they are needed: each at most [`MAX_LINE`]
+/// bytes and valid UTF-8, the whole at most [`MAX_FILE`] bytes (the first line or byte over a
+/// limit is an error; nothing beyond it is read).
+fn file_lines(
+    path: &Path,
+) -> Result<impl Iterator<Item = Result<(usize, String), CheckError>>, CheckError> {
+    use std::io::BufRead;
+    let shown = path.display().to_string();
+    let read_err = move |e: std::io::Error| CheckError::Read {
+        path: shown.clone(),
+        what: e.to_string(),
+    };
+    let f = std::fs::File::open(path).map_err(&read_err)?;
+    let meta = f.metadata().map_err(&read_err)?;
+    if meta.is_dir() {
+        return Err(read_err(std::io::Error::other("is a directory")));
+    }
+    if meta.is_file() && meta.len() > MAX_FILE {
+        return Err(CheckError::TooLarge(format!(
+            "{} holds {} bytes, more than the {MAX_FILE} a certificate may have",
+            path.display(),
+            meta.len()
+        )));
+    }
+    let mut r = std::io::BufReader::new(f);
+    let (mut n, mut total, mut done) = (0usize, 0u64, false);
+    Ok(std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let mut buf = Vec::new();
+        let got = (&mut r)
+            .take(MAX_LINE as u64 + 2)
+            .read_until(b'\n', &mut buf);
+        let fail = |e: CheckError, done: &mut bool| {
+            *done = true;
+            Some(Err(e))
+        };
+        match got {
+            Err(e) => return fail(read_err(e), &mut done),
+            Ok(0) => return None,
+            Ok(k) => total += k as u64,
+        }
+        n += 1;
+        if total > MAX_FILE {
+            return fail(
+                CheckError::TooLarge(format!(
+                    "the certificate is longer than {MAX_FILE} bytes (at line {n})"
+                )),
+                &mut done,
+            );
+        }
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+        }
+        if buf.len() > MAX_LINE {
+            return fail(
+                CheckError::TooLarge(format!("line {n} is longer than {MAX_LINE} bytes")),
+                &mut done,
+            );
+        }
+        match String::from_utf8(buf) {
+            Ok(l) => Some(Ok((n, l))),
+            Err(_) => fail(
+                CheckError::Syntax {
+                    line: n,
+                    what: "not valid UTF-8".into(),
+                },
+                &mut done,
+            ),
+        }
+    }))
 }
 
 /// Check the certificate `text` against the tables in `dir`.
@@ -331,7 +497,14 @@ fn parse(text: &str) -> Result<(TableSet, Vec<ParsedProof>), CheckError> {
 /// The first fault found: [`CheckError::Syntax`], [`CheckError::Tables`] (other files than the
 /// header names), [`CheckError::Probe`], [`CheckError::Invalid`] (naming the position).
 pub fn check_certificate(text: &str, dir: &Path) -> Result<CheckReport, CheckError> {
-    let (tables, parsed) = parse(text)?;
+    check_parsed(parse(text_lines(text))?, dir)
+}
+
+/// Check parsed proofs against the tables in `dir`.
+fn check_parsed(
+    (tables, parsed): (TableSet, Vec<ParsedProof>),
+    dir: &Path,
+) -> Result<CheckReport, CheckError> {
     let (found, slices) = scan_tables(dir, tables.max_pieces)?;
     if found != tables {
         return Err(CheckError::Tables(format!(
@@ -360,14 +533,12 @@ pub fn check_certificate(text: &str, dir: &Path) -> Result<CheckReport, CheckErr
 /// Read the certificate file `path` and check it against the tables in `dir`.
 ///
 /// # Errors
-/// As [`check_certificate`]; a file that cannot be read (missing, a directory, not UTF-8) gives
-/// [`CheckError::Read`].
+/// As [`check_certificate`]; a file that cannot be read (missing, a directory) gives
+/// [`CheckError::Read`], a line longer than [`MAX_LINE`] or a file longer than [`MAX_FILE`]
+/// [`CheckError::TooLarge`] (read no further: `/dev/zero` is refused at once), a line that is
+/// not UTF-8 [`CheckError::Syntax`].
 pub fn check_file(path: &Path, dir: &Path) -> Result<CheckReport, CheckError> {
-    let text = std::fs::read_to_string(path).map_err(|e| CheckError::Read {
-        path: path.display().to_string(),
-        what: e.to_string(),
-    })?;
-    check_certificate(&text, dir)
+    check_parsed(parse(file_lines(path)?)?, dir)
 }
 
 fn side_word(c: Color) -> &'static str {

@@ -121,7 +121,7 @@ fn annotate_marks_thrown_wins_and_checks_results() {
     assert_eq!(
         summary,
         "games 4 replayed 3 stopped_at_illegal_move 1 reached_tables 2 (max 4 pieces) \
-         value_changing_moves 2 results_checked 2 result_mismatches 1"
+         value_changing_moves 2 results_checked 2 result_mismatches 1 bad_fen_tags 0"
     );
     // A file that is not PDN: one error line naming the line.
     std::fs::write(&pdn, "[Event \"x\"]\n1. 11-15 ???\n").unwrap();

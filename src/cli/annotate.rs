@@ -35,6 +35,7 @@ pub struct Args {
 struct Totals {
     games: usize,
     illegal: usize,
+    bad_fen: usize,
     reached: usize,
     mistakes: usize,
     mismatches: usize,
@@ -103,7 +104,7 @@ fn annotate_game(
     let mut p = match g.start() {
         Ok(p) => p,
         Err(e) => {
-            t.illegal += 1;
+            t.bad_fen += 1;
             if verbose {
                 writeln!(out, "  bad FEN tag: {e}")?;
             }
@@ -226,10 +227,8 @@ fn annotate_game(
 /// Run `egdb annotate`.
 pub fn run(args: Args) -> CliResult {
     let tb = Tablebase::open(&args.dir)?;
-    let bytes = std::fs::read(&args.file)
-        .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
-    // PDN files are often Latin-1; read them lossily rather than refuse them.
-    let text = String::from_utf8_lossy(&bytes);
+    // Bounded in size; PDN files are often Latin-1, read lossily rather than refused.
+    let text = checkers_egdb::pdn::read_pdn_file(&args.file)?;
     let games = parse_games(&text).map_err(|e| format!("{}: {e}", args.file.display()))?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -240,15 +239,16 @@ pub fn run(args: Args) -> CliResult {
     writeln!(
         out,
         "games {} replayed {} stopped_at_illegal_move {} reached_tables {} (max {} pieces) \
-         value_changing_moves {} results_checked {} result_mismatches {}",
+         value_changing_moves {} results_checked {} result_mismatches {} bad_fen_tags {}",
         t.games,
-        t.games - t.illegal,
+        t.games - t.illegal - t.bad_fen,
         t.illegal,
         t.reached,
         tb.max_pieces(),
         t.mistakes,
         t.checked,
-        t.mismatches
+        t.mismatches,
+        t.bad_fen
     )?;
     out.flush()?;
     Ok(())

@@ -15,7 +15,8 @@
 //!
 //! `--json` prints one JSON object per line instead. `--cert FILE` writes the certificates of
 //! every settled position to FILE (one certificate file; see docs/certificate.md), checked
-//! with the independent checker before it is written. Exit status: 0 when every position was
+//! with the independent checker before it is written; when none was settled nothing is written
+//! (a note on stderr). Exit status: 0 when every position was
 //! settled, 3 when some stayed unknown (and none failed), 1 on any error.
 use super::CliResult;
 use checkers_egdb::notation::format_move;
@@ -297,7 +298,13 @@ pub fn run(args: Args) -> CliResult {
         }
         out.flush()?;
     }
-    if let Some(path) = &args.cert {
+    if let (Some(path), true) = (&args.cert, proofs.is_empty()) {
+        // A certificate holds at least one proof (the checker refuses an empty one).
+        eprintln!(
+            "no position was settled: no certificate written to {}",
+            path.display()
+        );
+    } else if let Some(path) = &args.cert {
         if any_built {
             // Positions the new tables cover are leaves now (the checker takes exactly the
             // records reached).

@@ -486,11 +486,12 @@ pub fn color_word(c: Color) -> &'static str {
     }
 }
 
-/// The certificate text (format version 1, `docs/certificate.md`) of `proofs` made with the
-/// tables `tables`.
+/// The certificate text (format version 2, `docs/certificate.md`) of `proofs` made with the
+/// tables `tables`: header, the proofs, and the trailer `proofs N` (N = `proofs.len()`) by
+/// which the checker detects a truncated file.
 pub fn certificate_text(tables: &TableSet, proofs: &[Proof]) -> String {
     let mut s = String::new();
-    s.push_str("egdb-proof 1\n");
+    s.push_str("egdb-proof 2\n");
     s.push_str("rules english\n");
     s.push_str(&format!(
         "tables {} {} {:016x}\n",
@@ -512,6 +513,7 @@ pub fn certificate_text(tables: &TableSet, proofs: &[Proof]) -> String {
         }
         s.push_str("end\n");
     }
+    s.push_str(&format!("proofs {}\n", proofs.len()));
     s
 }
 

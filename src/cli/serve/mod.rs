@@ -10,8 +10,11 @@
 //! Errors are JSON `{"error": MESSAGE, "kind": KIND}`: 400 `bad_fen` (the parser's message) or
 //! `bad_request`, 404 `outside_tables` (too many pieces, a missing slice) or `no_such_material`,
 //! 503 `busy` (more than `--max-concurrent` requests in flight: refused, never queued), 408
-//! after `--timeout-ms`, 500 `table_error` for a damaged file. Nothing from a request names a
-//! file: the tables are opened once from `--dir`, and the page is compiled into the binary.
+//! after `--timeout-ms`, 500 `table_error` for a damaged file (named by its file name, never the
+//! server's path). Nothing from a request names a file: the tables are opened once from
+//! `--dir`, and the page is compiled into the binary. At most `--max-connections` connections
+//! are open at once (one more gets 503 and is closed), and one idle for `--idle-timeout-ms`
+//! (nothing read or written) is closed.
 use super::values::{self, Eval, ScoredMove};
 use super::CliResult;
 use axum::extract::{Path as UrlPath, Query, State};
@@ -59,6 +62,130 @@ pub struct Args {
     /// Time limit of one request in milliseconds (408 after it).
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub timeout_ms: u64,
+    /// Most connections open at once; one more is answered 503 and closed at once.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub max_connections: u32,
+    /// A connection on which nothing is read or written for this many milliseconds is closed
+    /// (a client that sends no request, or stops in the middle of its headers).
+    #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub idle_timeout_ms: u64,
+}
+
+/// The listener of `egdb serve`: at most `permits` connections open at once (one more is
+/// answered 503 and closed), each closed after `idle` without a byte read or written.
+struct Guarded {
+    listener: tokio::net::TcpListener,
+    permits: Arc<Semaphore>,
+    idle: Duration,
+}
+
+impl axum::serve::Listener for Guarded {
+    type Io = IdleIo;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (IdleIo, SocketAddr) {
+        loop {
+            let (stream, addr) = axum::serve::Listener::accept(&mut self.listener).await;
+            match self.permits.clone().try_acquire_owned() {
+                Ok(permit) => {
+                    return (
+                        IdleIo {
+                            inner: stream,
+                            idle: self.idle,
+                            deadline: Box::pin(tokio::time::sleep(self.idle)),
+                            _permit: permit,
+                        },
+                        addr,
+                    )
+                }
+                Err(_) => {
+                    // Best effort, never waiting: the socket is closed on drop.
+                    let _ = stream.try_write(
+                        b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\
+                          connection: close\r\n\r\n",
+                    );
+                }
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+}
+
+/// A connection that fails with `TimedOut` (and is then closed) once `idle` has passed
+/// without a byte read or written; it holds one of the listener's connection permits.
+struct IdleIo {
+    inner: tokio::net::TcpStream,
+    idle: Duration,
+    deadline: std::pin::Pin<Box<tokio::time::Sleep>>,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl IdleIo {
+    fn progress(&mut self) {
+        let at = tokio::time::Instant::now() + self.idle;
+        self.deadline.as_mut().reset(at);
+    }
+    fn expired(&mut self, cx: &mut std::task::Context<'_>) -> bool {
+        std::future::Future::poll(self.deadline.as_mut(), cx).is_ready()
+    }
+}
+
+fn idle_error() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::TimedOut, "connection idle")
+}
+
+impl tokio::io::AsyncRead for IdleIo {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::task::Poll;
+        let before = buf.filled().len();
+        match std::pin::Pin::new(&mut self.inner).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {
+                if buf.filled().len() > before {
+                    self.progress();
+                }
+                Poll::Ready(Ok(()))
+            }
+            Poll::Pending if self.expired(cx) => Poll::Ready(Err(idle_error())),
+            other => other,
+        }
+    }
+}
+
+impl tokio::io::AsyncWrite for IdleIo {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        data: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        use std::task::Poll;
+        match std::pin::Pin::new(&mut self.inner).poll_write(cx, data) {
+            Poll::Ready(Ok(n)) => {
+                self.progress();
+                Poll::Ready(Ok(n))
+            }
+            Poll::Pending if self.expired(cx) => Poll::Ready(Err(idle_error())),
+            other => other,
+        }
+    }
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
 }
 
 /// Shared state of the server.
@@ -97,9 +224,36 @@ impl From<ProbeError> for ApiError {
             _ => ApiError(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "table_error",
-                e.to_string(),
+                public_message(&e),
             ),
         }
+    }
+}
+
+/// The text of `e` for a client: a table file named by its file name (the slice), never by
+/// the server's path.
+fn public_message(e: &ProbeError) -> String {
+    use checkers_egdb::table::TableError as T;
+    let path = match e {
+        ProbeError::Table(
+            T::Io { path, .. }
+            | T::Corrupt { path, .. }
+            | T::WrongSlice { path, .. }
+            | T::NotAFile { path },
+        ) => Some(path),
+        ProbeError::Io { dir, .. } | ProbeError::NoTables { dir } => Some(dir),
+        _ => None,
+    };
+    let text = e.to_string();
+    match path {
+        Some(p) => {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "the table directory".into());
+            text.replace(&p.display().to_string(), &name)
+        }
+        None => text,
     }
 }
 
@@ -338,9 +492,14 @@ pub fn run(args: Args) -> CliResult {
         let listener = tokio::net::TcpListener::bind(args.bind)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", args.bind))?;
-        let addr = listener.local_addr()?;
+        let addr = tokio::net::TcpListener::local_addr(&listener)?;
         println!("egdb serve: listening on http://{addr}/");
         std::io::stdout().flush()?;
+        let listener = Guarded {
+            listener,
+            permits: Arc::new(Semaphore::new(args.max_connections as usize)),
+            idle: Duration::from_millis(args.idle_timeout_ms),
+        };
         axum::serve(listener, router(app))
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
@@ -348,4 +507,24 @@ pub fn run(args: Args) -> CliResult {
             .await?;
         Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 36 item 9: an error answer names the table file, never the server's path.
+    #[test]
+    fn error_answers_hide_the_server_paths() {
+        let e = ProbeError::Table(checkers_egdb::table::TableError::NotAFile {
+            path: "/srv/secret/tables/0201-nn.egdb".into(),
+        });
+        let ApiError(status, kind, text) = ApiError::from(e);
+        assert_eq!(
+            (status, kind),
+            (StatusCode::INTERNAL_SERVER_ERROR, "table_error")
+        );
+        assert!(!text.contains("/srv"), "{text}");
+        assert!(text.contains("0201-nn.egdb"), "{text}");
+    }
 }
