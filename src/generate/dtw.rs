@@ -413,7 +413,11 @@ pub fn build_dtw_units(dir: &Path, units: &[Unit]) -> Result<BuildSummary, Build
         }
         for d in solved {
             if last.get(&d.slice).is_some_and(|&j| j > i) {
-                let vals: Vec<u32> = d.dtw.iter().map(|&x| if x == DTW_NONE { 0 } else { x }).collect();
+                let vals: Vec<u32> = d
+                    .dtw
+                    .iter()
+                    .map(|&x| if x == DTW_NONE { 0 } else { x })
+                    .collect();
                 store.insert(d.slice, Arc::new((SliceIndex::new(d.slice), vals)));
             }
         }

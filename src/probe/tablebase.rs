@@ -756,7 +756,11 @@ impl<R: Rules> Tablebase<R> {
                 ProbeError::MissingDtc { slice: *s }
             }
         };
-        let slots = if dtw { &self.dtw_slots } else { &self.dtc_slots };
+        let slots = if dtw {
+            &self.dtw_slots
+        } else {
+            &self.dtc_slots
+        };
         let slot = slots.get(s, true).ok_or_else(missing)?;
         let r = slot.get_or_init(|| {
             let path = if dtw {

@@ -14,9 +14,7 @@
 
 use super::codec::ValueCodec;
 use super::error::{Fault, TableError};
-use super::header::{
-    FileKind, Header, TableMeta, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED,
-};
+use super::header::{FileKind, Header, TableMeta, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED};
 use super::write::{write_atomic, WriteOptions};
 use super::NO_CONST;
 use crate::slice::Slice;
@@ -368,7 +366,11 @@ impl DtcFile {
     /// As [`DtcFile::open`]; [`TableError::Corrupt`] with [`Fault::BadMagic`] for a file of
     /// another kind.
     pub fn open_kind(path: &Path, rules: u32, kind: FileKind) -> Result<DtcFile, TableError> {
-        let suffix = if kind == FileKind::Dtw { ".dtw" } else { ".dtc" };
+        let suffix = if kind == FileKind::Dtw {
+            ".dtw"
+        } else {
+            ".dtc"
+        };
         let md = std::fs::metadata(path).map_err(|e| TableError::io(path, "stat", e))?;
         if !md.is_file() {
             return Err(TableError::NotAFile {
