@@ -52,6 +52,11 @@ pub struct Args {
     /// directory whose WLD files exist, only the distance files are built.
     #[arg(long)]
     pub dtc: bool,
+    /// Also build the depth-to-win file of every slice (`<slice>.dtw`: plies to the end of
+    /// the game, the winner fastest, the loser slowest), after the WLD (and distance) files;
+    /// on a directory whose WLD files exist, only the depth-to-win files are built.
+    #[arg(long, conflicts_with = "mpi")]
+    pub dtw: bool,
     /// Value codec of the WLD files written: 2 (default), 4 (about 1.5x smaller WLD files;
     /// the first probe of a threat position pays a search, later ones are remembered) or 5
     /// (codec 4's don't cares, context-model coded: about 2x smaller than codec 2, block
@@ -187,6 +192,7 @@ pub fn run(args: Args) -> CliResult {
         with_deps: args.with_deps,
         memory: Some(args.memory.unwrap_or_else(default_budget)),
         dtc: args.dtc,
+        dtw: args.dtw,
         codec: args.codec.unwrap_or(checkers_egdb::table::CODEC_2BIT_ZSTD),
         codec_from_dir: args.codec.is_none(),
     };
@@ -240,7 +246,7 @@ pub fn run(args: Args) -> CliResult {
                 positions as f64 / bytes as f64
             }
         };
-        let value_bytes = s.bytes.saturating_sub(s.dtc_bytes);
+        let value_bytes = s.bytes.saturating_sub(s.dtc_bytes + s.dtw_bytes);
         println!(
             "bytes         {} ({:.1} positions/byte)",
             value_bytes,
@@ -295,6 +301,16 @@ pub fn run(args: Args) -> CliResult {
                 s.dtc_bytes,
                 per_byte(s.dtc_positions, s.dtc_bytes),
                 s.dtc_seconds
+            );
+        }
+        if args.dtw {
+            println!(
+                "depth to win  {} built, {} already complete, {} bytes ({:.1} positions/byte), pass {:.2} s",
+                s.dtw_files,
+                s.dtw_skipped,
+                s.dtw_bytes,
+                per_byte(s.dtw_positions, s.dtw_bytes),
+                s.dtw_seconds
             );
         }
         if !s.rechecked.is_empty() {

@@ -12,7 +12,8 @@
 //!
 //! With `--dtc` a third column gives the distance to conversion in plies (`-` for a draw):
 //! `FEN<TAB>win|loss|draw<TAB>DTC` (JSON: `"dtc": n` or `null`); it needs the distance files
-//! (`egdb build --dtc`).
+//! (`egdb build --dtc`). With `--dtw` a further column gives the depth to win in plies
+//! (`"dtw"` in JSON; the `.dtw` files of `egdb build --dtw`).
 //!
 //! With `--json` each line is a JSON object instead: `{"fen":..,"value":"win"}` or
 //! `{"input":..,"error":..}` (JSON string escaping, no extra escaping). The exit status is
@@ -42,6 +43,10 @@ pub struct Args {
     /// the `.dtc` files of `egdb build --dtc`.
     #[arg(long)]
     pub dtc: bool,
+    /// Also print the depth to win in plies (a further column after any DTC column, `-` for
+    /// draws; JSON `"dtw"`); needs the `.dtw` files of `egdb build --dtw`.
+    #[arg(long)]
+    pub dtw: bool,
     /// Print probe statistics (probes, cache hits, blocks decoded) to stderr at the end.
     #[arg(long)]
     pub stats: bool,
@@ -195,33 +200,40 @@ pub fn run(args: Args) -> CliResult {
             None => Position::from_fen(input).map_err(|e| format!("bad FEN: {e}")),
         }
         .and_then(|p| {
+            let mut extra: Vec<(&str, Option<u32>)> = Vec::new();
+            let mut v = None;
             if args.dtc {
-                tb.probe_dtc(&p)
-                    .map(|d| (p.to_fen(), d.wld(), Some(d.plies())))
-                    .map_err(|e| e.to_string())
-            } else {
-                tb.probe_wld(&p)
-                    .map(|v| (p.to_fen(), v, None))
-                    .map_err(|e| e.to_string())
+                let d = tb.probe_dtc(&p).map_err(|e| e.to_string())?;
+                v = Some(d.wld());
+                extra.push(("dtc", d.plies()));
             }
+            if args.dtw {
+                let d = tb.probe_dtw(&p).map_err(|e| e.to_string())?;
+                v = Some(d.wld());
+                extra.push(("dtw", d.plies()));
+            }
+            let v = match v {
+                Some(v) => v,
+                None => tb.probe_wld(&p).map_err(|e| e.to_string())?,
+            };
+            Ok((p.to_fen(), v, extra))
         });
         match (&result, args.json) {
-            (Ok((fen, v, None)), false) => writeln!(out, "{fen}\t{v}"),
-            (Ok((fen, v, Some(d))), false) => writeln!(
-                out,
-                "{fen}\t{v}\t{}",
-                d.map_or("-".to_string(), |d| d.to_string())
-            ),
-            (Ok((fen, v, None)), true) => writeln!(
-                out,
-                "{}",
-                serde_json::json!({"fen": fen, "value": v.as_str()})
-            ),
-            (Ok((fen, v, Some(d))), true) => writeln!(
-                out,
-                "{}",
-                serde_json::json!({"fen": fen, "value": v.as_str(), "dtc": d})
-            ),
+            (Ok((fen, v, extra)), false) => {
+                let mut l = format!("{fen}\t{v}");
+                for (_, d) in extra {
+                    l.push('\t');
+                    l.push_str(&d.map_or("-".to_string(), |d| d.to_string()));
+                }
+                writeln!(out, "{l}")
+            }
+            (Ok((fen, v, extra)), true) => {
+                let mut j = serde_json::json!({"fen": fen, "value": v.as_str()});
+                for (k, d) in extra {
+                    j[*k] = serde_json::json!(d);
+                }
+                writeln!(out, "{j}")
+            }
             (Err(e), false) => writeln!(
                 out,
                 "{}\terror: {}",

@@ -580,6 +580,12 @@ fn drive_locked(
     } else {
         store
     };
+    // --- DTW (issue 33): the depth-to-win phase, after every unit's WLD/DTC files exist
+    // (on this process; under --mpi on rank 0 after the ranks are done).
+    if opts.dtw {
+        sum.add(&super::dtw::build_dtw_units(&opts.dir, &units)?);
+    }
+    // --- end DTW
     observer.finish();
     sum.seconds = start.elapsed().as_secs_f64();
     Ok(sum)

@@ -15,6 +15,7 @@
 //!   an error naming the slice.
 
 pub mod driver;
+pub mod dtw;
 pub mod recheck;
 pub mod solve;
 
@@ -244,6 +245,10 @@ pub struct BuildOptions {
     /// [`crate::table::dtc`]). A unit whose WLD files already exist gets only its distance
     /// files (its WLD values are read from them).
     pub dtc: bool,
+    /// Also build the depth-to-win file of every slice (`<slice>.dtw`, see
+    /// [`crate::table::dtw`]) after the WLD (and distance) files, unit by unit in build order
+    /// ([`dtw::build_dtw_units`]); units whose `.dtw` files are complete are skipped.
+    pub dtw: bool,
     /// Value codec of the WLD files written ([`crate::table::WriteOptions::codec`]):
     /// [`crate::table::CODEC_2BIT_ZSTD`] (default) or [`crate::table::CODEC_2BIT_THREATS`]
     /// (about 1.5x smaller, warm probes about 1.7x slower in its slices). Files already
@@ -268,6 +273,7 @@ impl BuildOptions {
             with_deps: false,
             memory: None,
             dtc: false,
+            dtw: false,
             codec: crate::table::CODEC_2BIT_ZSTD,
             codec_from_dir: false,
         }
@@ -377,6 +383,16 @@ pub struct BuildSummary {
     pub dtc_skipped: u64,
     /// Positions of the distance files written.
     pub dtc_positions: u64,
+    /// Of `bytes`: bytes of depth-to-win files (`--dtw`).
+    pub dtw_bytes: u64,
+    /// Wall seconds of the depth-to-win phase (`--dtw`; not in `solve_seconds`).
+    pub dtw_seconds: f64,
+    /// Depth-to-win files written.
+    pub dtw_files: u64,
+    /// Depth-to-win files skipped because a complete, checksum-valid file existed.
+    pub dtw_skipped: u64,
+    /// Positions in the depth-to-win files written.
+    pub dtw_positions: u64,
     /// Notes of the units solved a second time after their distance pass disagreed with
     /// their WLD solution ([`BuildObserver::unit_rechecked`]); empty in a clean build.
     pub rechecked: Vec<String>,
@@ -801,6 +817,11 @@ impl BuildSummary {
         self.dtc_files += o.dtc_files;
         self.dtc_skipped += o.dtc_skipped;
         self.dtc_positions += o.dtc_positions;
+        self.dtw_bytes += o.dtw_bytes;
+        self.dtw_seconds += o.dtw_seconds;
+        self.dtw_files += o.dtw_files;
+        self.dtw_skipped += o.dtw_skipped;
+        self.dtw_positions += o.dtw_positions;
         self.plies = self.plies.max(o.plies);
         self.rechecked.extend(o.rechecked.iter().cloned());
     }

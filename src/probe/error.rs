@@ -61,6 +61,12 @@ pub enum ProbeError {
         /// The slice, e.g. `0201-nn`.
         slice: Slice,
     },
+    /// The slice has no depth-to-win file (`<slice>.dtw`; `egdb build --dtw` builds them).
+    #[error("missing depth-to-win (DTW) table for slice {slice} (build it with egdb build --dtw)")]
+    MissingDtw {
+        /// The slice, e.g. `0201-nn`.
+        slice: Slice,
+    },
     /// The table directory cannot be listed.
     #[error("cannot read the table directory {}: {source}", dir.display())]
     Io {

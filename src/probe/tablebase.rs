@@ -248,6 +248,8 @@ impl<R: Rules> TablebaseBuilder<R> {
             memo: ThreatMemo::new(self.cache_bytes / 64),
             bad_blocks: Default::default(),
             dtc_slots: SlotTable::new(),
+            dtw_slots: SlotTable::new(),
+            dtw_cache: BlockCache::new(self.cache_bytes),
             counters: Striped::new(),
             opened: AtomicU64::new(0),
             slices_present: AtomicU64::new(0),
@@ -290,6 +292,10 @@ pub struct Tablebase<R: Rules = English> {
     dtc_slots: SlotTable<DtcSlot>,
     /// Decoded distance blocks (same cache design as the WLD blocks, its own budget).
     dtc_cache: BlockCache,
+    /// Depth-to-win files (`.dtw`, issue 33), opened on first use.
+    dtw_slots: SlotTable<DtcSlot>,
+    /// Decoded depth-to-win blocks (its own cache: keys are per slice and block).
+    dtw_cache: BlockCache,
     /// Values found by search for threat positions of codec-4 slices.
     memo: ThreatMemo,
     /// Blocks (cache keys) found damaged ([`crate::table::TableError::Corrupt`]), with the
@@ -704,15 +710,73 @@ impl<R: Rules> Tablebase<R> {
         })
     }
 
+    /// Depth to win (issue 33; [`Dtc`] variants, plies, side to move's view) of any position
+    /// with at most [`Tablebase::max_pieces`] pieces: `Win(n)`: the side to move wins and, the
+    /// winner playing fastest and the loser slowest, the game ends on the `n`-th ply from now
+    /// with the loser unable to move (`n` odd); `Loss(n)`: it loses, `Loss(0)` when it has no
+    /// legal move (`n` even); `Draw`. The value comes from the WLD tables (captures resolved
+    /// by search, as [`Tablebase::probe_wld`]), the depth from the slice's `<slice>.dtw`
+    /// (built by `egdb build --dtw`; capture positions are stored too) through its own block
+    /// cache. Every move counts, captures and man moves included (`crate::table::dtw`).
+    ///
+    /// # Errors
+    /// As [`Tablebase::probe_wld`]; [`ProbeError::MissingDtw`] when the slice has no
+    /// depth-to-win file; [`ProbeError::Table`] for a damaged one.
+    pub fn probe_dtw(&self, p: &Position) -> Result<Dtc, ProbeError> {
+        self.check(p)?;
+        let n = p.normalized();
+        if n.black == 0 || !self.rules.has_move(p) {
+            return Ok(Dtc::Loss(0));
+        }
+        let v = self.probe_wld(p)?;
+        if v == Wld::Draw {
+            return Ok(Dtc::Draw);
+        }
+        let s = Slice::of(&n);
+        let t = self.loaded(&s, false)?;
+        let index = t.index.rank(&n);
+        let d = self.distance_at(self.distance_loaded(&s, true)?, index, &self.dtw_cache)?;
+        Ok(if v == Wld::Win {
+            Dtc::Win(d)
+        } else {
+            Dtc::Loss(d)
+        })
+    }
+
     fn dtc_loaded(&self, s: &Slice) -> Result<&DtcLoaded, ProbeError> {
-        let missing = || ProbeError::MissingDtc { slice: *s };
-        let slot = self.dtc_slots.get(s, true).ok_or_else(missing)?;
+        self.distance_loaded(s, false)
+    }
+
+    /// The distance file of `s`: `.dtc` (`dtw` false) or `.dtw`.
+    fn distance_loaded(&self, s: &Slice, dtw: bool) -> Result<&DtcLoaded, ProbeError> {
+        let missing = || {
+            if dtw {
+                ProbeError::MissingDtw { slice: *s }
+            } else {
+                ProbeError::MissingDtc { slice: *s }
+            }
+        };
+        let slots = if dtw {
+            &self.dtw_slots
+        } else {
+            &self.dtc_slots
+        };
+        let slot = slots.get(s, true).ok_or_else(missing)?;
         let r = slot.get_or_init(|| {
-            let path = crate::table::dtc_path(&self.dir, s);
+            let path = if dtw {
+                crate::table::dtw::dtw_path(&self.dir, s)
+            } else {
+                crate::table::dtc_path(&self.dir, s)
+            };
             if !path.exists() {
                 return Err(missing());
             }
-            let file = crate::table::DtcFile::open(&path, R::ID)?;
+            let kind = if dtw {
+                crate::table::FileKind::Dtw
+            } else {
+                crate::table::FileKind::Dtc
+            };
+            let file = crate::table::DtcFile::open_kind(&path, R::ID, kind)?;
             if self.verify_on_open {
                 file.verify_checksum()?;
             }
@@ -726,13 +790,22 @@ impl<R: Rules> Tablebase<R> {
     }
 
     fn dtc_at(&self, t: &DtcLoaded, index: u64) -> Result<u32, ProbeError> {
+        self.distance_at(t, index, &self.dtc_cache)
+    }
+
+    fn distance_at(
+        &self,
+        t: &DtcLoaded,
+        index: u64,
+        cache: &BlockCache,
+    ) -> Result<u32, ProbeError> {
         if let Some(u) = t.file.uniform() {
             return Ok(u);
         }
         let (block, offset) = t.block_div.divrem(index);
         let offset = offset as usize;
         let key = block_key(t.slot, block);
-        if let Some(b) = self.dtc_cache.byte(key, offset) {
+        if let Some(b) = cache.byte(key, offset) {
             if b != crate::table::dtc::ESCAPE {
                 return Ok(u32::from(b));
             }
@@ -744,7 +817,7 @@ impl<R: Rules> Tablebase<R> {
             crate::table::DtcBlock::Data(m) => {
                 self.counters.mine().decoded.fetch_add(1, Ordering::Relaxed);
                 let d = crate::table::dtc::dtc_in_block(&m, n, offset);
-                self.dtc_cache.insert(key, &m);
+                cache.insert(key, &m);
                 Ok(d)
             }
         }

@@ -1,7 +1,7 @@
 //! Distance-to-conversion (DTC) files: one per slice, `<slice name>.dtc` beside the WLD file
 //! (layout in docs/format.md, "DTC files").
 //!
-//! Same container as the WLD files (the one [`Header`] with magic [`DTC_MAGIC`], offset table
+//! Same container as the WLD files (the one [`Header`] with magic [`DTC_MAGIC`](super::header::DTC_MAGIC), offset table
 //! with per-block checksums, whole-file checksum, atomic deterministic writes), with the codec
 //! [`DtcByte`] (id [`CODEC_DTC_BYTE`]): one byte per position, 0..=254 the distance in plies,
 //! 255 an escape whose distance (a `u32`) follows the block's bytes in an exception list, in
@@ -14,9 +14,7 @@
 
 use super::codec::ValueCodec;
 use super::error::{Fault, TableError};
-use super::header::{
-    FileKind, Header, TableMeta, DTC_MAGIC, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED,
-};
+use super::header::{FileKind, Header, TableMeta, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED};
 use super::write::{write_atomic, WriteOptions};
 use super::NO_CONST;
 use crate::slice::Slice;
@@ -154,6 +152,21 @@ pub fn encode_dtc(
     dont_care: &BitSlice<u64, Lsb0>,
     opts: &WriteOptions,
 ) -> Result<Vec<u8>, TableError> {
+    encode_distances(FileKind::Dtc, meta, dtc, dont_care, opts)
+}
+
+/// [`encode_dtc`] for a file of `kind` ([`FileKind::Dtc`] or [`FileKind::Dtw`]: the same
+/// container and codec, told apart by the magic).
+///
+/// # Errors
+/// As [`encode_dtc`].
+pub(crate) fn encode_distances(
+    kind: FileKind,
+    meta: &TableMeta,
+    dtc: &[u32],
+    dont_care: &BitSlice<u64, Lsb0>,
+    opts: &WriteOptions,
+) -> Result<Vec<u8>, TableError> {
     let size = crate::index::SliceIndex::new(meta.slice).size();
     if dtc.len() as u64 != size || meta.positions != size || dont_care.len() != dtc.len() {
         return Err(TableError::Invalid(format!(
@@ -238,7 +251,7 @@ pub fn encode_dtc(
         8
     };
     let header = Header {
-        kind: FileKind::Dtc,
+        kind,
         version: FORMAT_VERSION as u8,
         rules: opts.rules as u8,
         codec: CODEC_DTC_BYTE as u8,
@@ -342,6 +355,22 @@ impl DtcFile {
     /// [`TableError::Io`], [`TableError::NotAFile`], [`TableError::Corrupt`],
     /// [`TableError::WrongSlice`].
     pub fn open(path: &Path, rules: u32) -> Result<DtcFile, TableError> {
+        Self::open_kind(path, rules, FileKind::Dtc)
+    }
+
+    /// [`DtcFile::open`] for a file of `kind`: [`FileKind::Dtc`] (`.dtc`) or
+    /// [`FileKind::Dtw`] (`.dtw`, same container); the magic must be that kind's and a name
+    /// `<slice>.<extension>` must match the header's slice.
+    ///
+    /// # Errors
+    /// As [`DtcFile::open`]; [`TableError::Corrupt`] with [`Fault::BadMagic`] for a file of
+    /// another kind.
+    pub fn open_kind(path: &Path, rules: u32, kind: FileKind) -> Result<DtcFile, TableError> {
+        let suffix = if kind == FileKind::Dtw {
+            ".dtw"
+        } else {
+            ".dtc"
+        };
         let md = std::fs::metadata(path).map_err(|e| TableError::io(path, "stat", e))?;
         if !md.is_file() {
             return Err(TableError::NotAFile {
@@ -362,7 +391,7 @@ impl DtcFile {
             unsafe { memmap2::Mmap::map(&file) }.map_err(|e| TableError::io(path, "mmap", e))?;
         let h = &map[..HEADER_LEN];
         let header = Header::parse(h).map_err(bad)?;
-        if header.kind != FileKind::Dtc || h[..8] != DTC_MAGIC {
+        if header.kind != kind || kind == FileKind::Wld || h[..8] != kind.magic() {
             return Err(bad(Fault::BadMagic));
         }
         if u32::from(header.rules) != rules {
@@ -416,7 +445,7 @@ impl DtcFile {
         if let Some(expected) = path
             .file_name()
             .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_suffix(".dtc"))
+            .and_then(|n| n.strip_suffix(suffix))
             .and_then(|n| n.parse::<Slice>().ok())
         {
             if expected != meta.slice {

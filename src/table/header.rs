@@ -9,6 +9,8 @@ use std::fmt;
 pub const MAGIC: [u8; 8] = *b"EGDBWLD\0";
 /// File magic of a distance-to-conversion file (`<slice>.dtc`, see [`super::dtc`]).
 pub const DTC_MAGIC: [u8; 8] = *b"EGDBDTC\0";
+/// File magic of a depth-to-win file (`<slice>.dtw`, see [`super::dtw`]).
+pub const DTW_MAGIC: [u8; 8] = *b"EGDBDTW\0";
 
 /// What a table file holds, told by its magic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -18,6 +20,8 @@ pub enum FileKind {
     Wld,
     /// Distances to conversion ([`DTC_MAGIC`], `.dtc`).
     Dtc,
+    /// Depths to win ([`DTW_MAGIC`], `.dtw`): the container and codec of `.dtc` files.
+    Dtw,
 }
 
 impl FileKind {
@@ -26,6 +30,7 @@ impl FileKind {
         match self {
             FileKind::Wld => MAGIC,
             FileKind::Dtc => DTC_MAGIC,
+            FileKind::Dtw => DTW_MAGIC,
         }
     }
     fn of_magic(m: &[u8]) -> Option<FileKind> {
@@ -33,6 +38,8 @@ impl FileKind {
             Some(FileKind::Wld)
         } else if m == DTC_MAGIC {
             Some(FileKind::Dtc)
+        } else if m == DTW_MAGIC {
+            Some(FileKind::Dtw)
         } else {
             None
         }

@@ -25,6 +25,7 @@
 pub mod cm;
 pub mod codec;
 pub mod dtc;
+pub mod dtw;
 pub mod error;
 pub mod header;
 pub mod read;

@@ -1,0 +1,132 @@
+//! A slow, simple depth-to-win (DTW) oracle for tiny materials, written apart from the builder
+//! (issue 33): no slices, no index, no un-moves, no tables, no bucket queue. It enumerates every
+//! position by brute force (`probe_common::all_positions`), takes successors from the path move
+//! generator (`Position::moves` + `apply`), computes the game values by a forward fixpoint, and
+//! then the DTW of every won or lost position by forward iteration straight from the definition:
+//!
+//! * win: DTW = min of 1 + DTW(p') over the moves to positions p' lost for the opponent;
+//! * loss: DTW = 0 with no legal move, else max of 1 + DTW(p') over all moves;
+//! * draw: none. Every move counts (captures and man moves too).
+//!
+//! Iteration t assigns a position exactly when its definition can be evaluated from the depths
+//! assigned before: a loss once every successor has a depth, a win at the first iteration one of
+//! its lost successors has one (depths assigned at iteration t are exactly t, by induction).
+#![allow(dead_code)]
+
+use super::probe_common::all_positions;
+use checkers_egdb::{Position, Wld};
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+/// Value and DTW (plies; `None` for draws) of every position with at most `n` pieces.
+pub struct DtwOracle {
+    /// Every position, in enumeration order.
+    pub positions: Vec<Position>,
+    /// Position -> index into `positions`.
+    pub id: HashMap<Position, u32>,
+    /// Game value of each position (side to move's view).
+    pub value: Vec<Wld>,
+    /// DTW in plies of each position (`None` for a draw).
+    pub dtw: Vec<Option<u32>>,
+    /// Successor indices of each position (one per move path).
+    pub succ: Vec<Vec<u32>>,
+}
+
+impl DtwOracle {
+    /// Value and DTW of `p`.
+    pub fn get(&self, p: &Position) -> (Wld, Option<u32>) {
+        let i = self.id[p] as usize;
+        (self.value[i], self.dtw[i])
+    }
+}
+
+/// Solve every position with at most `n` pieces.
+pub fn solve(n: u32) -> DtwOracle {
+    let positions = all_positions(n);
+    let id: HashMap<Position, u32> = positions
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (*p, i as u32))
+        .collect();
+    let succ: Vec<Vec<u32>> = positions
+        .par_iter()
+        .map(|p| p.moves().iter().map(|m| id[&p.apply(m)]).collect())
+        .collect();
+    // Values: forward fixpoint.
+    let mut value: Vec<Option<Wld>> = vec![None; positions.len()];
+    loop {
+        let next: Vec<Option<Wld>> = (0..positions.len())
+            .into_par_iter()
+            .map(|i| {
+                if value[i].is_some() {
+                    return value[i];
+                }
+                let s = &succ[i];
+                if s.iter().any(|&j| value[j as usize] == Some(Wld::Loss)) {
+                    Some(Wld::Win)
+                } else if s.iter().all(|&j| value[j as usize] == Some(Wld::Win)) {
+                    Some(Wld::Loss) // no move at all included
+                } else {
+                    None
+                }
+            })
+            .collect();
+        let changed = next != value;
+        value = next;
+        if !changed {
+            break;
+        }
+    }
+    let value: Vec<Wld> = value.into_iter().map(|v| v.unwrap_or(Wld::Draw)).collect();
+    // DTW by forward iteration.
+    let mut dtw: Vec<Option<u32>> = vec![None; positions.len()];
+    let mut t = 0u32;
+    loop {
+        let found: Vec<(usize, u32)> = (0..positions.len())
+            .into_par_iter()
+            .filter_map(|i| {
+                if dtw[i].is_some() {
+                    return None;
+                }
+                let s = &succ[i];
+                let d = match value[i] {
+                    Wld::Draw => return None,
+                    Wld::Win => s
+                        .iter()
+                        .filter(|&&j| value[j as usize] == Wld::Loss)
+                        .filter_map(|&j| dtw[j as usize])
+                        .min()
+                        .map(|x| x + 1)?,
+                    Wld::Loss => {
+                        let ds: Option<Vec<u32>> = s.iter().map(|&j| dtw[j as usize]).collect();
+                        ds?.iter().max().map_or(0, |x| x + 1)
+                    }
+                };
+                Some((i, d))
+            })
+            .collect();
+        if found.is_empty() {
+            break;
+        }
+        for (i, d) in found {
+            assert_eq!(d, t, "oracle: depths found at iteration t are t");
+            dtw[i] = Some(d);
+        }
+        t += 1;
+    }
+    for (i, v) in value.iter().enumerate() {
+        assert_eq!(
+            dtw[i].is_some(),
+            *v != Wld::Draw,
+            "oracle: every win and loss gets a DTW, draws none ({})",
+            positions[i].to_fen()
+        );
+    }
+    DtwOracle {
+        positions,
+        id,
+        value,
+        dtw,
+        succ,
+    }
+}
