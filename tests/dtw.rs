@@ -198,3 +198,29 @@ fn dtw_only_build_on_wld_files_gives_the_same_bytes_and_resumes() {
             .contains("egdb build --dtw"));
     }
 }
+
+/// The depth-to-win pass holds a unit's edges in memory: a budget too small for the largest
+/// unit is refused before anything is solved or written, naming the unit and the memory needed.
+#[test]
+fn dtw_pass_over_the_memory_budget_is_refused_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = BuildOptions::new(dir.path(), 3);
+    o.dtw = true;
+    o.memory = Some(1000); // far below any 3-piece unit at 100+ bytes per position
+    let e = build(&o).expect_err("a 1000-byte budget cannot hold a depth-to-win pass");
+    let msg = e.to_string();
+    assert!(msg.contains("depth-to-win pass of unit"), "{msg}");
+    assert!(msg.contains("--memory"), "{msg}");
+    assert!(
+        tables(dir.path(), ".egdb").is_empty(),
+        "value files were written"
+    );
+    assert!(
+        tables(dir.path(), ".dtw").is_empty(),
+        "depth-to-win files were written"
+    );
+    // The same build with the default budget goes through.
+    o.memory = None;
+    build(&o).unwrap();
+    assert!(!tables(dir.path(), ".dtw").is_empty());
+}

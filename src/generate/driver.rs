@@ -572,6 +572,14 @@ fn drive_locked(
         jobs,
         present,
     };
+    if opts.dtw {
+        // The depth-to-win pass's memory, checked before the first unit is solved.
+        let todo: Vec<&Unit> = units
+            .iter()
+            .filter(|u| !super::dtw::unit_dtw_complete(&opts.dir, u))
+            .collect();
+        super::dtw::check_dtw_memory(&todo, opts.memory)?;
+    }
     let done = runner.run(&plan, observer)?;
     let store = std::mem::take(&mut sum.store);
     sum.add(&done);
@@ -583,7 +591,11 @@ fn drive_locked(
     // --- DTW (issue 33): the depth-to-win phase, after every unit's WLD/DTC files exist
     // (on this process; under --mpi on rank 0 after the ranks are done).
     if opts.dtw {
-        sum.add(&super::dtw::build_dtw_units(&opts.dir, &units)?);
+        sum.add(&super::dtw::build_dtw_units(
+            &opts.dir,
+            &units,
+            opts.memory,
+        )?);
     }
     // --- end DTW
     observer.finish();

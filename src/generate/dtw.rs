@@ -348,6 +348,39 @@ pub fn write_dtw_solved(dir: &Path, d: &DtwSlice) -> Result<u64, BuildError> {
     })
 }
 
+/// Refuses, before anything is solved, a depth-to-win pass whose largest unit of `todo` needs
+/// more than `memory` (default [`crate::memory::default_budget`]) at
+/// [`DTW_BYTES_PER_POSITION`] per position.
+///
+/// # Errors
+/// [`BuildError::Options`] naming the unit, its size, the memory it needs and the budget.
+pub(crate) fn check_dtw_memory(todo: &[&Unit], memory: Option<u64>) -> Result<(), BuildError> {
+    // The pass holds every in-unit edge of a unit in memory (about DTW_BYTES_PER_POSITION per
+    // position): a unit that does not fit the budget is refused before anything is solved.
+    let budget = memory.unwrap_or_else(crate::memory::default_budget);
+    if let Some(u) = todo
+        .iter()
+        .find(|u| u.sizes.iter().sum::<u64>() * DTW_BYTES_PER_POSITION > budget)
+    {
+        let n: u64 = u.sizes.iter().sum();
+        return Err(BuildError::Options(format!(
+            "the depth-to-win pass of unit {} ({n} positions) needs about {} of memory, more \
+             than the budget of {} (--memory); the pass handles units of up to {} positions \
+             at this budget (nothing was written)",
+            super::names(&u.slices),
+            crate::memory::format_size(n * DTW_BYTES_PER_POSITION),
+            crate::memory::format_size(budget),
+            budget / DTW_BYTES_PER_POSITION
+        )));
+    }
+    Ok(())
+}
+
+/// Memory of the depth-to-win pass per position of the unit solved, in bytes (an
+/// estimate: the forward record with its edge list, about 8 in-unit edges of 4 bytes, the
+/// counters, the bucket queue and the output).
+pub const DTW_BYTES_PER_POSITION: u64 = 112;
+
 /// The depth-to-win phase of a build: every unit of `units` (in build order) whose `.dtw`
 /// files are not complete gets them, its WLD values read from the files in `dir` (which
 /// must exist: the WLD phase runs first), the depths of earlier slices from their `.dtw`
@@ -355,8 +388,14 @@ pub fn write_dtw_solved(dir: &Path, d: &DtwSlice) -> Result<u64, BuildError> {
 ///
 /// # Errors
 /// As [`solve_dtw_unit`]; [`BuildError::Options`] naming a `.dtw` file the pass reads that is
-/// missing or damaged; [`BuildError::Write`].
-pub fn build_dtw_units(dir: &Path, units: &[Unit]) -> Result<BuildSummary, BuildError> {
+/// missing or damaged; [`BuildError::Write`]; [`BuildError::Options`] before anything is
+/// solved when a unit needs more than `memory` (default [`crate::memory::default_budget`]) at
+/// [`DTW_BYTES_PER_POSITION`].
+pub fn build_dtw_units(
+    dir: &Path,
+    units: &[Unit],
+    memory: Option<u64>,
+) -> Result<BuildSummary, BuildError> {
     let t0 = Instant::now();
     let mut sum = BuildSummary::default();
     let todo: Vec<&Unit> = units
@@ -372,6 +411,7 @@ pub fn build_dtw_units(dir: &Path, units: &[Unit]) -> Result<BuildSummary, Build
     if todo.is_empty() {
         return Ok(sum);
     }
+    check_dtw_memory(&todo, memory)?;
     // The last unit of `todo` reading each slice: depths and values are dropped after it.
     let mut last: HashMap<Slice, usize> = HashMap::new();
     for (i, u) in todo.iter().enumerate() {
