@@ -17,11 +17,14 @@ fn main() {
     if a[3] == "layer" {
         // The layer retrograde alone: size, time, the root's value in each model.
         let t = Instant::now();
-        let l = Layer::build(&tb, &p, 50_000_000)
+        let l = Layer::build(&tb, &p, 50_000_000, None)
             .expect("probe")
             .expect("layer of at most 50 M positions");
         let built = t.elapsed().as_secs_f64();
-        let (ms, mo) = (l.solve(p.side), l.solve(p.side.opponent()));
+        let (ms, mo) = (
+            l.solve(p.side, None).expect("no deadline"),
+            l.solve(p.side.opponent(), None).expect("no deadline"),
+        );
         println!(
             "layer {} positions, built in {built:.2} s, solved twice in {:.2} s; root value \
              for the side to move: at least {:?}, at most {:?}",

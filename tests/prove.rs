@@ -807,3 +807,40 @@ fn prove_builds_the_slices_it_needs_and_partial_directories_stay_exact() {
     let text = run_ok(&out, 0);
     assert!(text.starts_with(&format!("{q}\t{want}\t")), "{text}");
 }
+
+/// `--time` is one deadline for the whole position: a huge `--layer` on six kings (a layer the
+/// 1 s deadline cannot build) neither runs past it nor guesses. The old code built and solved
+/// the whole layer after the searches (53.9 s and 2.2 GB for this command). Any value printed
+/// comes with a certificate the independent checker accepted before it was written.
+#[test]
+fn time_limit_bounds_the_layer_retrograde_and_certificates() {
+    let d = dirs();
+    let tmp = tempfile::tempdir().unwrap();
+    let cert = tmp.path().join("six.cert");
+    let fen = "W:WK1,K2,K3:BK29,K30,K31";
+    let t = std::time::Instant::now();
+    let out = egdb(
+        &[
+            "prove",
+            "--time",
+            "1",
+            "--layer",
+            "100000000",
+            "--cert",
+            cert.to_str().unwrap(),
+            fen,
+        ],
+        &d.t4,
+    );
+    let wall = t.elapsed().as_secs_f64();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(wall < 8.0, "--time 1 took {wall:.1} s: {stdout}");
+    let fields: Vec<&str> = stdout.trim_end().split('\t').collect();
+    assert_eq!(fields[0], fen, "{stdout}");
+    match (out.status.code(), fields[1]) {
+        (Some(3), "unknown") => assert!(!cert.exists()),
+        (Some(0), "win" | "loss" | "draw") => assert!(cert.exists(), "{stdout}"),
+        (Some(1), e) => assert!(e.contains("within the limits"), "{stdout}"),
+        (c, _) => panic!("exit {c:?}: {stdout}"),
+    }
+}

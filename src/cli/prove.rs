@@ -34,7 +34,8 @@ pub struct Args {
     /// Table directory (every table up to its largest piece count is used as exact leaves).
     #[arg(long, env = "EGDB_DIR", default_value = super::DEFAULT_DIR)]
     pub dir: PathBuf,
-    /// Time limit per position in seconds (0: none).
+    /// Time limit per position in seconds, covering search, layer retrograde and certificates
+    /// (0: none).
     #[arg(long, default_value_t = 60.0)]
     pub time: f64,
     /// Node-expansion limit per goal and position (default: none).
@@ -47,7 +48,8 @@ pub struct Args {
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
     /// Most positions of the layer retrograde tried where the search ends unknown (the king
-    /// placements reachable without a capture or a man move; about 170 bytes each; 0: never).
+    /// placements reachable without a capture or a man move; estimated at 256 bytes each, and
+    /// never more than half the RAM holds; 0: never).
     #[arg(long, default_value_t = 2_000_000)]
     pub layer: usize,
     /// Most positions of tables the prover may build into DIR to settle a position that the

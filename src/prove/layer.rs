@@ -20,8 +20,12 @@
 //! the strategy reaches has only exact exits (else the model would give the opponent a win
 //! there). Win strategies move to a position decided at a smaller ply, so they are acyclic.
 //!
-//! Memory: about 60 bytes per layer position plus 8 bytes per in-layer move; the caller bounds
-//! the number of positions.
+//! Memory: about 60 bytes per layer position plus 8 bytes per in-layer move, more while the
+//! index grows and both models are solved; [`BYTES_PER_POSITION`] is the estimate used to bound
+//! the number of positions ([`max_positions`]).
+//!
+//! Time: building and solving check a deadline and give up (no value, never a guess) when it
+//! passes.
 
 use super::cert::Proof;
 use super::search::Goal;
@@ -29,6 +33,31 @@ use crate::board::{Color, Position, Wld};
 use crate::movegen::Move;
 use crate::probe::{ProbeError, Tablebase};
 use std::collections::{HashMap, VecDeque};
+use std::time::Instant;
+
+/// Estimated peak bytes per layer position: the position, its index entry (with the hash
+/// map's slack), the CSR arrays, the exit flags, the predecessor arrays and two solved models,
+/// with about ten in-layer moves per position (8 bytes each, twice while the vector grows).
+pub const BYTES_PER_POSITION: u64 = 256;
+
+/// Positions between deadline checks.
+const CHECK_EVERY: usize = 1 << 12;
+
+fn past(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|d| Instant::now() >= d)
+}
+
+/// Most layer positions that fit `budget` bytes ([`BYTES_PER_POSITION`] each), at most `limit`.
+pub fn max_positions(limit: usize, budget: u64) -> usize {
+    let fit = budget / BYTES_PER_POSITION;
+    limit.min(usize::try_from(fit).unwrap_or(usize::MAX))
+}
+
+/// The default memory budget of a layer: half the physical memory
+/// ([`crate::memory::default_budget`]).
+pub fn default_budget() -> u64 {
+    crate::memory::default_budget()
+}
 
 /// Value of an exit for the side to move before it (`EXIT_NONE`: no exact exit).
 const EXIT_NONE: u8 = 0;
@@ -73,7 +102,7 @@ pub struct Model {
 impl Layer {
     /// Enumerate the layer of `root` (which the tables must not cover), valuing exits with the
     /// tables of `tb` where they cover them ([`Tablebase::covers`]). `Ok(None)` when the layer has more than
-    /// `limit` positions.
+    /// `limit` positions or `deadline` passes first.
     ///
     /// # Errors
     /// A table probe failed (missing or damaged table).
@@ -81,6 +110,7 @@ impl Layer {
         tb: &Tablebase,
         root: &Position,
         limit: usize,
+        deadline: Option<Instant>,
     ) -> Result<Option<Layer>, ProbeError> {
         let mut l = Layer {
             positions: vec![*root],
@@ -94,6 +124,9 @@ impl Layer {
         let mut kids = Vec::new();
         let mut i = 0;
         while i < l.positions.len() {
+            if i % CHECK_EVERY == 0 && past(deadline) {
+                return Ok(None);
+            }
             let p = l.positions[i];
             kids.clear();
             p.for_each_successor(|c| kids.push(c));
@@ -154,8 +187,12 @@ impl Layer {
         b
     }
 
-    /// Solve the model pessimistic for `s` (see the module docs).
-    pub fn solve(&self, s: Color) -> Model {
+    /// Solve the model pessimistic for `s` (see the module docs); `None` when `deadline`
+    /// passes first.
+    pub fn solve(&self, s: Color, deadline: Option<Instant>) -> Option<Model> {
+        if past(deadline) {
+            return None;
+        }
         let n = self.positions.len();
         // Predecessors (CSR).
         let mut pstart = vec![0u32; n + 1];
@@ -179,6 +216,9 @@ impl Layer {
         let mut remaining: Vec<u32> = (0..n).map(|i| self.succ_of(i).len() as u32).collect();
         let mut level: Vec<u32> = Vec::new();
         let mut level1: Vec<u32> = Vec::new();
+        if past(deadline) {
+            return None;
+        }
         for i in 0..n {
             let e = self.exit_value(i, s);
             if self.stuck[i] {
@@ -209,7 +249,10 @@ impl Layer {
         while d < levels.len() {
             let cur = std::mem::take(&mut levels[d]);
             let mut next = Vec::new();
-            for &j in &cur {
+            for (k, &j) in cur.iter().enumerate() {
+                if k % CHECK_EVERY == 0 && past(deadline) {
+                    return None;
+                }
                 let j = j as usize;
                 for &i in &pred[pstart[j] as usize..pstart[j + 1] as usize] {
                     let i = i as usize;
@@ -244,11 +287,11 @@ impl Layer {
             }
             d += 1;
         }
-        Model {
+        Some(Model {
             pessimistic_for: s,
             value,
             ply,
-        }
+        })
     }
 
     /// The root's value for its side to move in `m`.

@@ -44,8 +44,10 @@ use tt::Table;
 pub struct ProveOptions {
     /// Most node expansions per goal search (`None`: unlimited).
     pub nodes: Option<u64>,
-    /// Wall-time limit of the search of one position (`None`: unlimited). Writing certificates
-    /// gets the same allowance again.
+    /// Wall-time limit of one position (`None`: unlimited), counted from the start of
+    /// [`Prover::prove`]: one deadline for the searches, the layer retrograde, the principal
+    /// variation's certificates and a repeated search. A layer retrograde cut short leaves the
+    /// position unknown; a certificate cut short is [`ProveError::Certificate`].
     pub time: Option<Duration>,
     /// Memory for the transposition tables, in bytes, shared by the two goals (each goal's
     /// cache of path-dependent results included).
@@ -55,7 +57,8 @@ pub struct ProveOptions {
     /// Extract certificates ([`ProveReport::proofs`]) for settled positions.
     pub certificate: bool,
     /// Most positions of a layer retrograde ([`layer`]) tried on a position the search leaves
-    /// unknown (0: never). About 170 bytes per position.
+    /// unknown (0: never). Capped further so that the layer's estimated memory
+    /// ([`layer::BYTES_PER_POSITION`] each) stays within half the physical memory.
     pub layer_positions: usize,
 }
 
@@ -266,7 +269,8 @@ impl<'t> Prover<'t> {
     /// Settle `pos` (see the module docs). The transposition tables keep what earlier roots
     /// proved; when certificates are requested and a position settled with their help has a
     /// strategy that cannot be rebuilt within the limits, it is searched once more on emptied
-    /// tables (the same limits again), so the result is a certificate or unknown.
+    /// tables (within what is left of the same deadline), so the result is a certificate or
+    /// unknown.
     ///
     /// # Errors
     /// [`ProveError::InvalidPosition`], [`ProveError::Probe`] (a table needed is missing or
@@ -297,7 +301,7 @@ impl<'t> Prover<'t> {
             nt.clear();
             let mut win = Dfpn::with_table(&game, Goal::Win, wt);
             let mut nl = Dfpn::with_table(&game, Goal::NotLose, nt);
-            result = self.run(&mut win, &mut nl, pos, Instant::now());
+            result = self.run(&mut win, &mut nl, pos, start);
             if let Ok(r) = &mut result {
                 r.seconds = start.elapsed().as_secs_f64();
             }
@@ -384,8 +388,16 @@ impl<'t> Prover<'t> {
         // What the search leaves unknown, the layer retrograde may settle (see `layer`).
         let mut solved_layer = None;
         if value.is_none() && self.opts.layer_positions > 0 && !self.game.covers(pos) {
-            if let Some(l) = Layer::build(self.game.tb, pos, self.opts.layer_positions)? {
-                let (ms, mo) = (l.solve(pos.side), l.solve(pos.side.opponent()));
+            // At most what half the memory holds, and only within the deadline: a layer cut
+            // short by either leaves the position unknown.
+            let limit = layer::max_positions(self.opts.layer_positions, layer::default_budget());
+            let models = |l: &Layer| {
+                let ms = l.solve(pos.side, deadline)?;
+                let mo = l.solve(pos.side.opponent(), deadline)?;
+                Some((ms, mo))
+            };
+            let built = Layer::build(self.game.tb, pos, limit, deadline)?;
+            if let Some((l, (ms, mo))) = built.and_then(|l| models(&l).map(|m| (l, m))) {
                 let (lo_l, hi_l) = (l.root_value(&ms), l.root_value(&mo));
                 let lo_s = match (ow, on) {
                     (Outcome::Proven, _) => Wld::Win,
@@ -437,8 +449,10 @@ impl<'t> Prover<'t> {
         if self.opts.certificate {
             if let Some(v) = value {
                 proofs = match &solved_layer {
-                    None => self.certificates(win, nl, pos, v)?,
-                    Some((l, ms, mo)) => self.layer_certificates(win, nl, pos, v, l, ms, mo)?,
+                    None => self.certificates(win, nl, pos, v, deadline)?,
+                    Some((l, ms, mo)) => {
+                        self.layer_certificates(win, nl, pos, v, l, ms, mo, deadline)?
+                    }
                 };
             }
         }
@@ -467,6 +481,7 @@ impl<'t> Prover<'t> {
         l: &Layer,
         ms: &layer::Model,
         mo: &layer::Model,
+        deadline: Option<Instant>,
     ) -> Result<Vec<Proof>, ProveError> {
         let (s, o) = (pos.side, pos.side.opponent());
         let tb = self.game.tb;
@@ -489,9 +504,9 @@ impl<'t> Prover<'t> {
                 Wld::Draw => claimant != s,
             };
             out.push(if from_win {
-                self.search_proof(win, pos, proven)?
+                self.search_proof(win, pos, proven, deadline)?
             } else {
-                self.search_proof(nl, pos, proven)?
+                self.search_proof(nl, pos, proven, deadline)?
             });
         }
         Ok(out)
@@ -503,8 +518,8 @@ impl<'t> Prover<'t> {
         d: &mut Dfpn<'_, Checkers<'t>>,
         pos: &Position,
         proven: bool,
+        deadline: Option<Instant>,
     ) -> Result<Proof, ProveError> {
-        let deadline = self.opts.time.map(|t| Instant::now() + t);
         let budget = Budget {
             nodes: self.opts.nodes,
             deadline,
@@ -537,8 +552,8 @@ impl<'t> Prover<'t> {
         nl: &mut Dfpn<'_, Checkers<'t>>,
         pos: &Position,
         value: Wld,
+        deadline: Option<Instant>,
     ) -> Result<Vec<Proof>, ProveError> {
-        let deadline = self.opts.time.map(|t| Instant::now() + t);
         let budget = Budget {
             nodes: self.opts.nodes,
             deadline,
