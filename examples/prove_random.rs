@@ -56,6 +56,7 @@ fn main() {
         threads: arg(&args, "--threads").unwrap_or(2),
         certificate: check,
         layer_positions: arg(&args, "--layer").unwrap_or(2_000_000),
+        memory: None,
     };
     let tb = Tablebase::open(&tables).expect("open --tables");
     let truth = truth.map(|d| Tablebase::open(d).expect("open --truth"));

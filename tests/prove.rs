@@ -7,7 +7,7 @@ use checkers_egdb::probe::Tablebase;
 use checkers_egdb::proofcheck::{check_certificate, table_set, CheckError};
 use checkers_egdb::prove::cert::{certificate_text, Proof};
 use checkers_egdb::prove::search::Goal;
-use checkers_egdb::prove::{prove, ProveOptions, Prover};
+use checkers_egdb::prove::{prove, Limit, ProveOptions, Prover};
 use checkers_egdb::{Color, Position, Wld};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -92,6 +92,7 @@ fn opts(nodes: u64, certificate: bool) -> ProveOptions {
         threads: 2,
         certificate,
         layer_positions: 0,
+        memory: None,
     }
 }
 
@@ -144,6 +145,7 @@ fn layer_retrograde_matches_the_tables_and_its_certificates_check() {
     let set = table_set(&d.t3, 3).unwrap();
     let o = ProveOptions {
         layer_positions: 1_000_000,
+        memory: None,
         ..opts(1, true)
     };
     let mut prover = Prover::new(&tb3, &o);
@@ -190,6 +192,7 @@ fn two_kings_against_two_is_a_draw_by_the_layer_retrograde() {
         &p,
         &ProveOptions {
             layer_positions: 0,
+            memory: None,
             ..opts(1_000_000, false)
         },
     )
@@ -200,6 +203,7 @@ fn two_kings_against_two_is_a_draw_by_the_layer_retrograde() {
         &p,
         &ProveOptions {
             layer_positions: 1_000_000,
+            memory: None,
             ..opts(1000, true)
         },
     )
@@ -811,7 +815,8 @@ fn prove_builds_the_slices_it_needs_and_partial_directories_stay_exact() {
 /// `--time` is one deadline for the whole position: a huge `--layer` on six kings (a layer the
 /// 1 s deadline cannot build) neither runs past it nor guesses. The old code built and solved
 /// the whole layer after the searches (53.9 s and 2.2 GB for this command). Any value printed
-/// comes with a certificate the independent checker accepted before it was written.
+/// comes with a certificate the independent checker accepted before it was written; a
+/// certificate cut short leaves the position unknown, with the limit named.
 #[test]
 fn time_limit_bounds_the_layer_retrograde_and_certificates() {
     let d = dirs();
@@ -824,8 +829,10 @@ fn time_limit_bounds_the_layer_retrograde_and_certificates() {
             "prove",
             "--time",
             "1",
+            "--memory",
+            "2G",
             "--layer",
-            "100000000",
+            "8000000",
             "--cert",
             cert.to_str().unwrap(),
             fen,
@@ -838,9 +845,236 @@ fn time_limit_bounds_the_layer_retrograde_and_certificates() {
     let fields: Vec<&str> = stdout.trim_end().split('\t').collect();
     assert_eq!(fields[0], fen, "{stdout}");
     match (out.status.code(), fields[1]) {
-        (Some(3), "unknown") => assert!(!cert.exists()),
+        (Some(3), "unknown") => {
+            assert!(!cert.exists());
+            assert!(fields[2].contains(" stopped=time "), "{stdout}");
+        }
         (Some(0), "win" | "loss" | "draw") => assert!(cert.exists(), "{stdout}"),
-        (Some(1), e) => assert!(e.contains("within the limits"), "{stdout}"),
         (c, _) => panic!("exit {c:?}: {stdout}"),
     }
+}
+
+fn json_of(out: &std::process::Output, code: i32) -> serde_json::Value {
+    let text = run_ok(out, code);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    serde_json::from_str(text.trim_end()).unwrap()
+}
+
+fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Every limit of `egdb prove` is respected in the work done and named when reached: the
+/// node limit bounds the nodes reported per goal, a time limit already spent when the search
+/// starts leaves it without a node, a `--layer` that `--memory` cannot hold is refused up
+/// front with the figures, a default layer is lowered to fit `--memory` (reported as the
+/// memory limit), and `--build` does not start once the time is spent.
+#[test]
+fn limits_are_respected_and_reported() {
+    let d = dirs();
+    let t4 = d.t4.to_str().unwrap();
+    // Six kings: not settled by 100 nodes per goal on the 4-piece tables (nor within 4096
+    // layer positions: its layer holds millions).
+    let six = "W:WK1,K2,K3:BK29,K30,K31";
+    for n in [1u64, 7, 100] {
+        let ns = n.to_string();
+        let out = egdb(
+            &[
+                "prove", "--dir", t4, "--json", "--layer", "0", "--nodes", &ns, six,
+            ],
+            &d.t4,
+        );
+        let j = json_of(&out, 3);
+        assert_eq!(j["value"], "unknown");
+        assert_eq!(j["stopped"], serde_json::json!(["nodes"]), "{j}");
+        let (w, nl) = (
+            j["win"]["nodes"].as_u64().unwrap(),
+            j["notlose"]["nodes"].as_u64().unwrap(),
+        );
+        assert!(w <= n && nl <= n && w > 0, "{j}");
+        assert_eq!(j["nodes"].as_u64().unwrap(), w + nl);
+        assert!(
+            stderr_of(&out).contains(&format!("{six}: unknown (node limit {n} per goal reached)")),
+            "{}",
+            stderr_of(&out)
+        );
+    }
+    // A time limit spent before the search starts (opening the tables takes longer than 1
+    // microsecond): no node, the layer not tried, reported.
+    let out = egdb(
+        &["prove", "--dir", t4, "--json", "--time", "0.000001", six],
+        &d.t4,
+    );
+    let j = json_of(&out, 3);
+    assert_eq!(j["stopped"], serde_json::json!(["time"]), "{j}");
+    assert_eq!(j["nodes"], 0, "{j}");
+    assert!(
+        stderr_of(&out).contains("unknown (time limit 0.000001 s reached)"),
+        "{}",
+        stderr_of(&out)
+    );
+    // --layer that --memory cannot hold: refused before any work, with the figures
+    // (100,000 x 256 B = 24.4 MiB; 1 MiB holds 4,096 positions).
+    let out = egdb(
+        &[
+            "prove", "--dir", t4, "--memory", "1M", "--layer", "100000", six,
+        ],
+        &d.t4,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("--layer 100000 needs up to 24.4 MiB")
+            && err.contains("1.0 MiB (--memory)")
+            && err.contains("at most 4096"),
+        "{err}"
+    );
+    // The default layer lowered to what 1 MiB holds: the six kings' layer is larger.
+    let out = egdb(
+        &[
+            "prove", "--dir", t4, "--json", "--memory", "1M", "--nodes", "100", six,
+        ],
+        &d.t4,
+    );
+    let j = json_of(&out, 3);
+    assert_eq!(j["stopped"], serde_json::json!(["memory", "nodes"]), "{j}");
+    assert!(stderr_of(&out).contains("memory limit 1 MiB reached by the layer retrograde"));
+    // A layer limit given.
+    let out = egdb(
+        &[
+            "prove", "--dir", t4, "--json", "--layer", "1000", "--nodes", "100", six,
+        ],
+        &d.t4,
+    );
+    let j = json_of(&out, 3);
+    assert_eq!(j["stopped"], serde_json::json!(["layer", "nodes"]), "{j}");
+    // --build with the time spent: nothing built, the time limit named.
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("p");
+    std::fs::create_dir(&p).unwrap();
+    for e in std::fs::read_dir(&d.t3).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), p.join(e.file_name())).unwrap();
+    }
+    let before = std::fs::read_dir(&p).unwrap().count();
+    let out = egdb(
+        &[
+            "prove",
+            "--json",
+            "--time",
+            "0.000001",
+            "--build",
+            "100000000",
+            "B:W30,K31:B21,K23",
+        ],
+        &p,
+    );
+    let j = json_of(&out, 3);
+    assert_eq!(j["stopped"], serde_json::json!(["time"]), "{j}");
+    assert_eq!(j["built"], 0, "{j}");
+    assert_eq!(std::fs::read_dir(&p).unwrap().count(), before);
+}
+
+/// A build that the time limit ends: three kings against three on the 5-piece tables needs
+/// the unit 0303-nn of 18,123,840 positions (4,960 x 3,654: 32C3 placements of one side's
+/// kings times 29C3 of the other's), far more than any machine builds in 0.3 s. The build is ended at the deadline, leaves no file of the unit (neither a table
+/// nor a temporary file), and the position is unknown with the time limit named.
+#[test]
+fn time_limit_ends_a_build() {
+    let d = dirs();
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("p");
+    std::fs::create_dir(&p).unwrap();
+    for e in std::fs::read_dir(&d.t5).unwrap() {
+        let e = e.unwrap();
+        if std::fs::hard_link(e.path(), p.join(e.file_name())).is_err() {
+            std::fs::copy(e.path(), p.join(e.file_name())).unwrap();
+        }
+    }
+    let names = |dir: &Path| -> std::collections::BTreeSet<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != ".egdb-build.lock")
+            .collect()
+    };
+    let before = names(&p);
+    let t = std::time::Instant::now();
+    let out = egdb(
+        &[
+            "prove",
+            "--json",
+            "--time",
+            "0.3",
+            "--layer",
+            "0",
+            "--build",
+            "100000000",
+            "W:WK1,K2,K3:BK29,K30,K31",
+        ],
+        &p,
+    );
+    eprintln!("{:.2} s: {}", t.elapsed().as_secs_f64(), stderr_of(&out));
+    let j = json_of(&out, 3);
+    assert_eq!(j["stopped"], serde_json::json!(["time"]), "{j}");
+    assert_eq!(j["built"], 0, "{j}");
+    assert_eq!(names(&p), before);
+}
+
+/// The node limit of the library holds for the search, the certificate extraction and a
+/// repeated search together (per goal), on random 4-piece positions proved on the 3-piece
+/// tables; every value given is the 4-piece tables' and comes with a certificate the checker
+/// accepts, and a value the search found whose certificate the budget cut short is the
+/// tables' value too (reported unknown, with the node limit).
+#[test]
+fn node_limit_holds_for_certificates_too() {
+    let d = dirs();
+    let tb = Tablebase::open(&d.t3).unwrap();
+    let truth = Tablebase::open(&d.t4).unwrap();
+    let mut rng = Rng(0x3737_0001);
+    let (mut settled, mut cut, mut unknown) = (0, 0, 0);
+    let mut proofs = Vec::new();
+    for n in [1u64, 30, 300, 3000] {
+        let mut prover = Prover::new(&tb, &opts(n, true));
+        for _ in 0..60 {
+            let q = random_position(&mut rng, 4);
+            let r = prover.prove(&q).unwrap();
+            assert!(r.win.nodes <= n && r.not_lose.nodes <= n, "{n}: {r:?}");
+            let want = truth.probe_wld(&q).unwrap();
+            match (r.value, r.uncertified) {
+                (Some(v), None) => {
+                    assert_eq!(v, want, "{}", q.to_fen());
+                    assert!(r.limits.is_empty());
+                    settled += 1;
+                    proofs.extend(r.proofs);
+                }
+                (None, Some(v)) => {
+                    assert_eq!(v, want, "{}", q.to_fen());
+                    assert_eq!(r.limits, [Limit::Nodes], "{}", q.to_fen());
+                    cut += 1;
+                }
+                (None, None) => {
+                    assert_eq!(r.limits, [Limit::Nodes], "{}", q.to_fen());
+                    unknown += 1;
+                }
+                (Some(_), Some(_)) => panic!("both"),
+            }
+        }
+    }
+    eprintln!("settled {settled}, certificate cut {cut}, unknown {unknown}");
+    assert!(settled > 0 && unknown > 0, "{settled} {unknown}");
+    let set = table_set(&d.t3, 3).unwrap();
+    check_certificate(&certificate_text(&set, &proofs), &d.t3).unwrap();
+    // No time at all: nothing expanded, the time limit named.
+    let o = ProveOptions {
+        time: Some(std::time::Duration::ZERO),
+        layer_positions: 1_000_000,
+        ..opts(1000, false)
+    };
+    let q = Position::from_fen("W:WK1,K2,K3:BK29,K30,K31").unwrap();
+    let tb4 = Tablebase::open(&d.t4).unwrap();
+    let r = prove(&tb4, &q, &o).unwrap();
+    assert_eq!((r.value, r.nodes, r.layer), (None, 0, 0));
+    assert_eq!(r.limits, [Limit::Time]);
 }

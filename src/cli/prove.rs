@@ -21,12 +21,12 @@
 use super::CliResult;
 use checkers_egdb::notation::format_move;
 use checkers_egdb::probe::{max_cache_bytes, Tablebase};
-use checkers_egdb::prove::search::Outcome;
-use checkers_egdb::prove::{cert, GoalReport, ProveOptions, ProveReport, Prover};
+use checkers_egdb::prove::search::{self, Outcome};
+use checkers_egdb::prove::{cert, layer, GoalReport, ProveOptions, ProveReport, Prover};
 use checkers_egdb::Position;
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Arguments of `egdb prove`.
 #[derive(clap::Args)]
@@ -34,11 +34,13 @@ pub struct Args {
     /// Table directory (every table up to its largest piece count is used as exact leaves).
     #[arg(long, env = "EGDB_DIR", default_value = super::DEFAULT_DIR)]
     pub dir: PathBuf,
-    /// Time limit per position in seconds, covering search, layer retrograde and certificates
-    /// (0: none).
+    /// Time limit per position in seconds (0: none), covering everything done for it: search,
+    /// layer retrograde, certificates, --build and the search after it; the first position's
+    /// time also covers opening the tables.
     #[arg(long, default_value_t = 60.0)]
     pub time: f64,
-    /// Node-expansion limit per goal and position (default: none).
+    /// Node-expansion limit per goal and position (default: none), covering the goal's search,
+    /// its certificate extraction and any repeated search.
     #[arg(long)]
     pub nodes: Option<u64>,
     /// Memory for the transposition tables in MiB (default: an eighth of RAM, at most 2048).
@@ -48,10 +50,11 @@ pub struct Args {
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
     /// Most positions of the layer retrograde tried where the search ends unknown (the king
-    /// placements reachable without a capture or a man move; estimated at 256 bytes each, and
-    /// never more than half the RAM holds; 0: never).
-    #[arg(long, default_value_t = 2_000_000)]
-    pub layer: usize,
+    /// placements reachable without a capture or a man move; estimated at 256 bytes each and
+    /// within --memory: a --layer given that does not fit is refused, the default is lowered
+    /// to fit; 0: never) [default: 2000000].
+    #[arg(long)]
+    pub layer: Option<usize>,
     /// Most positions of tables the prover may build into DIR to settle a position that the
     /// search and the layer retrograde left unknown: the position's slice and every slice of
     /// its piece count that it reads, exactly as `egdb build --slice S --with-deps` builds them
@@ -59,7 +62,8 @@ pub struct Args {
     /// its table. 0 (default): never build.
     #[arg(long, default_value_t = 0, value_name = "POSITIONS")]
     pub build: u64,
-    /// Memory budget of such a build, as `egdb build --memory` (default: half the RAM).
+    /// Memory budget of the layer retrograde and of a --build, as `egdb build --memory`, e.g.
+    /// 512M or 4G (default: half the RAM). The transposition tables (--tt-mb) come on top.
     #[arg(long, value_name = "SIZE", value_parser = checkers_egdb::memory::parse_size)]
     pub memory: Option<u64>,
     /// Write the certificates of the settled positions to this file.
@@ -110,7 +114,7 @@ fn goal_json(g: &GoalReport) -> serde_json::Value {
     }
 }
 
-fn line(r: &ProveReport, built: u64, json: bool) -> String {
+fn line(r: &ProveReport, built: u64, stopped: &[String], json: bool) -> String {
     let value = r.value.map_or("unknown", |v| v.as_str());
     let pv: Vec<String> = r.pv.iter().map(format_move).collect();
     if json {
@@ -123,46 +127,84 @@ fn line(r: &ProveReport, built: u64, json: bool) -> String {
             "notlose": goal_json(&r.not_lose),
             "layer": r.layer,
             "built": built,
+            "stopped": stopped,
             "pv": pv,
         })
         .to_string()
     } else {
         format!(
-            "{}\t{value}\tnodes={} seconds={:.3} {} {} layer={} built={built} pv={}",
+            "{}\t{value}\tnodes={} seconds={:.3} {} {} layer={} built={built} stopped={} pv={}",
             r.position.to_fen(),
             r.nodes,
             r.seconds,
             goal_text("win", &r.win),
             goal_text("notlose", &r.not_lose),
             r.layer,
+            stopped.join(","),
             pv.join(",")
         )
     }
 }
 
+/// The words of the note on stderr for a limit reached (`time limit 5 s reached`).
+fn limit_note(limit: &str, args: &Args, layer: usize, memory: u64) -> String {
+    let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+    match limit {
+        "time" => format!("time limit {} s reached", args.time),
+        "nodes" => format!(
+            "node limit {} per goal reached",
+            args.nodes.unwrap_or_default()
+        ),
+        "depth" => format!("depth limit {} plies reached", search::MAX_DEPTH),
+        "layer" => format!("layer limit {layer} positions reached"),
+        "memory" => format!(
+            "memory limit {:.0} MiB reached by the layer retrograde ({} B per position)",
+            mib(memory),
+            checkers_egdb::prove::layer::BYTES_PER_POSITION
+        ),
+        "build" => format!("build limit {} positions reached", args.build),
+        other => other.to_string(),
+    }
+}
+
+/// What [`build_to_cover`] did.
+struct Built {
+    /// Positions of the units built (complete units only).
+    positions: u64,
+    /// The limit that stopped it (`build`: over the --build budget; `time`: the deadline),
+    /// if any.
+    stopped: Option<&'static str>,
+}
+
 /// With `egdb prove --build`: build the units that make the tables cover `p` when they hold at
 /// most `budget` positions and every table they read with fewer pieces is present; then make
-/// the new files visible to `tb`. Returns the positions built (0: nothing built, `p` stays
-/// unknown; the reason goes to stderr).
+/// the new files visible to `tb`. The build runs as a child process (`egdb build --slice S
+/// --with-deps --memory M --quiet`), ended at `deadline`: the units it completed by then stay
+/// (each unit's files are written atomically), the rest is left for a later run.
 fn build_to_cover(
     tb: &Tablebase,
     p: &Position,
     budget: u64,
-    memory: Option<u64>,
-) -> Result<u64, String> {
-    use checkers_egdb::generate::{build, first_missing_dependency, BuildOptions};
+    memory: u64,
+    deadline: Option<Instant>,
+) -> Result<Built, String> {
+    use checkers_egdb::generate::first_missing_dependency;
+    let none = |stopped| Built {
+        positions: 0,
+        stopped,
+    };
     let units = checkers_egdb::prove::units_to_cover(tb.dir(), p)?;
     let total: u64 = units.iter().map(|u| u.sizes.iter().sum::<u64>()).sum();
     let fen = p.to_fen();
     if total == 0 {
-        return Ok(0);
+        return Ok(none(None));
     }
     if total > budget {
         eprintln!(
             "{fen}: covering it needs {total} positions of tables ({} units), more than --build {budget}",
             units.len()
         );
-        return Ok(0);
+        return Ok(none(Some("build")));
     }
     // Present or about to be built (the units come in build order).
     let mut avail: std::collections::HashSet<_> = checkers_egdb::stats::scan_dir(tb.dir())
@@ -179,7 +221,10 @@ fn build_to_cover(
             "{fen}: covering it needs the table {missing}, which {} lacks",
             tb.dir().display()
         );
-        return Ok(0);
+        return Ok(none(None));
+    }
+    if deadline.is_some_and(|d| Instant::now() >= d) {
+        return Ok(none(Some("time")));
     }
     eprintln!(
         "{fen}: building {total} positions ({} units) of tables into {}",
@@ -187,20 +232,55 @@ fn build_to_cover(
         tb.dir().display()
     );
     let s = checkers_egdb::slice::Slice::of(&p.normalized());
-    let opts = BuildOptions {
-        slice: Some(s),
-        with_deps: true,
-        memory: Some(memory.unwrap_or_else(checkers_egdb::memory::default_budget)),
-        codec_from_dir: true,
-        ..BuildOptions::new(tb.dir(), s.material.pieces())
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the egdb binary: {e}"))?;
+    let mut child = std::process::Command::new(exe)
+        .arg("build")
+        .arg("--dir")
+        .arg(tb.dir())
+        .args(["--slice", &s.to_string(), "--with-deps", "--quiet"])
+        .args(["--memory", &memory.to_string()])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start the build of {s}: {e}"))?;
+    let mut stopped = None;
+    let status = loop {
+        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
+            break Some(st);
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            // The time limit: end the build (complete units stay, the rest is not written).
+            let _ = child.kill();
+            let _ = child.wait();
+            // Its temporary files (a unit being written) go.
+            checkers_egdb::generate::remove_stale_temp_files(tb.dir());
+            stopped = Some("time");
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     };
-    build(&opts).map_err(|e| format!("building the tables of {s}: {e}"))?;
+    if let Some(st) = status {
+        if !st.success() {
+            return Err(format!(
+                "building the tables of {s} failed ({st}; its error is above)"
+            ));
+        }
+    }
     tb.rescan().map_err(|e| e.to_string())?;
-    Ok(total)
+    let left: u64 = checkers_egdb::prove::units_to_cover(tb.dir(), p)?
+        .iter()
+        .map(|u| u.sizes.iter().sum::<u64>())
+        .sum();
+    Ok(Built {
+        positions: total.saturating_sub(left),
+        stopped,
+    })
 }
 
 /// Run `egdb prove`.
 pub fn run(args: Args) -> CliResult {
+    // The first position's time counts from here (opening the tables included).
+    let started = Instant::now();
     if args.threads == 0 {
         return Err("--threads must be at least 1".into());
     }
@@ -215,18 +295,45 @@ pub fn run(args: Args) -> CliResult {
             .ok_or_else(|| format!("--tt-mb {mb} is more than half the memory of this machine"))?,
         None => default_tt_bytes(),
     };
+    // The layer retrograde's memory: refused up front when a --layer given does not fit.
+    let memory = args
+        .memory
+        .unwrap_or_else(checkers_egdb::memory::default_budget);
+    let per = layer::BYTES_PER_POSITION;
+    let layer_positions = match args.layer {
+        Some(n) if (n as u64).saturating_mul(per) > memory => {
+            return Err(format!(
+                "--layer {n} needs up to {:.1} MiB ({per} B per position), more than the memory \
+                 budget of {:.1} MiB{}; lower --layer to at most {} or raise --memory",
+                n as f64 * per as f64 / 1048576.0,
+                memory as f64 / 1048576.0,
+                if args.memory.is_some() {
+                    " (--memory)"
+                } else {
+                    " (half the RAM)"
+                },
+                memory / per
+            )
+            .into())
+        }
+        Some(n) => n,
+        // The library lowers it to what the memory holds (reported as the memory limit).
+        None => 2_000_000,
+    };
     if let Some(path) = &args.cert {
         // Before hours of search: the certificate must be writable.
         cert::check_writable(path)?;
     }
     let tb = Tablebase::open(&args.dir)?;
+    let time = (args.time > 0.0).then(|| Duration::from_secs_f64(args.time));
     let opts = ProveOptions {
         nodes: args.nodes,
-        time: (args.time > 0.0).then(|| Duration::from_secs_f64(args.time)),
+        time,
         tt_bytes,
         threads: args.threads,
         certificate: args.cert.is_some(),
-        layer_positions: args.layer,
+        layer_positions,
+        memory: Some(memory),
     };
     let mut prover = Prover::new(&tb, &opts);
     if args.cert.is_some() {
@@ -247,6 +354,7 @@ pub fn run(args: Args) -> CliResult {
     let (mut failed, mut unknown, mut answered) = (0u64, 0u64, 0u64);
     let mut proofs = Vec::new();
     let mut any_built = false;
+    let mut first = true;
     for input in inputs {
         let input = input.map_err(|e| format!("cannot read stdin: {e}"))?;
         let (text, bad) = match input {
@@ -258,34 +366,73 @@ pub fn run(args: Args) -> CliResult {
             continue;
         }
         let mut built = 0;
+        let mut stopped: Vec<String> = Vec::new();
+        // One deadline for everything done for this position.
+        let start = if std::mem::take(&mut first) {
+            started
+        } else {
+            Instant::now()
+        };
+        let deadline = time.map(|t| start + t);
         let result = match bad {
             Some(why) => Err(why),
             None => Position::from_fen(input).map_err(|e| format!("bad FEN: {e}")),
         }
         .and_then(|p| {
-            let r = prover.prove(&p).map_err(|e| e.to_string())?;
+            let r = prover.prove_from(&p, start).map_err(|e| e.to_string())?;
             if r.value.is_some() || args.build == 0 {
                 return Ok(r);
             }
-            // Unknown: build the tables of its slice if they fit the budget, then again.
-            let started = std::time::Instant::now();
-            built = build_to_cover(&tb, &p, args.build, args.memory)?;
+            // Unknown: build the tables of its slice if they fit the budget, then again
+            // within what is left of the time.
+            let b = build_to_cover(&tb, &p, args.build, memory, deadline)?;
+            built = b.positions;
+            stopped.extend(b.stopped.map(String::from));
             if built == 0 {
                 return Ok(r);
             }
             prover = Prover::new(&tb, &opts);
-            let mut again = prover.prove(&p).map_err(|e| e.to_string())?;
+            let mut again = prover.prove_from(&p, start).map_err(|e| e.to_string())?;
             again.nodes += r.nodes;
-            again.seconds = started.elapsed().as_secs_f64() + r.seconds;
+            again.win.nodes += r.win.nodes;
+            again.not_lose.nodes += r.not_lose.nodes;
+            if again.value.is_none() {
+                again.limits.extend(r.limits);
+            }
             Ok(again)
         });
         any_built |= built > 0;
         match result {
             Ok(r) => {
-                writeln!(out, "{}", line(&r, built, args.json))?;
+                if r.value.is_none() {
+                    let mut all: Vec<String> =
+                        r.limits.iter().map(|l| l.as_str().to_string()).collect();
+                    all.append(&mut stopped);
+                    all.sort();
+                    all.dedup();
+                    stopped = all;
+                } else {
+                    stopped.clear();
+                }
+                writeln!(out, "{}", line(&r, built, &stopped, args.json))?;
                 answered += 1;
                 if r.value.is_none() {
                     unknown += 1;
+                    let notes: Vec<String> = stopped
+                        .iter()
+                        .map(|l| limit_note(l, &args, layer_positions, memory))
+                        .collect();
+                    let mut why = if notes.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", notes.join("; "))
+                    };
+                    if let Some(v) = r.uncertified {
+                        why.push_str(&format!(
+                            "; the search found {v} but its certificate was not completed"
+                        ));
+                    }
+                    eprintln!("{}: unknown{why}", r.position.to_fen());
                 }
                 proofs.extend(r.proofs);
             }

@@ -50,8 +50,10 @@ pub fn claim(prover: Color, goal: Goal, proven: bool) -> (Color, Goal) {
 }
 
 /// Extract the claimant's strategy after `d` has proven (`proven`) or disproven its goal for
-/// `prover` at `root`. Sub-searches use `budget` each; `deadline` bounds the whole extraction.
-/// `Ok(None)` when the strategy could not be completed within the limits.
+/// `prover` at `root`. The sub-searches together expand at most `budget.nodes` nodes (counted
+/// in `d`'s statistics), each stops at `budget.deadline` or on `budget.cancel`; `deadline`
+/// bounds the whole extraction. `Ok(None)` when the strategy could not be completed within
+/// the limits (the caller tells which from the clock and `d`'s node count).
 ///
 /// *Win* strategies are walked with a height bound that drops by one per ply (starting from
 /// the proof height the search recorded, doubled on failure), so they are acyclic by
@@ -70,6 +72,7 @@ pub fn extract<G: Game>(
 ) -> Result<Option<Strategy<G::Pos>>, G::Error> {
     let (claimant, goal) = claim(prover, d.goal(), proven);
     let mut ex = Ex {
+        start_nodes: d.stats().nodes,
         d,
         prover,
         want: proven,
@@ -129,6 +132,9 @@ struct Ex<'a, 'g, G: Game> {
     /// Finished positions; for Win walks with the height their strategy was verified within.
     done: HashMap<G::Pos, u32>,
     choice: HashMap<G::Pos, G::Pos>,
+    /// `d`'s node count when the extraction started.
+    start_nodes: u64,
+    /// Limits of the sub-searches; `nodes` is their total.
     budget: Budget,
     deadline: Option<Instant>,
     /// Set when the deadline passed: stop trying alternatives.
@@ -162,9 +168,22 @@ impl<G: Game> Ex<'_, '_, G> {
             return Ok((r == self.want).then_some(k.dist));
         }
         let history: &[G::Pos] = if history_walk { &self.stack } else { &[] };
-        let s = self
-            .d
-            .solve_two_phase(*c, self.prover, history, &self.budget)?;
+        let budget = match self.budget.nodes {
+            Some(n) => {
+                let used = self.d.stats().nodes - self.start_nodes;
+                if used >= n {
+                    // The extraction's node budget is spent: stop the walk.
+                    self.hard_fail = true;
+                    return Ok(None);
+                }
+                Budget {
+                    nodes: Some(n - used),
+                    ..self.budget.clone()
+                }
+            }
+            None => self.budget.clone(),
+        };
+        let s = self.d.solve_two_phase(*c, self.prover, history, &budget)?;
         Ok(match s.outcome {
             Outcome::Proven => self.want.then_some(s.dist),
             Outcome::Disproven => (!self.want).then_some(s.dist),

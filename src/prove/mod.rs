@@ -32,7 +32,7 @@ use crate::probe::{ProbeError, Tablebase};
 use crate::proofcheck::TableSet;
 pub use cert::Proof;
 use layer::Layer;
-use search::{Budget, Dfpn, Eval, Game, Goal, Outcome};
+use search::{Budget, Dfpn, Eval, Game, Goal, Outcome, Stop};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -42,12 +42,13 @@ use tt::Table;
 /// Settings of [`prove`] and [`Prover`].
 #[derive(Clone, Debug)]
 pub struct ProveOptions {
-    /// Most node expansions per goal search (`None`: unlimited).
+    /// Most node expansions per goal and position (`None`: unlimited): the goal's search, its
+    /// certificate extraction and a repeated search on emptied tables together.
     pub nodes: Option<u64>,
     /// Wall-time limit of one position (`None`: unlimited), counted from the start of
-    /// [`Prover::prove`]: one deadline for the searches, the layer retrograde, the principal
-    /// variation's certificates and a repeated search. A layer retrograde cut short leaves the
-    /// position unknown; a certificate cut short is [`ProveError::Certificate`].
+    /// [`Prover::prove`] (or the instant given to [`Prover::prove_from`]): one deadline for the
+    /// searches, the layer retrograde, the certificates and a repeated search. Work cut short
+    /// by it leaves the position unknown with [`Limit::Time`] in [`ProveReport::limits`].
     pub time: Option<Duration>,
     /// Memory for the transposition tables, in bytes, shared by the two goals (each goal's
     /// cache of path-dependent results included).
@@ -58,8 +59,12 @@ pub struct ProveOptions {
     pub certificate: bool,
     /// Most positions of a layer retrograde ([`layer`]) tried on a position the search leaves
     /// unknown (0: never). Capped further so that the layer's estimated memory
-    /// ([`layer::BYTES_PER_POSITION`] each) stays within half the physical memory.
+    /// ([`layer::BYTES_PER_POSITION`] each) stays within [`ProveOptions::memory`].
     pub layer_positions: usize,
+    /// Memory budget of the layer retrograde in bytes (`None`: half the physical memory,
+    /// [`layer::default_budget`]). A layer that would need more is not built (the position
+    /// stays unknown with [`Limit::Memory`]).
+    pub memory: Option<u64>,
 }
 
 impl Default for ProveOptions {
@@ -73,6 +78,46 @@ impl Default for ProveOptions {
             threads: 2,
             certificate: false,
             layer_positions: 2_000_000,
+            memory: None,
+        }
+    }
+}
+
+/// A limit that stopped the work on a position before it was settled (see
+/// [`ProveReport::limits`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Limit {
+    /// The time limit ([`ProveOptions::time`]).
+    Time,
+    /// The node limit ([`ProveOptions::nodes`]).
+    Nodes,
+    /// The search reached its depth limit ([`search::MAX_DEPTH`] plies below the root).
+    Depth,
+    /// The layer retrograde would hold more positions than [`ProveOptions::layer_positions`].
+    Layer,
+    /// The layer retrograde would need more memory than [`ProveOptions::memory`].
+    Memory,
+}
+
+impl Limit {
+    /// `time`, `nodes`, `depth`, `layer` or `memory` (the CLI spelling).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Limit::Time => "time",
+            Limit::Nodes => "nodes",
+            Limit::Depth => "depth",
+            Limit::Layer => "layer",
+            Limit::Memory => "memory",
+        }
+    }
+
+    fn of(s: Stop) -> Option<Limit> {
+        match s {
+            Stop::Time => Some(Limit::Time),
+            Stop::Nodes => Some(Limit::Nodes),
+            Stop::Depth => Some(Limit::Depth),
+            // The other goal failed (its error is reported).
+            Stop::Cancelled => None,
         }
     }
 }
@@ -112,6 +157,14 @@ pub struct ProveReport {
     /// Positions of the layer retrograde that settled the position (0: the search settled it
     /// or no layer was tried; see [`layer`]).
     pub layer: usize,
+    /// For an unknown position: the limits that stopped the work on it, in the order of
+    /// [`Limit`] (empty when settled).
+    pub limits: Vec<Limit>,
+    /// The value the searches found when its certificate (requested with
+    /// [`ProveOptions::certificate`]) could not be completed within the limits: the position
+    /// is then reported unknown ([`ProveReport::value`] `None`), as every value given comes
+    /// with its certificate.
+    pub uncertified: Option<Wld>,
 }
 
 /// Why [`prove`] failed.
@@ -266,20 +319,33 @@ impl<'t> Prover<'t> {
             .map_err(|e| ProveError::Certificate(e.to_string()))
     }
 
-    /// Settle `pos` (see the module docs). The transposition tables keep what earlier roots
-    /// proved; when certificates are requested and a position settled with their help has a
-    /// strategy that cannot be rebuilt within the limits, it is searched once more on emptied
-    /// tables (within what is left of the same deadline), so the result is a certificate or
-    /// unknown.
+    /// Settle `pos` (see the module docs), its time counted from now: [`Prover::prove_from`]
+    /// with `Instant::now()`.
+    ///
+    /// # Errors
+    /// As [`Prover::prove_from`].
+    pub fn prove(&mut self, pos: &Position) -> Result<ProveReport, ProveError> {
+        self.prove_from(pos, Instant::now())
+    }
+
+    /// Settle `pos` (see the module docs), its time limit ([`ProveOptions::time`]) counted
+    /// from `start` (e.g. when the command started, so that loading counts too). The
+    /// transposition tables keep what earlier roots proved; when certificates are requested
+    /// and a position settled with their help has a strategy that cannot be rebuilt within the
+    /// limits, it is searched once more on emptied tables (within what is left of the same
+    /// deadline and node budget), so the result is a certificate or unknown.
     ///
     /// # Errors
     /// [`ProveError::InvalidPosition`], [`ProveError::Probe`] (a table needed is missing or
-    /// damaged), [`ProveError::Certificate`] (a requested certificate could not be completed
-    /// within the limits), [`ProveError::Inconsistent`].
-    pub fn prove(&mut self, pos: &Position) -> Result<ProveReport, ProveError> {
+    /// damaged), [`ProveError::Certificate`] (a certificate failed for another reason than a
+    /// limit; never expected), [`ProveError::Inconsistent`].
+    pub fn prove_from(
+        &mut self,
+        pos: &Position,
+        start: Instant,
+    ) -> Result<ProveReport, ProveError> {
         pos.validate()
             .map_err(|e| ProveError::InvalidPosition(e.to_string()))?;
-        let start = Instant::now();
         let game = self.game;
         let (mut wt, mut nt) = (
             self.win_tt.take().expect("table"),
@@ -291,42 +357,58 @@ impl<'t> Prover<'t> {
         nt.new_generation();
         let mut win = Dfpn::with_table(&game, Goal::Win, wt);
         let mut nl = Dfpn::with_table(&game, Goal::NotLose, nt);
-        let mut result = self.run(&mut win, &mut nl, pos, start);
+        let mut result = self.run(&mut win, &mut nl, pos, start, [0, 0]);
         let (mut wt, mut nt) = (win.into_table(), nl.into_table());
-        if earlier && matches!(result, Err(ProveError::Certificate(_))) {
-            // Settled with the help of earlier roots' facts, but its strategy could not be
-            // rebuilt within the limits: once more on empty tables, where the search itself
-            // builds everything the certificate needs (or the position stays unknown).
-            wt.clear();
-            nt.clear();
-            let mut win = Dfpn::with_table(&game, Goal::Win, wt);
-            let mut nl = Dfpn::with_table(&game, Goal::NotLose, nt);
-            result = self.run(&mut win, &mut nl, pos, start);
-            if let Ok(r) = &mut result {
-                r.seconds = start.elapsed().as_secs_f64();
+        if let (true, Ok(r)) = (earlier, &result) {
+            if r.uncertified.is_some() && !r.limits.contains(&Limit::Time) {
+                // Settled with the help of earlier roots' facts, but its strategy could not be
+                // rebuilt within the node budget: once more on empty tables, where the search
+                // itself builds everything the certificate needs (or the position stays
+                // unknown), with what is left of the budget.
+                let spent = [r.win.nodes, r.not_lose.nodes];
+                wt.clear();
+                nt.clear();
+                let mut win = Dfpn::with_table(&game, Goal::Win, wt);
+                let mut nl = Dfpn::with_table(&game, Goal::NotLose, nt);
+                result = self.run(&mut win, &mut nl, pos, start, spent);
+                (wt, nt) = (win.into_table(), nl.into_table());
             }
-            (wt, nt) = (win.into_table(), nl.into_table());
         }
         self.win_tt = Some(wt);
         self.nl_tt = Some(nt);
         result
     }
 
+    /// The limit that cut work short: the deadline if it passed, else the node limit if
+    /// there is one (`None`: no limit explains it).
+    fn cut_by(&self, deadline: Option<Instant>) -> Option<Limit> {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            Some(Limit::Time)
+        } else {
+            self.opts.nodes.map(|_| Limit::Nodes)
+        }
+    }
+
+    /// Search, layer retrograde and certificates of `pos`; `spent` nodes of each goal (win,
+    /// not-lose) were used on it before (by an earlier run on other tables).
     fn run(
         &self,
         win: &mut Dfpn<'_, Checkers<'t>>,
         nl: &mut Dfpn<'_, Checkers<'t>>,
         pos: &Position,
         start: Instant,
+        spent: [u64; 2],
     ) -> Result<ProveReport, ProveError> {
         let cancel = Arc::new(AtomicBool::new(false));
         let deadline = self.opts.time.map(|t| start + t);
         let (w0, n0) = (win.stats().nodes, nl.stats().nodes);
-        let budget = |deadline| Budget {
-            nodes: self.opts.nodes,
+        let left = |g: usize| self.opts.nodes.map(|n| n.saturating_sub(spent[g]));
+        let budget = |deadline, g: usize| Budget {
+            nodes: left(g),
             deadline,
             cancel: Some(cancel.clone()),
         };
+        let mut limits: Vec<Limit> = Vec::new();
         // The goals never stop each other: each runs to its answer or its budget, so the
         // results (and the tables kept for the next position) do not depend on timing or on
         // the thread count, only on the limits. An error stops the other goal.
@@ -335,7 +417,7 @@ impl<'t> Prover<'t> {
         let run_goal = |d: &mut Dfpn<'_, Checkers<'t>>, b: Budget| {
             let r = d
                 .solve_two_phase(*pos, pos.side, &[], &b)
-                .map(|s| s.outcome);
+                .map(|s| (s.outcome, d.stopped()));
             if r.is_err() {
                 cancel.store(true, Ordering::Relaxed);
             }
@@ -345,11 +427,11 @@ impl<'t> Prover<'t> {
             std::thread::scope(|s| {
                 let h = std::thread::Builder::new()
                     .stack_size(STACK)
-                    .spawn_scoped(s, || run_goal(win, budget(deadline)))
+                    .spawn_scoped(s, || run_goal(win, budget(deadline, 0)))
                     .expect("spawn a search thread");
                 let h2 = std::thread::Builder::new()
                     .stack_size(STACK)
-                    .spawn_scoped(s, || run_goal(nl, budget(deadline)))
+                    .spawn_scoped(s, || run_goal(nl, budget(deadline, 1)))
                     .expect("spawn a search thread");
                 (
                     h.join().expect("search thread"),
@@ -357,14 +439,18 @@ impl<'t> Prover<'t> {
                 )
             })
         } else {
-            // One after the other on a thread with a large stack; each goal half the time.
-            let half = self.opts.time.map(|t| start + t / 2);
+            // One after the other on a thread with a large stack; the first goal at most half
+            // the time left.
+            let half = deadline.map(|d| {
+                let now = Instant::now();
+                now + d.saturating_duration_since(now) / 2
+            });
             std::thread::scope(|s| {
                 std::thread::Builder::new()
                     .stack_size(STACK)
                     .spawn_scoped(s, || {
-                        let rw = run_goal(win, budget(half));
-                        let rn = run_goal(nl, budget(deadline));
+                        let rw = run_goal(win, budget(half, 0));
+                        let rn = run_goal(nl, budget(deadline, 1));
                         (rw, rn)
                     })
                     .expect("spawn a search thread")
@@ -372,7 +458,9 @@ impl<'t> Prover<'t> {
                     .expect("search thread")
             })
         };
-        let (mut ow, mut on) = (rw?, rn?);
+        let ((mut ow, sw), (mut on, sn)) = (rw?, rn?);
+        limits.extend(sw.and_then(Limit::of));
+        limits.extend(sn.and_then(Limit::of));
         let mut value = match (ow, on) {
             (Outcome::Proven, Outcome::Disproven) => {
                 return Err(ProveError::Inconsistent(format!(
@@ -388,16 +476,31 @@ impl<'t> Prover<'t> {
         // What the search leaves unknown, the layer retrograde may settle (see `layer`).
         let mut solved_layer = None;
         if value.is_none() && self.opts.layer_positions > 0 && !self.game.covers(pos) {
-            // At most what half the memory holds, and only within the deadline: a layer cut
+            // At most what the memory budget holds, and only within the deadline: a layer cut
             // short by either leaves the position unknown.
-            let limit = layer::max_positions(self.opts.layer_positions, layer::default_budget());
+            let memory = self.opts.memory.unwrap_or_else(layer::default_budget);
+            let limit = layer::max_positions(self.opts.layer_positions, memory);
             let models = |l: &Layer| {
                 let ms = l.solve(pos.side, deadline)?;
                 let mo = l.solve(pos.side.opponent(), deadline)?;
                 Some((ms, mo))
             };
-            let built = Layer::build(self.game.tb, pos, limit, deadline)?;
-            if let Some((l, (ms, mo))) = built.and_then(|l| models(&l).map(|m| (l, m))) {
+            let built = if limit == 0 {
+                None
+            } else {
+                Layer::build(self.game.tb, pos, limit, deadline)?
+            };
+            let solved = built.and_then(|l| models(&l).map(|m| (l, m)));
+            if solved.is_none() {
+                limits.push(if deadline.is_some_and(|d| Instant::now() >= d) {
+                    Limit::Time
+                } else if limit < self.opts.layer_positions {
+                    Limit::Memory
+                } else {
+                    Limit::Layer
+                });
+            }
+            if let Some((l, (ms, mo))) = solved {
                 let (lo_l, hi_l) = (l.root_value(&ms), l.root_value(&mo));
                 let lo_s = match (ow, on) {
                     (Outcome::Proven, _) => Wld::Win,
@@ -432,30 +535,54 @@ impl<'t> Prover<'t> {
                 }
             }
         }
-        let seconds = start.elapsed().as_secs_f64();
-        let win_report = GoalReport {
-            outcome: ow,
-            nodes: win.stats().nodes - w0,
-        };
-        let nl_report = GoalReport {
-            outcome: on,
-            nodes: nl.stats().nodes - n0,
-        };
         let pv = match (value, &solved_layer) {
             (Some(v), None) => self.pv(win, nl, pos, v)?,
             _ => Vec::new(),
         };
         let mut proofs = Vec::new();
+        let mut uncertified = None;
         if self.opts.certificate {
             if let Some(v) = value {
-                proofs = match &solved_layer {
-                    None => self.certificates(win, nl, pos, v, deadline)?,
+                let budgets = [
+                    left(0).map(|n| n.saturating_sub(win.stats().nodes - w0)),
+                    left(1).map(|n| n.saturating_sub(nl.stats().nodes - n0)),
+                ];
+                let got = match &solved_layer {
+                    None => self.certificates(win, nl, pos, v, deadline, budgets)?,
                     Some((l, ms, mo)) => {
-                        self.layer_certificates(win, nl, pos, v, l, ms, mo, deadline)?
+                        self.layer_certificates(win, nl, pos, v, l, ms, mo, deadline, budgets)?
                     }
                 };
+                match got {
+                    Some(p) => proofs = p,
+                    None => {
+                        // Cut short by a limit: unknown, as every value given is certified.
+                        let Some(limit) = self.cut_by(deadline) else {
+                            return Err(ProveError::Certificate(format!(
+                                "{}: the strategy could not be completed",
+                                pos.to_fen()
+                            )));
+                        };
+                        limits.push(limit);
+                        uncertified = value.take();
+                    }
+                }
             }
         }
+        if value.is_some() {
+            limits.clear();
+        }
+        limits.sort();
+        limits.dedup();
+        let seconds = start.elapsed().as_secs_f64();
+        let win_report = GoalReport {
+            outcome: ow,
+            nodes: spent[0] + win.stats().nodes - w0,
+        };
+        let nl_report = GoalReport {
+            outcome: on,
+            nodes: spent[1] + nl.stats().nodes - n0,
+        };
         Ok(ProveReport {
             position: *pos,
             value,
@@ -463,14 +590,17 @@ impl<'t> Prover<'t> {
             not_lose: nl_report,
             nodes: win_report.nodes + nl_report.nodes,
             seconds,
-            pv,
+            pv: if value.is_some() { pv } else { Vec::new() },
             proofs,
             layer: solved_layer.as_ref().map_or(0, |(l, _, _)| l.len()),
+            limits,
+            uncertified,
         })
     }
 
     /// The certificates of a position the layer retrograde settled: each claim from the layer
-    /// model that establishes it, else from the search that did.
+    /// model that establishes it, else from the search that did (`budgets`: nodes left to the
+    /// win and not-lose searchers). `None` when cut short by a limit.
     #[allow(clippy::too_many_arguments)]
     fn layer_certificates(
         &self,
@@ -482,7 +612,8 @@ impl<'t> Prover<'t> {
         ms: &layer::Model,
         mo: &layer::Model,
         deadline: Option<Instant>,
-    ) -> Result<Vec<Proof>, ProveError> {
+        budgets: [Option<u64>; 2],
+    ) -> Result<Option<Vec<Proof>>, ProveError> {
         let (s, o) = (pos.side, pos.side.opponent());
         let tb = self.game.tb;
         // (claimant, goal, layer model, search and its result to follow).
@@ -503,25 +634,31 @@ impl<'t> Prover<'t> {
                 Wld::Loss => false,
                 Wld::Draw => claimant != s,
             };
-            out.push(if from_win {
-                self.search_proof(win, pos, proven, deadline)?
+            let p = if from_win {
+                self.search_proof(win, pos, proven, deadline, budgets[0])?
             } else {
-                self.search_proof(nl, pos, proven, deadline)?
-            });
+                self.search_proof(nl, pos, proven, deadline, budgets[1])?
+            };
+            match p {
+                Some(p) => out.push(p),
+                None => return Ok(None),
+            }
         }
-        Ok(out)
+        Ok(Some(out))
     }
 
-    /// The certificate of the claim `d` established at `pos` (`proven` or disproven).
+    /// The certificate of the claim `d` established at `pos` (`proven` or disproven), its
+    /// sub-searches within `nodes` in all; `None` when cut short by a limit.
     fn search_proof(
         &self,
         d: &mut Dfpn<'_, Checkers<'t>>,
         pos: &Position,
         proven: bool,
         deadline: Option<Instant>,
-    ) -> Result<Proof, ProveError> {
+        nodes: Option<u64>,
+    ) -> Result<Option<Proof>, ProveError> {
         let budget = Budget {
-            nodes: self.opts.nodes,
+            nodes,
             deadline,
             cancel: None,
         };
@@ -535,17 +672,16 @@ impl<'t> Prover<'t> {
                 .join()
                 .expect("certificate thread")
         })?;
-        let s = s.ok_or_else(|| {
-            ProveError::Certificate(format!(
-                "{}: the strategy could not be completed within the limits",
-                pos.to_fen()
-            ))
-        })?;
+        let Some(s) = s else { return Ok(None) };
         let game = self.game;
-        cert::proof_of(&s, |p| game.covers(p)).map_err(ProveError::Inconsistent)
+        cert::proof_of(&s, |p| game.covers(p))
+            .map(Some)
+            .map_err(ProveError::Inconsistent)
     }
 
-    /// Extract the certificates of a settled position (in parallel for a draw).
+    /// Extract the certificates of a settled position (in parallel for a draw), the
+    /// sub-searches of each searcher within its node budget (`budgets`: win, not-lose); `None`
+    /// when cut short by a limit.
     fn certificates(
         &self,
         win: &mut Dfpn<'_, Checkers<'t>>,
@@ -553,54 +689,56 @@ impl<'t> Prover<'t> {
         pos: &Position,
         value: Wld,
         deadline: Option<Instant>,
-    ) -> Result<Vec<Proof>, ProveError> {
-        let budget = Budget {
-            nodes: self.opts.nodes,
-            deadline,
-            cancel: None,
-        };
+        budgets: [Option<u64>; 2],
+    ) -> Result<Option<Vec<Proof>>, ProveError> {
         let game = self.game;
         let prover = pos.side;
-        let one = |d: &mut Dfpn<'_, Checkers<'t>>, proven: bool| -> Result<Proof, ProveError> {
-            let s = cert::extract(d, *pos, prover, proven, &budget, deadline)?;
-            let s = s.ok_or_else(|| {
-                ProveError::Certificate(format!(
-                    "{}: the strategy could not be completed within the limits",
-                    pos.to_fen()
-                ))
-            })?;
-            cert::proof_of(&s, |p| game.covers(p)).map_err(ProveError::Inconsistent)
+        let one = |d: &mut Dfpn<'_, Checkers<'t>>,
+                   proven: bool,
+                   nodes: Option<u64>|
+         -> Result<Option<Proof>, ProveError> {
+            let budget = Budget {
+                nodes,
+                deadline,
+                cancel: None,
+            };
+            let Some(s) = cert::extract(d, *pos, prover, proven, &budget, deadline)? else {
+                return Ok(None);
+            };
+            cert::proof_of(&s, |p| game.covers(p))
+                .map(Some)
+                .map_err(ProveError::Inconsistent)
         };
-        let go = |d: &mut Dfpn<'_, Checkers<'t>>, proven: bool| {
+        let go = |d: &mut Dfpn<'_, Checkers<'t>>, proven: bool, nodes: Option<u64>| {
             std::thread::scope(|s| {
                 std::thread::Builder::new()
                     .stack_size(STACK)
-                    .spawn_scoped(s, || one(d, proven))
+                    .spawn_scoped(s, || one(d, proven, nodes))
                     .expect("spawn a certificate thread")
                     .join()
                     .expect("certificate thread")
             })
         };
         match value {
-            Wld::Win => Ok(vec![go(win, true)?]),
-            Wld::Loss => Ok(vec![go(nl, false)?]),
+            Wld::Win => Ok(go(win, true, budgets[0])?.map(|p| vec![p])),
+            Wld::Loss => Ok(go(nl, false, budgets[1])?.map(|p| vec![p])),
             Wld::Draw => {
                 // Both sides' NotLose, in parallel.
                 let (a, b) = std::thread::scope(|s| {
                     let a = std::thread::Builder::new()
                         .stack_size(STACK)
-                        .spawn_scoped(s, || one(nl, true))
+                        .spawn_scoped(s, || one(nl, true, budgets[1]))
                         .expect("spawn a certificate thread");
                     let b = std::thread::Builder::new()
                         .stack_size(STACK)
-                        .spawn_scoped(s, || one(win, false))
+                        .spawn_scoped(s, || one(win, false, budgets[0]))
                         .expect("spawn a certificate thread");
                     (
                         a.join().expect("certificate thread"),
                         b.join().expect("certificate thread"),
                     )
                 });
-                Ok(vec![a?, b?])
+                Ok(a?.zip(b?).map(|(a, b)| vec![a, b]))
             }
         }
     }

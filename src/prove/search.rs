@@ -151,6 +151,19 @@ pub struct Budget {
     pub cancel: Option<Arc<AtomicBool>>,
 }
 
+/// Why a search stopped before settling its root (see [`Dfpn::stopped`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stop {
+    /// The node limit of the [`Budget`] was reached.
+    Nodes,
+    /// The deadline of the [`Budget`] passed.
+    Time,
+    /// Another thread set the cancel flag.
+    Cancelled,
+    /// The path reached the depth limit ([`Dfpn::set_max_depth`]).
+    Depth,
+}
+
 /// What a searcher's table knows about a position (see [`Dfpn::known`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Known {
@@ -223,6 +236,8 @@ pub struct Dfpn<'g, G: Game> {
     deadline: Option<Instant>,
     cancel: Option<Arc<AtomicBool>>,
     aborted: bool,
+    /// Why the last search stopped unsettled (the first limit found reached).
+    stop: Option<Stop>,
     /// Plies below the root beyond which nothing is expanded (reaching one ends the search as
     /// unknown).
     max_depth: usize,
@@ -260,6 +275,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
             deadline: None,
             cancel: None,
             aborted: false,
+            stop: None,
             max_depth: MAX_DEPTH,
             succ_buf: Vec::new(),
             weak: false,
@@ -293,6 +309,17 @@ impl<'g, G: Game> Dfpn<'g, G> {
     /// Counters.
     pub fn stats(&self) -> SearchStats {
         self.stats
+    }
+
+    /// Why the last call of [`Dfpn::solve_for`] (or [`Dfpn::solve_two_phase`]) stopped before
+    /// settling its root: the limit reached, `None` when it settled the root.
+    pub fn stopped(&self) -> Option<Stop> {
+        self.stop
+    }
+
+    /// The transposition table (mutable: e.g. to load saved entries).
+    pub fn table_mut(&mut self) -> &mut Table<G::Pos> {
+        &mut self.tt
     }
 
     /// The transposition table.
@@ -353,6 +380,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
         self.deadline = budget.deadline;
         self.cancel = budget.cancel.clone();
         self.aborted = false;
+        self.stop = None;
         // Keep the history from its last irreversible move on (earlier positions cannot recur).
         let mut from = 0;
         for i in 1..history.len() {
@@ -385,10 +413,27 @@ impl<'g, G: Game> Dfpn<'g, G> {
             return Ok(out(Outcome::of(pn, dn), d < depth, 0));
         }
         let or = self.game.mover(&root) == prover;
-        if let Eval::Exact(v) = self.game.evaluate(&root, or, self.goal)? {
-            let (pn, dn) = self.exact_numbers(&root, v);
+        let (pn0, dn0) = match self.game.evaluate(&root, or, self.goal)? {
+            Eval::Exact(v) => {
+                let (pn, dn) = self.exact_numbers(&root, v);
+                self.on_path.clear();
+                return Ok(out(Outcome::of(pn, dn), false, 0));
+            }
+            Eval::Open { pn, dn } => (pn.clamp(1, INF - 1), dn.clamp(1, INF - 1)),
+        };
+        let known = self.tt.get(self.game.hash(&root), &root, or).copied();
+        if let Some(e) = known.filter(|e| e.solved()) {
+            // Settled before (a fact from the table): no node needed.
             self.on_path.clear();
-            return Ok(out(Outcome::of(pn, dn), false, 0));
+            return Ok(out(Outcome::of(e.pn, e.dn), false, e.dist));
+        }
+        // A budget spent before the first expansion (no nodes left, the deadline past): the
+        // root's current numbers, nothing expanded.
+        self.check_limits();
+        if self.aborted {
+            self.on_path.clear();
+            let (pn, dn) = known.map_or((pn0, dn0), |e| (e.pn, e.dn));
+            return Ok(out(Outcome::Unknown { pn, dn }, false, 0));
         }
         self.on_path.insert(root, depth);
         self.path.push((root, 0));
@@ -402,6 +447,10 @@ impl<'g, G: Game> Dfpn<'g, G> {
         self.path.clear();
         self.on_path.clear();
         let (pn, dn, deps, dist) = r?;
+        if pn == 0 || dn == 0 {
+            // Settled, whatever limit was reached on the way.
+            self.stop = None;
+        }
         Ok(out(Outcome::of(pn, dn), !deps.is_empty(), dist))
     }
 
@@ -478,14 +527,22 @@ impl<'g, G: Game> Dfpn<'g, G> {
     }
 
     fn check_limits(&mut self) {
-        if self.stats.nodes >= self.node_limit
-            || self.deadline.is_some_and(|d| Instant::now() >= d)
-            || self
-                .cancel
-                .as_ref()
-                .is_some_and(|c| c.load(Ordering::Relaxed))
+        let stop = if self.stats.nodes >= self.node_limit {
+            Some(Stop::Nodes)
+        } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            Some(Stop::Time)
+        } else if self
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
         {
+            Some(Stop::Cancelled)
+        } else {
+            None
+        };
+        if let Some(s) = stop {
             self.aborted = true;
+            self.stop.get_or_insert(s);
         }
     }
 
@@ -515,6 +572,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
         if depth - self.root_depth >= self.max_depth {
             // Too deep to expand: give up this search (reported as unknown).
             self.aborted = true;
+            self.stop.get_or_insert(Stop::Depth);
             return Ok((1, 1, Vec::new(), 0));
         }
         let start_nodes = self.stats.nodes;

@@ -115,6 +115,11 @@ impl<P: Copy + Eq> Table<P> {
         self.len() == 0
     }
 
+    /// Every stored entry, in slot order.
+    pub fn entries(&self) -> impl Iterator<Item = &Entry<P>> {
+        self.slots.iter().flatten().map(|(_, _, e)| e)
+    }
+
     /// Forget everything.
     pub fn clear(&mut self) {
         self.slots.iter_mut().for_each(|s| *s = None);
