@@ -57,6 +57,7 @@ fn main() {
         certificate: check,
         layer_positions: arg(&args, "--layer").unwrap_or(2_000_000),
         memory: None,
+        ..ProveOptions::default()
     };
     let tb = Tablebase::open(&tables).expect("open --tables");
     let truth = truth.map(|d| Tablebase::open(d).expect("open --truth"));

@@ -93,6 +93,7 @@ fn opts(nodes: u64, certificate: bool) -> ProveOptions {
         certificate,
         layer_positions: 0,
         memory: None,
+        ..ProveOptions::default()
     }
 }
 
@@ -145,7 +146,6 @@ fn layer_retrograde_matches_the_tables_and_its_certificates_check() {
     let set = table_set(&d.t3, 3).unwrap();
     let o = ProveOptions {
         layer_positions: 1_000_000,
-        memory: None,
         ..opts(1, true)
     };
     let mut prover = Prover::new(&tb3, &o);
@@ -192,7 +192,6 @@ fn two_kings_against_two_is_a_draw_by_the_layer_retrograde() {
         &p,
         &ProveOptions {
             layer_positions: 0,
-            memory: None,
             ..opts(1_000_000, false)
         },
     )
@@ -203,7 +202,6 @@ fn two_kings_against_two_is_a_draw_by_the_layer_retrograde() {
         &p,
         &ProveOptions {
             layer_positions: 1_000_000,
-            memory: None,
             ..opts(1000, true)
         },
     )
@@ -1077,4 +1075,123 @@ fn node_limit_holds_for_certificates_too() {
     let r = prove(&tb4, &q, &o).unwrap();
     assert_eq!((r.value, r.nodes, r.layer), (None, 0, 0));
     assert_eq!(r.limits, [Limit::Time]);
+}
+
+/// `egdb prove --state FILE`: a run stopped by its node limit saves its state; the rerun with
+/// the same file resumes from it, reaches the value of the 5-piece tables (which the prover
+/// never opens) with fewer nodes than a run from scratch, and its certificate checks. A state
+/// file of another position or other tables, a truncated one and one with a byte changed are
+/// errors. Saving at short intervals (many chunks) gives the same value.
+#[test]
+fn state_file_resumes_a_stopped_proof() {
+    let d = dirs();
+    let t4 = d.t4.to_str().unwrap();
+    let truth = Tablebase::open(&d.t5).unwrap();
+    let fen = "B:W13,K29,31:BK5,6";
+    let want = truth
+        .probe_wld(&Position::from_fen(fen).unwrap())
+        .unwrap()
+        .as_str();
+    let nodes_of = |j: &serde_json::Value| j["nodes"].as_u64().unwrap();
+    let base = [
+        "prove", "--dir", t4, "--json", "--time", "0", "--layer", "0",
+    ];
+    let with = |extra: &[&str]| -> Vec<String> {
+        base.iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .chain([fen.to_string()])
+            .collect()
+    };
+    let run = |args: &[String]| {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        egdb(&a, &d.t4)
+    };
+    // From scratch.
+    let scratch = json_of(&run(&with(&["--nodes", "1000000"])), 0);
+    assert_eq!(scratch["value"], want, "{scratch}");
+    let total = nodes_of(&scratch);
+    assert!(total >= 4000, "{scratch}");
+    // Stopped by the node limit, the state saved.
+    let tmp = tempfile::tempdir().unwrap();
+    let st = tmp.path().join("s.state");
+    let s = st.to_str().unwrap();
+    let quarter = (total / 8).to_string();
+    let stopped = json_of(&run(&with(&["--nodes", &quarter, "--state", s])), 3);
+    assert_eq!(
+        stopped["stopped"],
+        serde_json::json!(["nodes"]),
+        "{stopped}"
+    );
+    assert!(st.exists());
+    // Resumed: the same value, fewer nodes, a certificate that checks.
+    let cert = tmp.path().join("c.proof");
+    let c = cert.to_str().unwrap();
+    let resumed = json_of(
+        &run(&with(&["--nodes", "1000000", "--state", s, "--cert", c])),
+        0,
+    );
+    assert_eq!(resumed["value"], want, "{resumed}");
+    assert!(nodes_of(&resumed) < total, "{resumed} vs {scratch}");
+    let checked = run_ok(&egdb(&["check-proof", "--dir", t4, c], &d.t4), 0);
+    assert!(
+        checked.starts_with(&format!("{fen}\t{want}\t")),
+        "{checked}"
+    );
+    // Refused: another position, other tables, truncated, a byte changed, not a state file.
+    let err_line = |out: std::process::Output| {
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let other = egdb(
+        &["prove", "--dir", t4, "--state", s, "B:WK5,K12:BK2,K18,25"],
+        &d.t4,
+    );
+    let e = err_line(other);
+    assert!(
+        e.contains("the state file is of the position B:W13,K29,31:BK5,6"),
+        "{e}"
+    );
+    let t3 = d.t3.to_str().unwrap();
+    let e = err_line(egdb(&["prove", "--dir", t3, "--state", s, fen], &d.t3));
+    assert!(e.contains("made with other tables"), "{e}");
+    let bytes = std::fs::read(&st).unwrap();
+    let bad = tmp.path().join("bad.state");
+    let b = bad.to_str().unwrap();
+    for (i, damaged) in [
+        bytes[..bytes.len() - 1].to_vec(),
+        bytes[..bytes.len() / 2].to_vec(),
+        {
+            let mut v = bytes.clone();
+            v[80] ^= 4;
+            v
+        },
+        b"not a state file at all".to_vec(),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        std::fs::write(&bad, &damaged).unwrap();
+        let e = err_line(egdb(&["prove", "--dir", t4, "--state", b, fen], &d.t4));
+        assert!(e.contains("corrupt or truncated state file"), "{i}: {e}");
+    }
+    // --state takes one position.
+    let out = egdb(&["prove", "--dir", t4, "--state", s, fen, fen], &d.t4);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr_of(&out).contains("exactly one position"));
+    // Saved every 10 ms: many chunks, the same value.
+    let st2 = tmp.path().join("s2.state");
+    let chunked = json_of(
+        &run(&with(&[
+            "--nodes",
+            "1000000",
+            "--state",
+            st2.to_str().unwrap(),
+            "--state-interval",
+            "0.01",
+        ])),
+        0,
+    );
+    assert_eq!(chunked["value"], want, "{chunked}");
+    assert!(st2.exists());
 }

@@ -69,6 +69,14 @@ pub struct Args {
     /// Write the certificates of the settled positions to this file.
     #[arg(long)]
     pub cert: Option<PathBuf>,
+    /// Save the search state of the position (one position only) to this file, atomically,
+    /// every --state-interval seconds and at the end; when the file exists, resume from it (it
+    /// must be of the same position and tables: another, or a damaged one, is an error).
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Seconds between two saves of the --state file.
+    #[arg(long, default_value_t = 60.0, value_name = "S")]
+    pub state_interval: f64,
     /// One JSON object per line instead of tab-separated text.
     #[arg(long)]
     pub json: bool,
@@ -324,6 +332,19 @@ pub fn run(args: Args) -> CliResult {
         // Before hours of search: the certificate must be writable.
         cert::check_writable(path)?;
     }
+    if !(args.state_interval.is_finite() && args.state_interval > 0.0) {
+        return Err(format!(
+            "--state-interval must be a number of seconds > 0, got {}",
+            args.state_interval
+        )
+        .into());
+    }
+    if let Some(path) = &args.state {
+        if args.fens.len() != 1 {
+            return Err("--state takes exactly one position (as an argument)".into());
+        }
+        cert::check_writable(path)?;
+    }
     let tb = Tablebase::open(&args.dir)?;
     let time = (args.time > 0.0).then(|| Duration::from_secs_f64(args.time));
     let opts = ProveOptions {
@@ -334,6 +355,8 @@ pub fn run(args: Args) -> CliResult {
         certificate: args.cert.is_some(),
         layer_positions,
         memory: Some(memory),
+        state: args.state.clone(),
+        state_interval: Duration::from_secs_f64(args.state_interval),
     };
     let mut prover = Prover::new(&tb, &opts);
     if args.cert.is_some() {
@@ -391,7 +414,12 @@ pub fn run(args: Args) -> CliResult {
             if built == 0 {
                 return Ok(r);
             }
-            prover = Prover::new(&tb, &opts);
+            // The state file is of the tables before the build: not used again.
+            let after = ProveOptions {
+                state: None,
+                ..opts.clone()
+            };
+            prover = Prover::new(&tb, &after);
             let mut again = prover.prove_from(&p, start).map_err(|e| e.to_string())?;
             again.nodes += r.nodes;
             again.win.nodes += r.win.nodes;

@@ -24,6 +24,7 @@
 pub mod cert;
 pub mod layer;
 pub mod search;
+pub mod state;
 pub mod tt;
 
 use crate::board::{Color, Position, Wld};
@@ -34,6 +35,7 @@ pub use cert::Proof;
 use layer::Layer;
 use search::{Budget, Dfpn, Eval, Game, Goal, Outcome, Stop};
 use std::collections::HashSet;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -65,6 +67,12 @@ pub struct ProveOptions {
     /// [`layer::default_budget`]). A layer that would need more is not built (the position
     /// stays unknown with [`Limit::Memory`]).
     pub memory: Option<u64>,
+    /// Save the search state of the position to this file ([`state`]) every
+    /// [`ProveOptions::state_interval`] and at the end, and resume from it when it exists (it
+    /// must be of the same position and tables). `None`: no state.
+    pub state: Option<PathBuf>,
+    /// Time between two saves of the state (with [`ProveOptions::state`]).
+    pub state_interval: Duration,
 }
 
 impl Default for ProveOptions {
@@ -79,6 +87,8 @@ impl Default for ProveOptions {
             certificate: false,
             layer_positions: 2_000_000,
             memory: None,
+            state: None,
+            state_interval: Duration::from_secs(60),
         }
     }
 }
@@ -182,6 +192,9 @@ pub enum ProveError {
     /// A certificate could not be completed within the limits.
     #[error("certificate: {0}")]
     Certificate(String),
+    /// A state file ([`ProveOptions::state`]) was refused or could not be written.
+    #[error("{0}")]
+    State(String),
 }
 
 /// Checkers as a [`Game`] for the search: tables up to `max_pieces` are exact leaves.
@@ -351,13 +364,47 @@ impl<'t> Prover<'t> {
             self.win_tt.take().expect("table"),
             self.nl_tt.take().expect("table"),
         );
+        // With a state file: the tables hold this position's saved state only.
+        let saved = match &self.opts.state {
+            Some(path) => {
+                let tables = self.table_set()?;
+                let loaded =
+                    state::load(path, pos, &tables).map_err(|e| ProveError::State(e.to_string()));
+                let loaded = match loaded {
+                    Ok(l) => l,
+                    Err(e) => {
+                        self.win_tt = Some(wt);
+                        self.nl_tt = Some(nt);
+                        return Err(e);
+                    }
+                };
+                wt.clear();
+                nt.clear();
+                if let Some(st) = loaded {
+                    for e in st.win {
+                        wt.put(game.hash(&e.pos), e);
+                    }
+                    for e in st.not_lose {
+                        nt.put(game.hash(&e.pos), e);
+                    }
+                }
+                Some((path.clone(), tables))
+            }
+            None => None,
+        };
+        let save_fn = |w: &Table<Position>, n: &Table<Position>| -> Result<(), ProveError> {
+            let (path, tables) = saved.as_ref().expect("state");
+            state::save(path, pos, tables, w, n).map_err(|e| ProveError::State(e.to_string()))
+        };
+        let save: Option<&dyn Fn(&Table<Position>, &Table<Position>) -> Result<(), ProveError>> =
+            saved.as_ref().map(|_| &save_fn as _);
         let earlier = !wt.is_empty() || !nt.is_empty();
         // This root's entries push out the earlier roots' first.
         wt.new_generation();
         nt.new_generation();
         let mut win = Dfpn::with_table(&game, Goal::Win, wt);
         let mut nl = Dfpn::with_table(&game, Goal::NotLose, nt);
-        let mut result = self.run(&mut win, &mut nl, pos, start, [0, 0]);
+        let mut result = self.run(&mut win, &mut nl, pos, start, [0, 0], save);
         let (mut wt, mut nt) = (win.into_table(), nl.into_table());
         if let (true, Ok(r)) = (earlier, &result) {
             if r.uncertified.is_some() && !r.limits.contains(&Limit::Time) {
@@ -370,12 +417,18 @@ impl<'t> Prover<'t> {
                 nt.clear();
                 let mut win = Dfpn::with_table(&game, Goal::Win, wt);
                 let mut nl = Dfpn::with_table(&game, Goal::NotLose, nt);
-                result = self.run(&mut win, &mut nl, pos, start, spent);
+                result = self.run(&mut win, &mut nl, pos, start, spent, save);
                 (wt, nt) = (win.into_table(), nl.into_table());
             }
         }
+        // The state at the end (settled or stopped by a limit).
+        let saved_end = match (&result, save) {
+            (Ok(_), Some(f)) => f(&wt, &nt),
+            _ => Ok(()),
+        };
         self.win_tt = Some(wt);
         self.nl_tt = Some(nt);
+        saved_end?;
         result
     }
 
@@ -398,6 +451,7 @@ impl<'t> Prover<'t> {
         pos: &Position,
         start: Instant,
         spent: [u64; 2],
+        save: Option<&dyn Fn(&Table<Position>, &Table<Position>) -> Result<(), ProveError>>,
     ) -> Result<ProveReport, ProveError> {
         let cancel = Arc::new(AtomicBool::new(false));
         let deadline = self.opts.time.map(|t| start + t);
@@ -423,7 +477,11 @@ impl<'t> Prover<'t> {
             }
             r
         };
-        let (rw, rn) = if self.opts.threads >= 2 {
+        let (rw, rn) = if let Some(save) = save {
+            let [rw, rn] =
+                self.search_chunked(win, nl, pos, deadline, [left(0), left(1)], &cancel, save)?;
+            (Ok(rw), Ok(rn))
+        } else if self.opts.threads >= 2 {
             std::thread::scope(|s| {
                 let h = std::thread::Builder::new()
                     .stack_size(STACK)
@@ -596,6 +654,120 @@ impl<'t> Prover<'t> {
             limits,
             uncertified,
         })
+    }
+
+    /// The two goals' searches as in [`Prover::run`] (weak sums for the first half of the
+    /// nodes and time, then sums), cut into chunks of [`ProveOptions::state_interval`] after
+    /// each of which the tables are saved with `save` (both searches paused). Returns each
+    /// goal's outcome and the limit that stopped it.
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn search_chunked(
+        &self,
+        win: &mut Dfpn<'_, Checkers<'t>>,
+        nl: &mut Dfpn<'_, Checkers<'t>>,
+        pos: &Position,
+        deadline: Option<Instant>,
+        left: [Option<u64>; 2],
+        cancel: &Arc<AtomicBool>,
+        save: &dyn Fn(&Table<Position>, &Table<Position>) -> Result<(), ProveError>,
+    ) -> Result<[(Outcome, Option<Stop>); 2], ProveError> {
+        let now = Instant::now();
+        let half_time = deadline.map(|d| now + d.saturating_duration_since(now) / 2);
+        let base = [win.stats().nodes, nl.stats().nodes];
+        let parallel = self.opts.threads >= 2;
+        let interval = if parallel {
+            self.opts.state_interval
+        } else {
+            // The two goals take turns within one interval.
+            self.opts.state_interval / 2
+        };
+        // One chunk of goal `g`: `Some` when the goal is finished (settled or out of budget).
+        let step = |d: &mut Dfpn<'_, Checkers<'t>>,
+                    g: usize|
+         -> Result<Option<(Outcome, Option<Stop>)>, ProbeError> {
+            let chunk_end = Instant::now() + interval;
+            let used = d.stats().nodes - base[g];
+            let weak = half_time.is_none_or(|h| Instant::now() < h)
+                && left[g].is_none_or(|n| used < n / 2);
+            let (nodes, dl) = if weak {
+                (left[g].map(|n| n / 2 - used), half_time)
+            } else {
+                (left[g].map(|n| n.saturating_sub(used)), deadline)
+            };
+            let budget = Budget {
+                nodes,
+                deadline: Some(dl.map_or(chunk_end, |d| d.min(chunk_end))),
+                cancel: Some(cancel.clone()),
+            };
+            d.set_weak(weak);
+            let r = d.solve_for(*pos, pos.side, &[], &budget);
+            d.set_weak(false);
+            let s = match r {
+                Ok(s) => s,
+                Err(e) => {
+                    cancel.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            };
+            if !matches!(s.outcome, Outcome::Unknown { .. }) {
+                return Ok(Some((s.outcome, None)));
+            }
+            let used = d.stats().nodes - base[g];
+            Ok(if deadline.is_some_and(|t| Instant::now() >= t) {
+                Some((s.outcome, Some(Stop::Time)))
+            } else if left[g].is_some_and(|n| used >= n) {
+                Some((s.outcome, Some(Stop::Nodes)))
+            } else if matches!(d.stopped(), Some(Stop::Depth | Stop::Cancelled)) {
+                Some((s.outcome, d.stopped()))
+            } else {
+                // The end of a chunk or of the weak phase: go on.
+                None
+            })
+        };
+        let mut res: [Option<(Outcome, Option<Stop>)>; 2] = [None, None];
+        loop {
+            let go = |d: &mut Dfpn<'_, Checkers<'t>>, g: usize, done: bool| {
+                if done {
+                    Ok(None)
+                } else {
+                    step(d, g)
+                }
+            };
+            let (dw, dn) = (res[0].is_some(), res[1].is_some());
+            let (rw, rn) = std::thread::scope(|s| {
+                if parallel {
+                    let h = std::thread::Builder::new()
+                        .stack_size(STACK)
+                        .spawn_scoped(s, || go(win, 0, dw))
+                        .expect("spawn a search thread");
+                    let h2 = std::thread::Builder::new()
+                        .stack_size(STACK)
+                        .spawn_scoped(s, || go(nl, 1, dn))
+                        .expect("spawn a search thread");
+                    (
+                        h.join().expect("search thread"),
+                        h2.join().expect("search thread"),
+                    )
+                } else {
+                    std::thread::Builder::new()
+                        .stack_size(STACK)
+                        .spawn_scoped(s, || (go(win, 0, dw), go(nl, 1, dn)))
+                        .expect("spawn a search thread")
+                        .join()
+                        .expect("search thread")
+                }
+            });
+            if let Some(r) = rw? {
+                res[0] = Some(r);
+            }
+            if let Some(r) = rn? {
+                res[1] = Some(r);
+            }
+            if let [Some(a), Some(b)] = res {
+                return Ok([a, b]);
+            }
+            save(win.table(), nl.table())?;
+        }
     }
 
     /// The certificates of a position the layer retrograde settled: each claim from the layer
