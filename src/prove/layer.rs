@@ -311,8 +311,8 @@ impl Layer {
     }
 
     /// The claimant's strategy in `m` as a certificate proof: `None` unless the root satisfies
-    /// `goal` for `claimant` in `m`. Exits the claimant takes are leaves the checker values with
-    /// the tables (or positions without a legal move).
+    /// `goal` for `claimant` in `m`, or when `deadline` passes first. Exits the claimant takes
+    /// are leaves the checker values with the tables (or positions without a legal move).
     ///
     /// # Errors
     /// A table probe failed.
@@ -322,6 +322,7 @@ impl Layer {
         m: &Model,
         claimant: Color,
         goal: Goal,
+        deadline: Option<Instant>,
     ) -> Result<Option<Proof>, ProbeError> {
         let root = self.positions[0];
         let rv = if root.side == claimant {
@@ -336,7 +337,12 @@ impl Layer {
         let mut seen = vec![false; self.positions.len()];
         let mut queue = VecDeque::from([0usize]);
         seen[0] = true;
+        let mut visits = 0usize;
         while let Some(i) = queue.pop_front() {
+            visits += 1;
+            if visits.is_multiple_of(CHECK_EVERY) && past(deadline) {
+                return Ok(None);
+            }
             let p = self.positions[i];
             if p.side != claimant {
                 for &j in self.succ_of(i) {

@@ -302,6 +302,9 @@ pub struct Prover<'t> {
     nl_tt: Option<Table<Position>>,
 }
 
+/// Saves the two goals' tables (win, not-lose) to the state file.
+type SaveFn<'a> = dyn Fn(&Table<Position>, &Table<Position>) -> Result<(), ProveError> + 'a;
+
 /// Most plies of a principal variation beyond the tables.
 const MAX_PV: usize = 80;
 
@@ -396,8 +399,7 @@ impl<'t> Prover<'t> {
             let (path, tables) = saved.as_ref().expect("state");
             state::save(path, pos, tables, w, n).map_err(|e| ProveError::State(e.to_string()))
         };
-        let save: Option<&dyn Fn(&Table<Position>, &Table<Position>) -> Result<(), ProveError>> =
-            saved.as_ref().map(|_| &save_fn as _);
+        let save: Option<&SaveFn<'_>> = saved.as_ref().map(|_| &save_fn as _);
         let earlier = !wt.is_empty() || !nt.is_empty();
         // This root's entries push out the earlier roots' first.
         wt.new_generation();
@@ -451,7 +453,7 @@ impl<'t> Prover<'t> {
         pos: &Position,
         start: Instant,
         spent: [u64; 2],
-        save: Option<&dyn Fn(&Table<Position>, &Table<Position>) -> Result<(), ProveError>>,
+        save: Option<&SaveFn<'_>>,
     ) -> Result<ProveReport, ProveError> {
         let cancel = Arc::new(AtomicBool::new(false));
         let deadline = self.opts.time.map(|t| start + t);
@@ -669,7 +671,7 @@ impl<'t> Prover<'t> {
         deadline: Option<Instant>,
         left: [Option<u64>; 2],
         cancel: &Arc<AtomicBool>,
-        save: &dyn Fn(&Table<Position>, &Table<Position>) -> Result<(), ProveError>,
+        save: &SaveFn<'_>,
     ) -> Result<[(Outcome, Option<Stop>); 2], ProveError> {
         let now = Instant::now();
         let half_time = deadline.map(|d| now + d.saturating_duration_since(now) / 2);
@@ -796,7 +798,7 @@ impl<'t> Prover<'t> {
         };
         let mut out = Vec::new();
         for (claimant, goal, m, proven) in claims {
-            if let Some(p) = l.proof(tb, m, claimant, goal)? {
+            if let Some(p) = l.proof(tb, m, claimant, goal, deadline)? {
                 out.push(p);
                 continue;
             }
