@@ -976,8 +976,10 @@ fn limits_are_respected_and_reported() {
 
 /// A build that the time limit ends: three kings against three on the 5-piece tables needs
 /// the unit 0303-nn of 18,123,840 positions (4,960 x 3,654: 32C3 placements of one side's
-/// kings times 29C3 of the other's), far more than any machine builds in 0.3 s. The build is ended at the deadline, leaves no file of the unit (neither a table
-/// nor a temporary file), and the position is unknown with the time limit named.
+/// kings times 29C3 of the other's), far more than any machine builds in 0.3 s. The search
+/// stops at its node limit, the build starts and is ended at the deadline, it leaves no file
+/// of the unit (neither a table nor a temporary file), and the position is unknown with both
+/// limits named.
 #[test]
 fn time_limit_ends_a_build() {
     let d = dirs();
@@ -1005,6 +1007,8 @@ fn time_limit_ends_a_build() {
             "--json",
             "--time",
             "0.3",
+            "--nodes",
+            "1",
             "--layer",
             "0",
             "--build",
@@ -1013,9 +1017,15 @@ fn time_limit_ends_a_build() {
         ],
         &p,
     );
-    eprintln!("{:.2} s: {}", t.elapsed().as_secs_f64(), stderr_of(&out));
+    let err = stderr_of(&out);
+    eprintln!("{:.2} s: {err}", t.elapsed().as_secs_f64());
+    // The search stops at once (one node per goal): the build started, and was ended.
+    assert!(
+        err.contains("building 18123840 positions (1 units)"),
+        "{err}"
+    );
     let j = json_of(&out, 3);
-    assert_eq!(j["stopped"], serde_json::json!(["time"]), "{j}");
+    assert_eq!(j["stopped"], serde_json::json!(["nodes", "time"]), "{j}");
     assert_eq!(j["built"], 0, "{j}");
     assert_eq!(names(&p), before);
 }

@@ -40,8 +40,13 @@ use std::time::Instant;
 /// with about ten in-layer moves per position (8 bytes each, twice while the vector grows).
 pub const BYTES_PER_POSITION: u64 = 256;
 
-/// Positions between deadline checks.
+/// Positions between deadline checks of the solving loops (no table probes there).
 const CHECK_EVERY: usize = 1 << 12;
+
+/// Positions between deadline checks where every position's exits are probed (enumerating
+/// the layer, walking a strategy): a probe that decodes a block of a large table can take a
+/// fraction of a millisecond, so thousands of positions can take seconds.
+const CHECK_PROBING: usize = 1 << 6;
 
 fn past(deadline: Option<Instant>) -> bool {
     deadline.is_some_and(|d| Instant::now() >= d)
@@ -124,7 +129,7 @@ impl Layer {
         let mut kids = Vec::new();
         let mut i = 0;
         while i < l.positions.len() {
-            if i % CHECK_EVERY == 0 && past(deadline) {
+            if i.is_multiple_of(CHECK_PROBING) && past(deadline) {
                 return Ok(None);
             }
             let p = l.positions[i];
@@ -250,7 +255,7 @@ impl Layer {
             let cur = std::mem::take(&mut levels[d]);
             let mut next = Vec::new();
             for (k, &j) in cur.iter().enumerate() {
-                if k % CHECK_EVERY == 0 && past(deadline) {
+                if k.is_multiple_of(CHECK_EVERY) && past(deadline) {
                     return None;
                 }
                 let j = j as usize;
@@ -340,7 +345,7 @@ impl Layer {
         let mut visits = 0usize;
         while let Some(i) = queue.pop_front() {
             visits += 1;
-            if visits.is_multiple_of(CHECK_EVERY) && past(deadline) {
+            if visits.is_multiple_of(CHECK_PROBING) && past(deadline) {
                 return Ok(None);
             }
             let p = self.positions[i];

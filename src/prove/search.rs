@@ -566,7 +566,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
         }
         self.stats.nodes += 1;
         self.stats.max_depth = self.stats.max_depth.max(depth);
-        if self.stats.nodes & 255 == 0 || self.stats.nodes >= self.node_limit {
+        if self.stats.nodes & 63 == 0 || self.stats.nodes >= self.node_limit {
             self.check_limits();
         }
         if depth - self.root_depth >= self.max_depth {
