@@ -1204,4 +1204,34 @@ fn state_file_resumes_a_stopped_proof() {
     );
     assert_eq!(chunked["value"], want, "{chunked}");
     assert!(st2.exists());
+    // One thread: the goals take turns within each interval; resumed from the saved state.
+    let one = json_of(
+        &run(&with(&[
+            "--nodes",
+            "1000000",
+            "--threads",
+            "1",
+            "--state",
+            st2.to_str().unwrap(),
+            "--state-interval",
+            "0.01",
+        ])),
+        0,
+    );
+    assert_eq!(one["value"], want, "{one}");
+    let st3 = tmp.path().join("s3.state");
+    let one = json_of(
+        &run(&with(&[
+            "--nodes",
+            "1000000",
+            "--threads",
+            "1",
+            "--state",
+            st3.to_str().unwrap(),
+            "--state-interval",
+            "0.01",
+        ])),
+        0,
+    );
+    assert_eq!(one["value"], want, "{one}");
 }
