@@ -7,7 +7,7 @@ mod dtc_oracle;
 mod probe_common;
 
 use checkers_egdb::generate::{build, BuildOptions};
-use checkers_egdb::play::{best_move, line, scored_moves, LineEnd};
+use checkers_egdb::play::{best_move, line, scored_moves, LineEnd, Metric};
 use checkers_egdb::probe::{Dtc, Tablebase};
 use checkers_egdb::{Position, Wld};
 use std::path::Path;
@@ -89,7 +89,7 @@ fn three_pieces_equal_the_oracle_and_the_published_facts() {
     assert_eq!((kk, two, one), (11, 33, 34));
 
     // The best move of W:W5:BK2 is the crowning 5-1, a conversion.
-    let m = best_move(&tb, &pos("W:W5:BK2")).unwrap().unwrap();
+    let m = best_move(&tb, &pos("W:W5:BK2"), Metric::Dtc).unwrap().unwrap();
     assert_eq!(checkers_egdb::notation::format_move(&m.mv), "5-1");
     assert_eq!(m.value, Dtc::Win(1));
     assert!(m.conversion);
@@ -159,7 +159,7 @@ fn lines_end_in_wins_and_random_losers_still_lose() {
         let d = tb.probe_dtc(&p).unwrap();
         let Dtc::Win(_) = d else { continue };
         won += 1;
-        let l = line(&tb, &p, 500).unwrap();
+        let l = line(&tb, &p, Metric::Dtc, 500).unwrap();
         assert_eq!(l.end, LineEnd::NoMoves, "{}", p.to_fen());
         assert_eq!(l.moves.len() % 2, 1, "the winner moves last");
         let mut seen = std::collections::HashSet::new();
@@ -186,7 +186,7 @@ fn lines_end_in_wins_and_random_losers_still_lose() {
         let mut history = vec![p];
         let mut plies = 0;
         loop {
-            let ms = scored_moves(&tb, &cur).unwrap();
+            let ms = scored_moves(&tb, &cur, Metric::Dtc).unwrap();
             if ms.is_empty() {
                 break;
             }
@@ -213,7 +213,7 @@ fn lines_end_in_wins_and_random_losers_still_lose() {
     // A drawn start: drawing moves until a repetition or the limit.
     let p = pos("B:WK32:BK1");
     assert_eq!(tb.probe_dtc(&p).unwrap(), Dtc::Draw);
-    let l = line(&tb, &p, 50).unwrap();
+    let l = line(&tb, &p, Metric::Dtc, 50).unwrap();
     assert!(matches!(l.end, LineEnd::Repetition | LineEnd::MaxPlies));
     assert!(l.moves.iter().all(|m| m.value == Dtc::Draw));
 }
@@ -351,6 +351,9 @@ fn command_line_distance_commands() {
     let (ok, out, _) = egdb(&["line", "--dir", d, "B:WK14:BK1,K2"]);
     assert!(ok);
     let lines: Vec<&str> = out.lines().collect();
+    // No .dtw files here: the line is by DTC.
+    assert_eq!(lines[0], "metric\tdtc");
+    let lines = &lines[1..];
     assert_eq!(lines[0], "start\twin 33\tB:WK14:BK1,K2");
     assert_eq!(lines.len(), 33 + 2);
     assert!(lines[33].starts_with("33. ") && lines[33].contains("loss 0"));

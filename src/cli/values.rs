@@ -106,7 +106,7 @@ pub struct ScoredMove {
 /// # Errors
 /// As [`eval`], for any position after a move.
 pub fn scored_moves(tb: &Tablebase, p: &Position) -> Result<Vec<ScoredMove>, ProbeError> {
-    match play::scored_moves(tb, p) {
+    match play::scored_moves(tb, p, play::Metric::Dtc) {
         Ok(v) => Ok(v.into_iter().map(ScoredMove::from).collect()),
         Err(ProbeError::MissingDtc { .. }) => scored_moves_wld(tb, p),
         Err(e) => Err(e),
@@ -175,7 +175,12 @@ pub struct Line {
 /// As `checkers_egdb::play::line`: a missing distance file is an error
 /// ([`ProbeError::MissingDtc`]), since a line by win/loss/draw alone need not make progress.
 pub fn line(tb: &Tablebase, p: &Position, max_plies: usize) -> Result<Line, ProbeError> {
-    match play::line(tb, p, u32::try_from(max_plies).unwrap_or(u32::MAX)) {
+    match play::line(
+        tb,
+        p,
+        play::Metric::Dtc,
+        u32::try_from(max_plies).unwrap_or(u32::MAX),
+    ) {
         Ok(l) => Ok(Line {
             start: l.start,
             moves: l.moves.into_iter().map(ScoredMove::from).collect(),

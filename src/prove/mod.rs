@@ -672,7 +672,7 @@ impl<'t> Prover<'t> {
         }
         // Inside the tables: the perfect line of the distance tables, where they exist.
         if self.game.covers(&cur) {
-            match crate::play::line(self.game.tb, &cur, MAX_TABLE_LINE) {
+            match crate::play::line(self.game.tb, &cur, crate::play::Metric::Dtc, MAX_TABLE_LINE) {
                 Ok(l) => line.extend(l.moves.into_iter().map(|m| m.mv)),
                 // No distance files, or (in a directory holding only some slices) a slice the
                 // line needs is absent: the principal variation stops at the tables.
