@@ -327,7 +327,10 @@ fn longest_distances(dir: &Path, dtw: bool) -> Result<Vec<LongestDtc>, StatsErro
                 crate::table::FileKind::Dtw,
             )
         } else {
-            (crate::table::dtc_path(dir, &f.slice), crate::table::FileKind::Dtc)
+            (
+                crate::table::dtc_path(dir, &f.slice),
+                crate::table::FileKind::Dtc,
+            )
         };
         if !dpath.exists() {
             continue;

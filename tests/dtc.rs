@@ -89,7 +89,9 @@ fn three_pieces_equal_the_oracle_and_the_published_facts() {
     assert_eq!((kk, two, one), (11, 33, 34));
 
     // The best move of W:W5:BK2 is the crowning 5-1, a conversion.
-    let m = best_move(&tb, &pos("W:W5:BK2"), Metric::Dtc).unwrap().unwrap();
+    let m = best_move(&tb, &pos("W:W5:BK2"), Metric::Dtc)
+        .unwrap()
+        .unwrap();
     assert_eq!(checkers_egdb::notation::format_move(&m.mv), "5-1");
     assert_eq!(m.value, Dtc::Win(1));
     assert!(m.conversion);

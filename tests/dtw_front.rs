@@ -298,7 +298,10 @@ fn command_line_line_and_moves_by_metric() {
     let (ok, out, _) = egdb(&["line", "--dir", d, "--metric", "dtw", "--json", &fen]);
     assert!(ok);
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
-    assert_eq!((v["metric"].as_str(), v["dtw"].as_u64()), (Some("dtw"), Some(dtw as u64)));
+    assert_eq!(
+        (v["metric"].as_str(), v["dtw"].as_u64()),
+        (Some("dtw"), Some(dtw as u64))
+    );
     assert_eq!(v["moves"].as_array().unwrap().len() as u32, dtw);
     let (ok, _, e) = egdb(&["line", "--dir", d, "--metric", "dtx", &fen]);
     assert!(!ok && e.contains("dtx"), "{e}");

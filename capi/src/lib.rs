@@ -261,11 +261,9 @@ pub unsafe extern "C" fn egdb_best_move(
         Ok(p) => p,
         Err(c) => return c,
     };
-    let r = catch_unwind(AssertUnwindSafe(|| checkers_egdb::play::best_move(
-        tb,
-        &p,
-        checkers_egdb::play::Metric::Dtc,
-    )));
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        checkers_egdb::play::best_move(tb, &p, checkers_egdb::play::Metric::Dtc)
+    }));
     out.from = 0;
     out.to = 0;
     out.captured = 0;

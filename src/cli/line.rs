@@ -33,7 +33,8 @@ pub struct Args {
 
 /// clap's parser of `--metric`: `dtw` or `dtc`.
 pub fn parse_metric(s: &str) -> Result<Metric, String> {
-    s.parse().map_err(|e: checkers_egdb::play::ParseMetricError| e.to_string())
+    s.parse()
+        .map_err(|e: checkers_egdb::play::ParseMetricError| e.to_string())
 }
 
 fn end_text(e: LineEnd) -> &'static str {

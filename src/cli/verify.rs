@@ -121,6 +121,20 @@ pub fn run(args: Args) -> CliResult {
             }
         );
     }
+    if rep.dtw_slices > 0 || rep.dtw_absent > 0 {
+        println!(
+            "ok: {}, {} positions: every depth to win re-derived{}",
+            count(rep.dtw_slices, "depth-to-win file"),
+            rep.dtw_positions,
+            match (rep.dtw_absent, rep.dtw_unchecked) {
+                (0, _) => String::new(),
+                (a, u) => format!(
+                    "; {} of the largest piece count absent, {u} more left unchecked as their partner's is absent (--partial)",
+                    count(a, "depth-to-win file")
+                ),
+            }
+        );
+    }
     if rep.slices == 0 && rep.dtc_slices == 0 && rep.earlier_slices > 0 {
         println!(
             "ok: nothing left to verify: every file was verified by an earlier run (checksums checked again in {:.2} s)",

@@ -743,6 +743,24 @@ impl<R: Rules> Tablebase<R> {
         })
     }
 
+    /// The depth stored for `p` in its slice's depth-to-win file (`<slice>.dtw`), plies,
+    /// without deciding the value: for a won or lost position its DTW, for a drawn one the
+    /// writer's filler (meaningless). `p` is normalized (colours flipped when White is to
+    /// move) to find the entry. For `egdb verify`, which decides the values itself and
+    /// re-derives every stored depth from the successors' stored depths; everyone else wants
+    /// [`Tablebase::probe_dtw`].
+    ///
+    /// # Errors
+    /// As [`Tablebase::probe_dtw`] for the slice and its files.
+    pub fn stored_dtw(&self, p: &Position) -> Result<u32, ProbeError> {
+        self.check(p)?;
+        let n = p.normalized();
+        let s = Slice::of(&n);
+        let t = self.loaded(&s, false)?;
+        let index = t.index.rank(&n);
+        self.distance_at(self.distance_loaded(&s, true)?, index, &self.dtw_cache)
+    }
+
     fn dtc_loaded(&self, s: &Slice) -> Result<&DtcLoaded, ProbeError> {
         self.distance_loaded(s, false)
     }

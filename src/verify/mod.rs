@@ -32,7 +32,9 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod dtw;
 pub mod journal;
+pub use dtw::verify_dtw_slice;
 pub use journal::{Journal, JournalError};
 
 /// A verification failure.
@@ -94,6 +96,32 @@ pub enum VerifyError {
     /// A distance file does not belong with its WLD file (other counts) or cannot be read.
     #[error("slice {slice}: distance file: {why}")]
     DtcFile {
+        /// The slice.
+        slice: Slice,
+        /// What is wrong.
+        why: String,
+    },
+    /// A stored depth to win differs from the one derived from the successors
+    /// ([`verify_dtw_slice`]).
+    #[error(
+        "slice {slice}, index {index} ({fen}): stored depth to win {stored}, successors give {derived}"
+    )]
+    DtwMismatch {
+        /// The slice.
+        slice: Slice,
+        /// Position index in the slice.
+        index: u64,
+        /// The position in FEN.
+        fen: String,
+        /// Depth in the `.dtw` file.
+        stored: u32,
+        /// Depth derived from the successors (`u32::MAX`: no move reaches the value).
+        derived: u32,
+    },
+    /// A depth-to-win file does not belong with its WLD file (other counts, a header's
+    /// `longest` other than the largest depth), is missing, or cannot be read.
+    #[error("slice {slice}: depth-to-win file: {why}")]
+    DtwFile {
         /// The slice.
         slice: Slice,
         /// What is wrong.
@@ -165,6 +193,8 @@ impl VerifyError {
             | VerifyError::Counts { slice, .. }
             | VerifyError::DtcMismatch { slice, .. }
             | VerifyError::DtcFile { slice, .. }
+            | VerifyError::DtwMismatch { slice, .. }
+            | VerifyError::DtwFile { slice, .. }
             | VerifyError::IndexWalk { slice, .. }
             | VerifyError::ReadsFailed { slice, .. } => Some(*slice),
             VerifyError::Stats(_)
@@ -266,6 +296,17 @@ pub struct VerifyReport {
     /// The dependency store's counters: peak decoded bytes, slices loaded and released,
     /// lookups served from the compressed files under the budget ([`VerifyOptions::memory`]).
     pub store: crate::store::StoreStats,
+    /// Depth-to-win files checked ([`verify_dtw_slice`]; not recorded in the journal: checked
+    /// again by every run).
+    pub dtw_slices: u64,
+    /// Positions of the depth-to-win files checked.
+    pub dtw_positions: u64,
+    /// Depth-to-win files of the largest piece count absent while others are present,
+    /// allowed with `partial` (a `build --dtw` in progress).
+    pub dtw_absent: u64,
+    /// Depth-to-win files present but left unchecked because their partner's is absent
+    /// (with `partial`).
+    pub dtw_unchecked: u64,
 }
 
 /// Options of [`verify_dir_opts`].
@@ -737,6 +778,9 @@ pub fn verify_dir_opts(
     // A distance file whose value file is absent cannot be checked (its distances are derived
     // with the values): an error whatever `partial` says, never silently skipped.
     let named: std::collections::HashSet<Slice> = present.iter().map(|f| f.slice).collect();
+    // The same for the depth-to-win files (issue 33).
+    let (dtw_errors, dtw_absent) = dtw::check_dtw_files(dir, &infos, &named, partial, max_pieces);
+    errors.extend(dtw_errors);
     let mut orphans: Vec<Slice> = std::fs::read_dir(dir)
         .map_err(|e| {
             VerifyError::Stats(StatsError::Io {
@@ -828,11 +872,14 @@ pub fn verify_dir_opts(
     let mut rep = VerifyReport {
         absent,
         dtc_absent,
+        dtw_absent,
         journal_restarted: journal.as_ref().and_then(|j| j.restarted.clone()),
         ..VerifyReport::default()
     };
     let mut errors = Vec::new();
     let mut wld_failed = false;
+    // The tables, for the depths of successors in slices verified in earlier units.
+    let dtw_tables = std::sync::OnceLock::new();
     // Slices whose values failed so far; a later value failure of a slice that reads one is
     // told apart. (Distance failures are never a consequence of another slice's: a slice's
     // distances are derived from its own and its partner's with the values of the others,
@@ -923,6 +970,15 @@ pub fn verify_dir_opts(
                 progress,
             )?;
             errors.extend(dtc_errors);
+            errors.extend(dtw::verify_dtw_files(
+                dir,
+                &src,
+                &dtw_tables,
+                files,
+                partial.then_some(max_pieces),
+                &mut rep,
+                progress,
+            ));
         }
         if unit.is_some() {
             src.release_done(k, &last);
