@@ -63,18 +63,16 @@ impl Metric {
     }
 
     /// The metric to use by default for `p`: [`Metric::Dtw`] when the depth-to-win file of
-    /// `p`'s slice can be read (probing `p` succeeds), else [`Metric::Dtc`]. A position whose
-    /// value needs no file (no legal move) counts as covered.
+    /// `p`'s slice is there ([`Tablebase::has_dtw`]), else [`Metric::Dtc`].
     ///
     /// # Errors
-    /// An error of [`Tablebase::probe_dtw`] other than [`ProbeError::MissingDtw`] (a damaged
-    /// file, an invalid position, too many pieces).
+    /// As [`Tablebase::has_dtw`] (a damaged file, an invalid position, too many pieces).
     pub fn default_for<R: Rules>(tb: &Tablebase<R>, p: &Position) -> Result<Metric, ProbeError> {
-        match tb.probe_dtw(p) {
-            Ok(_) => Ok(Metric::Dtw),
-            Err(ProbeError::MissingDtw { .. }) => Ok(Metric::Dtc),
-            Err(e) => Err(e),
-        }
+        Ok(if tb.has_dtw(p)? {
+            Metric::Dtw
+        } else {
+            Metric::Dtc
+        })
     }
 }
 

@@ -64,7 +64,12 @@ fn scored_or_absent(
 fn run_values(args: &Args, pos: &Position) -> CliResult {
     let tb = Tablebase::open(&args.dir)?;
     let dtc = scored_or_absent(&tb, pos, Metric::Dtc)?;
-    let dtw = scored_or_absent(&tb, pos, Metric::Dtw)?;
+    // Present: the position's own .dtw file is there (a drawn position needs none to probe).
+    let dtw = if tb.has_dtw(pos)? {
+        scored_or_absent(&tb, pos, Metric::Dtw)?
+    } else {
+        None
+    };
     let metric = args.metric.unwrap_or(if dtw.is_some() {
         Metric::Dtw
     } else {

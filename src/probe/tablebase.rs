@@ -743,6 +743,20 @@ impl<R: Rules> Tablebase<R> {
         })
     }
 
+    /// Whether the depth-to-win file (`<slice>.dtw`) of `p`'s slice is there and opens (it is
+    /// opened, and kept, for [`Tablebase::probe_dtw`]).
+    ///
+    /// # Errors
+    /// An invalid position, too many pieces; a damaged `.dtw` file ([`ProbeError::Table`]).
+    pub fn has_dtw(&self, p: &Position) -> Result<bool, ProbeError> {
+        self.check(p)?;
+        match self.distance_loaded(&Slice::of(&p.normalized()), true) {
+            Ok(_) => Ok(true),
+            Err(ProbeError::MissingDtw { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The depth stored for `p` in its slice's depth-to-win file (`<slice>.dtw`), plies,
     /// without deciding the value: for a won or lost position its DTW, for a drawn one the
     /// writer's filler (meaningless). `p` is normalized (colours flipped when White is to
