@@ -116,10 +116,10 @@ fn main() {
     let p = Position::from_fen(&best.1).unwrap();
     let tb2 = Tablebase::open(&dir).unwrap();
     let t = Instant::now();
-    let l = line(&tb2, &p, 10_000).unwrap();
+    let l = line(&tb2, &p, checkers_egdb::play::Metric::Dtc, 10_000).unwrap();
     let cold = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let l2 = line(&tb2, &p, 10_000).unwrap();
+    let l2 = line(&tb2, &p, checkers_egdb::play::Metric::Dtc, 10_000).unwrap();
     let warm = t.elapsed().as_secs_f64();
     assert_eq!(l, l2);
     println!(

@@ -173,7 +173,10 @@ fn dtw_is_at_least_dtc_and_equal_in_king_v_king() {
 
 /// The oracle's longest win and loss per material and side to move (every position, captures
 /// included), keyed `(bm, bk, wm, wk, stm)`.
-fn oracle_longest() -> BTreeMap<(u8, u8, u8, u8, char), (Option<u32>, Option<u32>)> {
+/// `(bm, bk, wm, wk, side to move)` -> `(longest win, longest loss)`.
+type Longest = BTreeMap<(u8, u8, u8, u8, char), (Option<u32>, Option<u32>)>;
+
+fn oracle_longest() -> Longest {
     let o = oracle4();
     let mut out: BTreeMap<_, (Option<u32>, Option<u32>)> = BTreeMap::new();
     for (i, p) in o.positions.iter().enumerate() {

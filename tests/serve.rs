@@ -356,17 +356,28 @@ fn depth_to_win_in_the_explorer() {
     assert_eq!(st, 200, "{v}");
     assert_eq!((v["dtc"].as_u64(), v["dtw"].as_u64()), (Some(33), Some(33)));
     let moves = v["moves"].as_array().unwrap();
-    assert!(moves.iter().all(|m| m["dtw"].is_u64() || m["value"] == "draw"));
+    assert!(moves
+        .iter()
+        .all(|m| m["dtw"].is_u64() || m["value"] == "draw"));
     assert_eq!(moves[0]["dtw"], 33);
     let (_, v) = get_json(&srv.addr, "/api/probe?fen=B:WK10:BK1,K2");
-    assert_eq!((v["dtc"].as_u64(), v["dtw"].as_u64()), (Some(11), Some(13)), "{v}");
+    assert_eq!(
+        (v["dtc"].as_u64(), v["dtw"].as_u64()),
+        (Some(11), Some(13)),
+        "{v}"
+    );
     // Moves best first by DTW.
     let (_, v) = get_json(&srv.addr, "/api/probe?fen=W:WK10:BK1,K2");
     let d: Vec<(String, u64)> = v["moves"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|m| (m["value"].as_str().unwrap().to_string(), m["dtw"].as_u64().unwrap_or(0)))
+        .map(|m| {
+            (
+                m["value"].as_str().unwrap().to_string(),
+                m["dtw"].as_u64().unwrap_or(0),
+            )
+        })
         .collect();
     assert!(d.iter().all(|(v, _)| v == "loss"), "{d:?}");
     assert!(d.windows(2).all(|w| w[0].1 >= w[1].1), "{d:?}");
@@ -383,7 +394,10 @@ fn depth_to_win_in_the_explorer() {
         assert_eq!(v["moves"].as_array().unwrap().len(), len, "{q}: {v}");
         let last = v["moves"].as_array().unwrap().last().unwrap();
         assert_eq!(last["value"], "win");
-        assert_eq!(last[metric], 1, "{q}: the last move wins in 1 for the mover");
+        assert_eq!(
+            last[metric], 1,
+            "{q}: the last move wins in 1 for the mover"
+        );
     }
     let (st, v) = get_json(&srv.addr, "/api/line?fen=B:WK10:BK1,K2&metric=dtx");
     assert_eq!(st, 400, "{v}");

@@ -342,9 +342,12 @@ impl Tablebase {
     ) -> PyResult<Bound<'py, PyDict>> {
         let p = parse_py(fen)?;
         let metric: Option<Metric> = metric
-            .map(|m| m.parse().map_err(|e: checkers_egdb::play::ParseMetricError| {
-                PyValueError::new_err(e.to_string())
-            }))
+            .map(|m| {
+                m.parse()
+                    .map_err(|e: checkers_egdb::play::ParseMetricError| {
+                        PyValueError::new_err(e.to_string())
+                    })
+            })
             .transpose()?;
         let (metric, start, l) = py
             .detach(|| {

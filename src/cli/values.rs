@@ -237,12 +237,7 @@ pub fn line(
         }
         e
     };
-    match play::line(
-        tb,
-        p,
-        metric,
-        u32::try_from(max_plies).unwrap_or(u32::MAX),
-    ) {
+    match play::line(tb, p, metric, u32::try_from(max_plies).unwrap_or(u32::MAX)) {
         Ok(l) => Ok(Line {
             metric,
             start: l.start,

@@ -215,7 +215,7 @@ impl From<ProbeError> for ApiError {
                 ApiError(StatusCode::NOT_FOUND, "outside_tables", e.to_string())
             }
             // A perfect line needs the distance files (`egdb build --dtc`).
-            ProbeError::MissingDtc { .. } => {
+            ProbeError::MissingDtc { .. } | ProbeError::MissingDtw { .. } => {
                 ApiError(StatusCode::NOT_FOUND, "no_distances", e.to_string())
             }
             ProbeError::InvalidPosition(_) => {
@@ -359,9 +359,10 @@ async fn api_line(
     };
     let metric = match q.get("metric") {
         None => None,
-        Some(s) => Some(s.parse::<checkers_egdb::play::Metric>().map_err(|e| {
-            ApiError(StatusCode::BAD_REQUEST, "bad_request", e.to_string())
-        })?),
+        Some(s) => Some(
+            s.parse::<checkers_egdb::play::Metric>()
+                .map_err(|e| ApiError(StatusCode::BAD_REQUEST, "bad_request", e.to_string()))?,
+        ),
     };
     blocking(move || {
         let start = values::eval(&app.tb, &p)?;
