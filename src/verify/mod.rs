@@ -126,6 +126,8 @@ pub enum VerifyError {
         /// The slice.
         slice: Slice,
         /// What is wrong.
+        why: String,
+    },
     /// The header's `longest` (the longest resolution ply, shown by `egdb stats`) differs
     /// from the one re-derived from the values (forward moves over the unit, level by level), or
     /// cannot be derived.
