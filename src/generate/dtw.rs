@@ -152,6 +152,34 @@ impl Depths {
 /// Depths of slices built earlier, as the pass reads them.
 pub type DtwStore = HashMap<Slice, Arc<Depths>>;
 
+/// The depths of a [`DtwStore`] by slot number ([`crate::probe::slots::slot_of`]): the
+/// lookup of the seed pass, without hashing.
+struct Outside<'a> {
+    /// Slot number -> 1 + position in `depths` (0: none).
+    slot: Vec<u16>,
+    depths: Vec<&'a Depths>,
+}
+
+impl<'a> Outside<'a> {
+    fn new(store: &'a DtwStore) -> Outside<'a> {
+        let mut slot = vec![0u16; crate::probe::slots::N_SLOTS];
+        let mut depths = Vec::with_capacity(store.len());
+        for (s, d) in store {
+            if let Some(k) = crate::probe::slots::slot_of(s) {
+                depths.push(&**d);
+                slot[k] = depths.len() as u16;
+            }
+        }
+        Outside { slot, depths }
+    }
+
+    #[inline]
+    fn get(&self, s: &Slice) -> Option<&'a Depths> {
+        let k = *self.slot.get(crate::probe::slots::slot_of(s)?)?;
+        (k != 0).then(|| self.depths[k as usize - 1])
+    }
+}
+
 /// Every slice the DTW pass of `unit` reads outside the unit: its same-piece-count
 /// dependencies and every slice of the materials its captures reach (size-0 slices left out).
 pub fn dtw_reads(unit: &Unit) -> Vec<Slice> {
@@ -254,11 +282,18 @@ pub fn solve_dtw_unit(
     outside: &DtwStore,
 ) -> Result<Vec<DtwSlice>, BuildError> {
     let slices = &unit.slices;
+    if outside.len() >= usize::from(u16::MAX) {
+        return Err(BuildError::Options(format!(
+            "unit {}: too many slices read by the depth-to-win pass",
+            super::names(slices)
+        )));
+    }
+    let outside = Outside::new(outside);
     let sides: Vec<DtwSide> = slices.iter().map(|s| DtwSide::new(*s)).collect();
     let other = |x: usize| if sides.len() == 1 { 0 } else { 1 - x };
     // 1. Seeds (side 0's error first: the result does not depend on the scheduling).
     let r = both(sides.len(), |x| {
-        seed_pass(&sides[x], &sides[other(x)], value, outside)
+        seed_pass(&sides[x], &sides[other(x)], value, &outside)
     });
     r.0.and(r.1)?;
     // 2. Levels in increasing order.
@@ -338,7 +373,7 @@ fn seed_pass(
     side: &DtwSide,
     target: &DtwSide,
     value: &(dyn Fn(&Position) -> Result<Wld, ProbeError> + Sync),
-    outside: &DtwStore,
+    outside: &Outside<'_>,
 ) -> Result<(), BuildError> {
     // In-unit moves keep Black's leading rank (seen from the partner's frame).
     let policy = UnitPolicy {
@@ -390,7 +425,7 @@ fn seed(
     policy: UnitPolicy,
     building: Slice,
     value: &(dyn Fn(&Position) -> Result<Wld, ProbeError> + Sync),
-    outside: &DtwStore,
+    outside: &Outside<'_>,
 ) -> Result<(u8, u16), BuildError> {
     let dep = |e: ProbeError| BuildError::Dependency {
         building,
@@ -449,7 +484,14 @@ fn seed(
             } else {
                 true
             };
-            (lost, if lost || !win { store.of_position(&n) } else { 0 })
+            (
+                lost,
+                if lost || !win {
+                    store.of_position(&n)
+                } else {
+                    0
+                },
+            )
         };
         if win {
             if lost {
@@ -489,7 +531,13 @@ fn seed(
 /// Step 2 for `side` (array number `x` of the unit) at level `d`: every position scheduled at
 /// `d` is final; its predecessors in `preds` get their offers (see the module docs). A count
 /// that would fall below zero is recorded in `fault` (side, index).
-fn propagate_level(side: &DtwSide, preds: &DtwSide, x: usize, d: u16, fault: &Mutex<Option<(usize, u64)>>) {
+fn propagate_level(
+    side: &DtwSide,
+    preds: &DtwSide,
+    x: usize,
+    d: u16,
+    fault: &Mutex<Option<(usize, u64)>>,
+) {
     let policy = UnitPolicy {
         rank: preds.slice.black_rank,
         kings_only: false,
@@ -504,8 +552,9 @@ fn propagate_level(side: &DtwSide, preds: &DtwSide, x: usize, d: u16, fault: &Mu
                 return;
             }
             // Offers made at this level (d + 1) to this chunk's positions lower its entry
-            // again with an atomic minimum, whether they come before or after this swap.
-            side.pending[c].store(DTW_NONE, Ordering::Relaxed);
+            // again with an atomic minimum (release), whether they come before or after this
+            // swap (acquire: an offer before it is seen by the scan below).
+            side.pending[c].swap(DTW_NONE, Ordering::AcqRel);
             let base = c * CHUNK;
             let mut now: Vec<u32> = Vec::new();
             let mut low = DTW_NONE;
@@ -606,7 +655,7 @@ impl<'a> Batch<'a> {
                 // A move to a lost position: an offer to a won predecessor (capture positions
                 // have no quiet move; draws and losses have no lost successor).
                 if st == S_WIN && self.side.depth[k].fetch_min(next, Ordering::Relaxed) > next {
-                    self.side.pending[k / CHUNK].fetch_min(next, Ordering::Relaxed);
+                    self.side.pending[k / CHUNK].fetch_min(next, Ordering::Release);
                 }
             } else if st <= MAX_COUNT {
                 // A move to a won position: one fewer successor for a lost predecessor; the
@@ -616,7 +665,7 @@ impl<'a> Batch<'a> {
                     (c >= 1 && c <= MAX_COUNT).then(|| c - 1)
                 }) {
                     Ok(1) => {
-                        self.side.pending[k / CHUNK].fetch_min(old.max(next), Ordering::Relaxed);
+                        self.side.pending[k / CHUNK].fetch_min(old.max(next), Ordering::Release);
                     }
                     Ok(_) => {}
                     Err(_) => {
@@ -675,7 +724,10 @@ fn collect(side: DtwSide) -> Result<DtwSlice, BuildError> {
             },
         })
     };
-    if let Some(i) = (0..dtw.len()).into_par_iter().find_first(|&i| bad(i).is_some()) {
+    if let Some(i) = (0..dtw.len())
+        .into_par_iter()
+        .find_first(|&i| bad(i).is_some())
+    {
         return Err(bad(i).expect("found above"));
     }
     let mut ds = DtwSlice {
