@@ -508,7 +508,7 @@ pub fn propagate_ply<R: Retro>(rules: R, side: &Side, preds: &Side, ply: u32) ->
                     kings,
                     side: Color::Black,
                 };
-                for_each_predecessor(rules, &q, preds, policy, |k| batch.push(k, is_win));
+                for_each_predecessor(rules, &q, &preds.index, policy, |k| batch.push(k, is_win));
                 cell.store(fin.0, Ordering::Relaxed);
                 if let Some(pl) = &side.plies {
                     pl[i as usize].store(stamp, Ordering::Relaxed);
@@ -963,16 +963,17 @@ fn best_capture<R: Retro, E>(
     crate::probe::resolve::best_of_successors(rules, pos, lookup)
 }
 
-/// Call `f(index)` for every predecessor, in `preds`' slice, of Black-to-move position `q`
+/// Call `f(index)` for every predecessor, in the slice of index `preds`, of Black-to-move
+/// position `q`
 /// (the positions of `preds` with a quiet move that stays in the unit, per `policy`, and
 /// leads to `q`). Capture positions among them are included; their state is final, so the
 /// callers' updates skip them. (Filtering them out here with a capture test costs more than
 /// it saves: measured with callgrind, +5.6% instructions on `build --slice 2102-6n`.)
 #[inline]
-fn for_each_predecessor<R: Retro>(
+pub(super) fn for_each_predecessor<R: Retro>(
     rules: R,
     q: &Position,
-    preds: &Side,
+    preds: &SliceIndex,
     policy: UnitPolicy,
     mut f: impl FnMut(u64),
 ) {
@@ -988,8 +989,8 @@ fn for_each_predecessor<R: Retro>(
     // one of them; profile of a 6-piece unit: ranking king un-moves was 14% of the build).
     let (base, white_rank) = if black_kings != 0 {
         (
-            preds.index.men_base(black_men, white_men),
-            preds.index.white_king_rank(white_kings, men | black_kings),
+            preds.men_base(black_men, white_men),
+            preds.white_king_rank(white_kings, men | black_kings),
         )
     } else {
         (0, 0)
@@ -1002,9 +1003,9 @@ fn for_each_predecessor<R: Retro>(
             let between = (hi - 1) & !((lo << 1) - 1);
             f(base
                 + if white_kings & between == 0 {
-                    preds.index.king_offset_with(bk, men, white_rank)
+                    preds.king_offset_with(bk, men, white_rank)
                 } else {
-                    preds.index.king_offset(bk, white_kings, men)
+                    preds.king_offset(bk, white_kings, men)
                 });
         } else {
             if policy.kings_only || !policy.stays((black_men ^ to) | from, false) {
@@ -1016,7 +1017,7 @@ fn for_each_predecessor<R: Retro>(
                 kings: r.kings,
                 side: Color::Black,
             };
-            f(preds.index.rank(&p));
+            f(preds.rank(&p));
         }
     });
 }
