@@ -6,10 +6,8 @@
 //! on the same N random positions (median over batches of 64, both sides to move); the time of
 //! `play::line` on the longest win of the largest piece count present (cold: fresh handle, and
 //! warm).
-use checkers_egdb::play::line;
-use checkers_egdb::probe::Tablebase;
-use checkers_egdb::table::{dtc_path, slice_of_file_name, DtcFile, RULES_ENGLISH};
-use checkers_egdb::{Position, SliceIndex};
+use checkers_egdb::format::{dtc_path, slice_of_file_name, DtcFile, SliceIndex, RULES_ENGLISH};
+use checkers_egdb::{line, Position, Tablebase};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -105,7 +103,7 @@ fn main() {
         "warm probe_dtc: {dtc:.0} ns median per probe; probe_wld on the same positions {wld:.0} ns ({n} positions, 1 thread)"
     );
 
-    let rows = checkers_egdb::stats::longest_dtc(&dir).unwrap();
+    let rows = checkers_egdb::longest_dtc(&dir).unwrap();
     let max_pieces = sizes.keys().max().copied().unwrap_or(0);
     let best = rows
         .iter()

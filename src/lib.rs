@@ -9,9 +9,7 @@
 //! Build the tables of at most 3 pieces into a directory, then probe a position:
 //!
 //! ```
-//! use checkers_egdb::generate::{build, BuildOptions};
-//! use checkers_egdb::probe::Tablebase;
-//! use checkers_egdb::{Position, Wld};
+//! use checkers_egdb::{build, BuildOptions, Position, Tablebase, Wld};
 //!
 //! let dir = std::env::temp_dir().join(format!("egdb-doc-{}", std::process::id()));
 //! build(&BuildOptions::new(&dir, 3)).unwrap();
@@ -24,24 +22,27 @@
 //! # std::fs::remove_dir_all(&dir).ok();
 //! ```
 //!
-//! # Rooms
+//! # The public API
+//!
+//! Everything a program needs is at the root: positions and notation ([`Position`],
+//! [`Color`], [`Wld`], [`Move`], [`parse_move`], [`format_move`]), the tables ([`build`] and
+//! [`BuildOptions`], [`Tablebase`] and its [`TablebaseBuilder`], [`Dtc`], [`ProbeError`]),
+//! checking them ([`verify_dir`], [`verify_dir_opts`]), proving beyond them ([`Prover`],
+//! [`prove`], [`certificate::check_certificate`]), perfect play ([`scored_moves`], [`best_move`],
+//! [`line()`]) and statistics ([`read_dir_info`], [`material_stats`], [`longest_dtc`]). A few
+//! public modules hold what only advanced users need:
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`board`] | squares, bitboards, [`Position`], [`Color`], [`Wld`] |
-//! | [`rules`] | the [`rules::Rules`] trait and English checkers: fast engine, un-moves, crown rows, rules id |
-//! | [`movegen`] | the slow path generator ([`Move`], [`movegen::Oracle`]): the independent oracle |
-//! | [`notation`] | PDN FEN and move notation |
 //! | [`pdn`] | PDN game files: reader and writer |
-//! | [`slice`](mod@slice), [`index`], [`count`], [`plan`] | slices, their dense index, position counts, build order |
-//! | [`generate`] | the retrograde generator (`egdb build`): driver and solver |
-//! | [`store`], [`memory`] | the dependency store (slices decoded into memory, released and spilled under a budget); memory sizes and the build memory model |
-//! | [`table`] | the file format: header, value codec, writer, reader |
-//! | [`probe`] | [`probe::Tablebase`] (WLD and distance-to-conversion probes), capture resolution, slots, block cache |
-//! | [`play`] | perfect play: scored moves, best move, the perfect line |
-//! | [`verify`], [`stats`] | independent verification, statistics from headers |
-//! | [`prove`], [`proofcheck`] | df-pn prover beyond the tables, certificates, and their independent checker |
-//! | [`atomic`] | atomic whole-file replacement (temp file, fsync, rename) for certificates, journals, pictures |
+//! | [`rules`] | the [`rules::Rules`] trait the solver and the tablebase are written against, and English checkers |
+//! | [`format`](mod@format) | the table files: header, [`format::TableFile`] (WLD) and [`format::DtcFile`] readers, writers, file names, the dense index |
+//! | [`planning`] | the build plan: the units' order and closures, position counts, the memory model, sizes |
+//! | [`driver`] | the build driver's seam for other transports (the `egdb build --mpi` runner): solving and writing one unit |
+//! | [`certificate`] | proof certificates: writing and checking them |
+//!
+//! Everything else (the retrograde solver, the codecs, the dependency store, the prover's
+//! search) is private.
 //!
 //! The `cli` feature (on by default) only adds the `egdb` binary's dependencies (clap,
 //! indicatif, serde_json, axum, tokio, tower-http, plotters, resvg); a program that links the library with `default-features = false`
@@ -51,30 +52,105 @@
 //! (`capi/`), the KingsRow-compatible driver `egdb-kingsrow` (`kingsrow/`), the Python module
 //! `python/`; all three use this library's public API only.
 
-pub mod atomic;
-pub mod bmi2;
-pub mod board;
-pub mod count;
-pub mod generate;
-pub mod index;
-pub mod memory;
-pub mod movegen;
-pub mod notation;
+mod atomic;
+mod bmi2;
+mod board;
+mod count;
+mod generate;
+mod index;
+mod memory;
+mod movegen;
+mod notation;
 pub mod pdn;
-pub mod plan;
-pub mod play;
-pub mod probe;
-pub mod proofcheck;
-pub mod prove;
+mod plan;
+mod play;
+mod probe;
+mod proofcheck;
+mod prove;
 pub mod rules;
-pub mod slice;
-pub mod stats;
-pub mod store;
-pub mod table;
-pub mod verify;
+mod slice;
+mod stats;
+mod store;
+mod table;
+mod verify;
 
+pub use atomic::replace as replace_file;
 pub use board::{Bitboard, Color, Position, PositionError, Wld};
-pub use index::SliceIndex;
-pub use movegen::{perft, perft_parallel, Move};
-pub use rules::{English, Rules};
-pub use slice::{Material, Slice};
+pub use generate::{
+    build, build_with, first_missing_dependency, peak_rss_bytes, BuildError, BuildObserver,
+    BuildOptions, BuildSummary, NoProgress, Unit, UnitReport, MAX_BUILD_PIECES,
+};
+pub use movegen::{perft, perft_by_moves, perft_parallel, Move};
+pub use notation::{format_move, parse_move, FenError, MoveParseError};
+pub use play::{best_move, line, scored_moves, Line, LineEnd, ScoredMove};
+pub use probe::{max_cache_bytes, Dtc, ProbeError, ProbeStats, Tablebase, TablebaseBuilder};
+pub use prove::search::{Goal, Outcome as ProofOutcome};
+pub use prove::{prove, units_to_cover, GoalReport, ProveError, ProveOptions, ProveReport, Prover};
+pub use slice::{Material, Slice, SliceNameError};
+pub use stats::{
+    longest_dtc, material_stats, missing_slices, read_dir_info, read_dir_info_all, scan_dir,
+    FileInfo, LongestDtc, MaterialStats, StatsError,
+};
+pub use table::Access;
+pub use verify::{verify_dir, verify_dir_opts, VerifyError, VerifyOptions, VerifyReport};
+
+pub mod format {
+    //! The table files, for programs that read (or write) them directly: the header
+    //! ([`TableMeta`], [`FORMAT_VERSION`]), the WLD reader [`TableFile`] and the
+    //! distance-to-conversion reader [`DtcFile`], the writers, the file names, and the dense
+    //! index ([`SliceIndex`]) that maps a position of a slice to its offset in the file. The
+    //! layout is described in docs/format.md. A program that only probes uses
+    //! [`crate::Tablebase`].
+    pub use crate::index::SliceIndex;
+    pub use crate::rules::search::is_dont_care;
+    pub use crate::table::dtc::write_dtc;
+    pub use crate::table::dtw::{dtw_path, open_dtw, slice_of_dtw_file_name};
+    pub use crate::table::{
+        dtc_path, slice_of_dtc_file_name, slice_of_file_name, table_path, write_table,
+        write_table_with, DtcFile, Fault, TableError, TableFile, TableMeta, WriteOptions,
+        CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_THREATS, CODEC_DTC_BYTE, DONT_CARE,
+        FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED, RULES_ENGLISH,
+    };
+}
+
+pub mod planning {
+    //! The build plan, for programs that schedule or size a build: [`build_order`] lists the
+    //! units ([`crate::Unit`]) of all slices with at most N pieces in dependency order,
+    //! [`closure`] the units one slice needs; the position counts ([`positions_formula`] and
+    //! its cross-checks); the memory model ([`predict`], [`UNIT_BYTES_PER_POSITION`]) and the
+    //! sizes of `--memory` options ([`parse_size`], [`format_size`], [`default_budget`]).
+    pub use crate::count::{
+        positions_by_slices, positions_formula, positions_of_material, slices_with_pieces,
+    };
+    pub use crate::memory::{
+        default_budget, format_size, parse_size, predict, SizeError, SizeProblem, StepPrediction,
+        UNIT_BYTES_PER_POSITION,
+    };
+    pub use crate::plan::{build_order, closure};
+}
+
+pub mod driver {
+    //! The build driver's seam, for a program that distributes a build over another
+    //! transport (the `egdb build --mpi` runner is one): [`drive`] walks the plan and hands
+    //! each unit to a [`Runner`], which solves it ([`solve_unit`], reading its dependencies
+    //! through a [`DecodedTables`] store) and writes it ([`write_unit`]). The build directory's
+    //! lock is [`DirLock`]. A program that only builds uses [`crate::build`].
+    pub use crate::generate::{
+        drive, solve_unit, write_unit, BuildPlan, DirLock, LocalRunner, Runner, SolvedUnit,
+        UnitJob, UnitOptions, LOCK_FILE,
+    };
+    pub use crate::store::{DecodedTables, StoreStats};
+}
+
+pub mod certificate {
+    //! Proof certificates (docs/certificate.md): [`certificate_text`] writes the proofs a
+    //! [`crate::Prover`] found, [`check_certificate`] and [`check_file`] check one
+    //! independently of the prover, against the tables ([`table_set`]).
+    pub use crate::proofcheck::{
+        check_certificate, check_file, table_set, CheckError, CheckReport, CheckedProof, Claim,
+        TableSet, MAX_FILE, MAX_LINE,
+    };
+    pub use crate::prove::cert::{
+        certificate_text, check_writable, write_atomic, write_certificate, CertError, Proof,
+    };
+}

@@ -8,9 +8,7 @@
 mod dtw_oracle;
 mod probe_common;
 
-use checkers_egdb::generate::{build, BuildOptions};
-use checkers_egdb::probe::{Dtc, Tablebase};
-use checkers_egdb::{Material, Position, Wld};
+use checkers_egdb::{build, BuildOptions, Dtc, Material, Position, Tablebase, Wld};
 use rayon::prelude::*;
 use std::path::Path;
 
@@ -177,7 +175,7 @@ fn dtw_only_build_on_wld_files_gives_the_same_bytes_and_resumes() {
         .open()
         .unwrap();
     let slice: checkers_egdb::Slice = big.trim_end_matches(".dtw").parse().unwrap();
-    let ix = checkers_egdb::index::SliceIndex::new(slice);
+    let ix = checkers_egdb::format::SliceIndex::new(slice);
     let errs = (0..ix.size())
         .filter_map(|i| {
             let q = ix.unrank(i).unwrap();

@@ -21,12 +21,9 @@
 //! No function unwinds across the boundary: a panic becomes [`EGDB_UNKNOWN`] (lookup), NULL
 //! (open) or a non-zero status.
 
-use checkers_egdb::plan::build_order;
-use checkers_egdb::probe::{ProbeError, ProbeStats, Tablebase};
-use checkers_egdb::slice::Slice;
-use checkers_egdb::stats::scan_dir;
-use checkers_egdb::table::TableFile;
-use checkers_egdb::{Color, Position, Wld};
+use checkers_egdb::format::TableFile;
+use checkers_egdb::planning::build_order;
+use checkers_egdb::{scan_dir, Color, Position, ProbeError, ProbeStats, Slice, Tablebase, Wld};
 use std::cell::UnsafeCell;
 use std::collections::HashSet;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
@@ -344,7 +341,7 @@ fn open_state(
     }
     // Positioned reads: a table file rewritten under the engine is an error, not SIGBUS.
     let tb = Tablebase::builder(&dir)
-        .access(checkers_egdb::table::Access::Pread)
+        .access(checkers_egdb::Access::Pread)
         .cache_bytes(mb.saturating_mul(1 << 20))
         .open()
         .map_err(|e| e.to_string())?;

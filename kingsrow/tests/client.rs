@@ -7,8 +7,7 @@
 //! 4, king v king totals) and, for a few thousand random positions (both sides to move, captures
 //! included), the Rust API's `Tablebase::probe_wld`.
 
-use checkers_egdb::probe::Tablebase;
-use checkers_egdb::{Color, Position, Wld};
+use checkers_egdb::{Color, Position, Tablebase, Wld};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -120,7 +119,7 @@ fn cpp_client_uses_the_kingsrow_api() {
         Some(d) => PathBuf::from(d),
         None => {
             let d = work.path().join("tables");
-            checkers_egdb::generate::build(&checkers_egdb::generate::BuildOptions::new(&d, 4))
+            checkers_egdb::build(&checkers_egdb::BuildOptions::new(&d, 4))
                 .expect("build 4-piece tables");
             d
         }

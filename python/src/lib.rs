@@ -8,9 +8,9 @@
 //! a missing or corrupt file, an I/O error). Batch calls release the GIL and run on rayon's
 //! thread pool; results keep the input order whatever the thread count.
 
-use checkers_egdb::notation::format_move;
-use checkers_egdb::probe::{ProbeError as RustProbeError, Tablebase as RustTablebase};
-use checkers_egdb::{Color, Position, Wld};
+use checkers_egdb::{
+    format_move, Color, Position, ProbeError as RustProbeError, Tablebase as RustTablebase, Wld,
+};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};

@@ -2,10 +2,7 @@
 //! play the best move of the distance tables) to the end of the game.
 use super::moves::value_cols;
 use super::CliResult;
-use checkers_egdb::notation::format_move;
-use checkers_egdb::play::{line, LineEnd};
-use checkers_egdb::probe::Tablebase;
-use checkers_egdb::Position;
+use checkers_egdb::{format_move, line, LineEnd, Position, Tablebase};
 use std::path::PathBuf;
 
 /// Arguments of `egdb line`.

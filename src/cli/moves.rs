@@ -1,10 +1,7 @@
 //! `egdb moves FEN`: the legal moves of a position, one per line in PDN notation; with
 //! `--values`, each with the value and distance to conversion of its result, best first.
 use super::CliResult;
-use checkers_egdb::notation::format_move;
-use checkers_egdb::play::scored_moves;
-use checkers_egdb::probe::{Dtc, Tablebase};
-use checkers_egdb::Position;
+use checkers_egdb::{format_move, scored_moves, Dtc, Position, Tablebase};
 use std::path::PathBuf;
 
 /// Arguments of `egdb moves`.

@@ -1,6 +1,6 @@
 //! `egdb stats`: per-material statistics from the table headers. See docs/cli.md.
 use super::CliResult;
-use checkers_egdb::stats::{material_stats, missing_slices, read_dir_info, MaterialStats};
+use checkers_egdb::{material_stats, missing_slices, read_dir_info, MaterialStats};
 use std::path::PathBuf;
 
 /// Arguments of `egdb stats`.
@@ -124,7 +124,7 @@ pub fn run(args: Args) -> CliResult {
         .into());
     }
     if args.dtc {
-        let rows = checkers_egdb::stats::longest_dtc(&args.dir)?;
+        let rows = checkers_egdb::longest_dtc(&args.dir)?;
         if rows.is_empty() {
             return Err(format!(
                 "no distance files (*.dtc) in {} (run egdb build --dtc first)",
@@ -157,7 +157,7 @@ pub fn run(args: Args) -> CliResult {
         // partial or absent; say so and fail, as for missing WLD files.
         let no_dtc: Vec<String> = infos
             .iter()
-            .filter(|f| !checkers_egdb::table::dtc_path(&args.dir, &f.slice).exists())
+            .filter(|f| !checkers_egdb::format::dtc_path(&args.dir, &f.slice).exists())
             .map(|f| f.slice.to_string())
             .collect();
         if let Some(first) = no_dtc.first() {

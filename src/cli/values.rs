@@ -1,11 +1,9 @@
 //! The one adapter between the front ends (`egdb serve`, `egdb annotate`) and the tables'
 //! values. With distance files (`egdb build --dtc`) it answers from
-//! `Tablebase::probe_dtc` and `checkers_egdb::play::{scored_moves, line}`; where a distance
+//! `Tablebase::probe_dtc` and `checkers_egdb::{scored_moves, line}`; where a distance
 //! file is missing (a directory built without `--dtc`) it falls back to win/loss/draw
 //! (`Tablebase::probe_wld`), distances absent (`plies: None`, shown as `-`).
-use checkers_egdb::play;
-use checkers_egdb::probe::{Dtc, ProbeError, Tablebase};
-use checkers_egdb::{Move, Position, Wld};
+use checkers_egdb::{Dtc, Move, Position, ProbeError, Tablebase, Wld};
 use std::cmp::Ordering;
 
 /// A position's value for the side to move, with its distance to conversion when known.
@@ -72,8 +70,8 @@ fn eval_wld(tb: &Tablebase, p: &Position) -> Result<Eval, ProbeError> {
     })
 }
 
-impl From<play::ScoredMove> for ScoredMove {
-    fn from(m: play::ScoredMove) -> ScoredMove {
+impl From<checkers_egdb::ScoredMove> for ScoredMove {
+    fn from(m: checkers_egdb::ScoredMove) -> ScoredMove {
         ScoredMove {
             mv: m.mv,
             after: m.after,
@@ -98,7 +96,7 @@ pub struct ScoredMove {
     pub after_value: Eval,
 }
 
-/// Every legal move of `p`, best first for the side to move (`checkers_egdb::play`'s order and
+/// Every legal move of `p`, best first for the side to move (`checkers_egdb::scored_moves`'s order and
 /// distances: a conversion counts 1 ply, another move 1 + the DTC after it). Without distance
 /// files: capture paths with the same effect once, by value only, ties in move-generation
 /// order. Empty when the side to move has no move.
@@ -106,7 +104,7 @@ pub struct ScoredMove {
 /// # Errors
 /// As [`eval`], for any position after a move.
 pub fn scored_moves(tb: &Tablebase, p: &Position) -> Result<Vec<ScoredMove>, ProbeError> {
-    match play::scored_moves(tb, p) {
+    match checkers_egdb::scored_moves(tb, p) {
         Ok(v) => Ok(v.into_iter().map(ScoredMove::from).collect()),
         Err(ProbeError::MissingDtc { .. }) => scored_moves_wld(tb, p),
         Err(e) => Err(e),
@@ -168,21 +166,21 @@ pub struct Line {
 }
 
 /// Play the best move (the first of [`scored_moves`]) from `p` until the side to move has no
-/// move, a position repeats, or `max_plies` moves were played: `checkers_egdb::play::line`
+/// move, a position repeats, or `max_plies` moves were played: `checkers_egdb::line`
 /// (a won line ends with the loser to move and no move).
 ///
 /// # Errors
-/// As `checkers_egdb::play::line`: a missing distance file is an error
+/// As `checkers_egdb::line`: a missing distance file is an error
 /// ([`ProbeError::MissingDtc`]), since a line by win/loss/draw alone need not make progress.
 pub fn line(tb: &Tablebase, p: &Position, max_plies: usize) -> Result<Line, ProbeError> {
-    match play::line(tb, p, u32::try_from(max_plies).unwrap_or(u32::MAX)) {
+    match checkers_egdb::line(tb, p, u32::try_from(max_plies).unwrap_or(u32::MAX)) {
         Ok(l) => Ok(Line {
             start: l.start,
             moves: l.moves.into_iter().map(ScoredMove::from).collect(),
             end: match l.end {
-                play::LineEnd::NoMoves => LineEnd::NoMoves,
-                play::LineEnd::Repetition => LineEnd::Repetition,
-                play::LineEnd::MaxPlies => LineEnd::MaxPlies,
+                checkers_egdb::LineEnd::NoMoves => LineEnd::NoMoves,
+                checkers_egdb::LineEnd::Repetition => LineEnd::Repetition,
+                checkers_egdb::LineEnd::MaxPlies => LineEnd::MaxPlies,
             },
         }),
         // Without distances "best" need not make progress: a won line could end in a

@@ -27,9 +27,7 @@ pub mod slots;
 pub mod tablebase;
 
 pub use cache::max_cache_bytes;
-pub use error::{ProbeError, SharedIoError};
-pub use resolve::{
-    has_quiet_move, is_dont_care, is_threat, resolve, resolve_with, with_index, RawSource,
-};
+pub use error::ProbeError;
+pub use resolve::{resolve, resolve_with, RawSource};
 pub use slots::MAX_PIECES;
 pub use tablebase::{Dtc, ProbeStats, Tablebase, TablebaseBuilder};

@@ -247,7 +247,7 @@ pub struct VerifyReport {
     pub dtc_positions: u64,
     /// Wall time in seconds.
     pub seconds: f64,
-    /// Slices of the largest piece count absent and allowed to be ([`verify_dir_with`] with
+    /// Slices of the largest piece count absent and allowed to be (`verify_dir_with` with
     /// `partial`).
     pub absent: u64,
     /// Distance files of the largest piece count absent while others are present, allowed
@@ -271,9 +271,9 @@ pub struct VerifyReport {
 /// Options of [`verify_dir_opts`].
 #[derive(Clone, Debug, Default)]
 pub struct VerifyOptions {
-    /// Allow absent slices of the largest piece count ([`verify_dir_with`]).
+    /// Allow absent slices of the largest piece count (`verify_dir_with`).
     pub partial: bool,
-    /// A journal file ([`journal`]): slices verified are recorded there as they finish, and
+    /// A journal file (`journal`): slices verified are recorded there as they finish, and
     /// slices an earlier run recorded (with every file unchanged since) are skipped, so an
     /// interrupted verification resumes. The checksums of all files are still checked.
     pub journal: Option<PathBuf>,
@@ -600,7 +600,7 @@ pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
 /// reported, not just the first: first every file's header and whole-file checksum (values
 /// are not checked when any fails, since slices depend on each other), then every slice's
 /// values. Then every distance file present
-/// (checksum, counts against the WLD header, [`verify_dtc_slice`]).
+/// (checksum, counts against the WLD header, `verify_dtc_slice`).
 ///
 /// # Errors
 /// The failure, naming the slice (and position), or [`VerifyError::Several`] listing all.
@@ -634,7 +634,7 @@ pub fn verify_dir_with(
     )
 }
 
-/// [`verify_dir_with`] with [`VerifyOptions`]: also resumable through a journal.
+/// `verify_dir_with` with [`VerifyOptions`]: also resumable through a journal.
 ///
 /// # Errors
 /// As [`verify_dir`]; [`VerifyError::Journal`].
