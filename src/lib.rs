@@ -4,21 +4,82 @@
 //! Values are win/loss/draw from the side to move's point of view. Squares are the standard
 //! 1-32 (Black on 1-12 moves first); positions are written in PDN FEN (`B:W21-32:B1-12`).
 //!
-//! # Example
+//! # Build, then probe
 //!
-//! Build the tables of at most 3 pieces into a directory, then probe a position:
+//! Build the tables of at most 3 pieces into a directory ([`build`]; the distance files too,
+//! [`BuildOptions::dtc`]), then probe positions ([`Tablebase::probe_wld`],
+//! [`Tablebase::probe_dtc`]):
 //!
 //! ```
-//! use checkers_egdb::{build, BuildOptions, Position, Tablebase, Wld};
+//! use checkers_egdb::{build, BuildOptions, Dtc, Position, Tablebase, Wld};
 //!
-//! let dir = std::env::temp_dir().join(format!("egdb-doc-{}", std::process::id()));
-//! build(&BuildOptions::new(&dir, 3)).unwrap();
+//! let dir = std::env::temp_dir().join(format!("egdb-doc-build-{}", std::process::id()));
+//! let summary = build(&BuildOptions { dtc: true, ..BuildOptions::new(&dir, 3) }).unwrap();
+//! assert!(summary.positions > 0);
 //! let tb = Tablebase::open(&dir).unwrap();
 //! // King against king: whoever is to move here cannot escape the corner trap...
 //! let p = Position::from_fen("W:WK32:BK26").unwrap();
 //! assert_eq!(tb.probe_wld(&p).unwrap(), Wld::Win); // White to move takes the opposition
+//! assert!(matches!(tb.probe_dtc(&p).unwrap(), Dtc::Win(_)));
 //! // ...and a side without pieces has lost.
 //! assert_eq!(tb.probe_wld(&Position::from_fen("B:WK32:B").unwrap()).unwrap(), Wld::Loss);
+//! # std::fs::remove_dir_all(&dir).ok();
+//! ```
+//!
+//! # Verify
+//!
+//! [`verify_dir`] checks every file of a directory (checksums, then every value against its
+//! successors', independently of the builder); [`verify_dir_opts`] takes [`VerifyOptions`]
+//! (a journal to resume, a partial directory):
+//!
+//! ```
+//! use checkers_egdb::{build, verify_dir, BuildOptions};
+//!
+//! let dir = std::env::temp_dir().join(format!("egdb-doc-verify-{}", std::process::id()));
+//! build(&BuildOptions::new(&dir, 3)).unwrap();
+//! let report = verify_dir(&dir, &|_slice, _done, _total| {}).unwrap();
+//! assert!(report.slices > 0 && report.positions > 0);
+//! # std::fs::remove_dir_all(&dir).ok();
+//! ```
+//!
+//! # Prove beyond the tables
+//!
+//! [`Prover`] (or [`prove`]) settles a position with more pieces than the tables by a
+//! proof-number search whose leaves are table positions; [`ProveOptions`] bounds it:
+//!
+//! ```
+//! use checkers_egdb::{build, BuildOptions, Position, ProofOutcome, ProveOptions, Prover, Tablebase, Wld};
+//!
+//! let dir = std::env::temp_dir().join(format!("egdb-doc-prove-{}", std::process::id()));
+//! build(&BuildOptions::new(&dir, 3)).unwrap();
+//! let tb = Tablebase::open(&dir).unwrap();
+//! // Four pieces: White's man takes 27x18, leaving two kings against one.
+//! let p = Position::from_fen("W:W27,K32:B23,K1").unwrap();
+//! let opts = ProveOptions { nodes: Some(100_000), ..ProveOptions::default() };
+//! let report = Prover::new(&tb, &opts).prove(&p).unwrap();
+//! assert_eq!(report.value, Some(Wld::Win));
+//! assert_eq!(report.win.outcome, ProofOutcome::Proven);
+//! # std::fs::remove_dir_all(&dir).ok();
+//! ```
+//!
+//! # Perfect play
+//!
+//! [`scored_moves`] values every legal move, [`best_move`] picks one, [`line()`] plays both
+//! sides to the end (it reads the distance files, `build --dtc`):
+//!
+//! ```
+//! use checkers_egdb::{build, line, scored_moves, BuildOptions, Dtc, LineEnd, Position, Tablebase};
+//!
+//! let dir = std::env::temp_dir().join(format!("egdb-doc-play-{}", std::process::id()));
+//! build(&BuildOptions { dtc: true, ..BuildOptions::new(&dir, 3) }).unwrap();
+//! let tb = Tablebase::open(&dir).unwrap();
+//! let p = Position::from_fen("W:WK32:BK26").unwrap();
+//! let moves = scored_moves(&tb, &p).unwrap();
+//! assert!(matches!(moves[0].value, Dtc::Win(_))); // best first
+//! let l = line(&tb, &p, 200).unwrap();
+//! // A won line ends with the loser to move and without a legal move: Black, here.
+//! assert_eq!(l.end, LineEnd::NoMoves);
+//! assert_eq!(l.moves.len() % 2, 1);
 //! # std::fs::remove_dir_all(&dir).ok();
 //! ```
 //!

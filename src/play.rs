@@ -7,13 +7,11 @@
 //! every ply, and a conversion moves to a slice built earlier.
 //!
 //! ```no_run
-//! use checkers_egdb::play::{best_move, line};
-//! use checkers_egdb::probe::Tablebase;
-//! use checkers_egdb::Position;
+//! use checkers_egdb::{best_move, line, Position, Tablebase};
 //! let tb = Tablebase::open("egdb").unwrap(); // built with `egdb build --dtc`
 //! let p = Position::from_fen("B:WK32:BK23,K19").unwrap();
 //! let m = best_move(&tb, &p).unwrap().unwrap();
-//! println!("{} {}", checkers_egdb::notation::format_move(&m.mv), m.value); // ... win 29
+//! println!("{} {}", checkers_egdb::format_move(&m.mv), m.value); // ... win 29
 //! let l = line(&tb, &p, 200).unwrap();
 //! println!("{} moves, ended by {:?}", l.moves.len(), l.end);
 //! ```

@@ -12,8 +12,7 @@
 //! `cache` (the block cache), [`tablebase`] ([`Tablebase`]).
 //!
 //! ```no_run
-//! use checkers_egdb::probe::Tablebase;
-//! use checkers_egdb::Position;
+//! use checkers_egdb::{Position, Tablebase};
 //! let tb = Tablebase::builder("egdb").cache_bytes(64 << 20).open().unwrap();
 //! let p = Position::from_fen("W:WK19,K23:BK28,12").unwrap();
 //! println!("{}", tb.probe_wld(&p).unwrap()); // win

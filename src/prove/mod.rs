@@ -12,9 +12,7 @@
 //! (strategy extraction and the certificate writer). The checker is `crate::proofcheck`.
 //!
 //! ```no_run
-//! use checkers_egdb::probe::Tablebase;
-//! use checkers_egdb::prove::{prove, ProveOptions};
-//! use checkers_egdb::Position;
+//! use checkers_egdb::{prove, Position, ProveOptions, Tablebase};
 //! let tb = Tablebase::open("egdb").unwrap();
 //! let p = Position::from_fen("B:W30,K31,K32:BK20,21,K22,K23").unwrap();
 //! let r = prove(&tb, &p, &ProveOptions::default()).unwrap();
