@@ -6,11 +6,12 @@
 //! positions (median over batches of 64, both sides to move, every position probed once
 //! before timing); the lengths of `play::line` by DTW and by DTC from the longest DTW win of
 //! the largest piece count present (`stats::longest_dtw`).
-use checkers_egdb::play::{line, Metric};
-use checkers_egdb::probe::Tablebase;
-use checkers_egdb::table::dtw::{dtw_path, open_dtw};
-use checkers_egdb::table::{dtc_path, slice_of_file_name, DtcFile, RULES_ENGLISH};
-use checkers_egdb::{Position, SliceIndex};
+use checkers_egdb::format::SliceIndex;
+use checkers_egdb::format::{dtc_path, slice_of_file_name, DtcFile, RULES_ENGLISH};
+use checkers_egdb::format::{dtw_path, open_dtw};
+use checkers_egdb::Position;
+use checkers_egdb::Tablebase;
+use checkers_egdb::{line, Metric};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -107,7 +108,7 @@ fn main() {
         "warm probe_dtw {dtw:.0} ns, probe_dtc {dtc:.0} ns, probe_wld {wld:.0} ns (median per probe; {n} positions, 1 thread)"
     );
 
-    let rows = checkers_egdb::stats::longest_dtw(&dir).unwrap();
+    let rows = checkers_egdb::longest_dtw(&dir).unwrap();
     let max_pieces = sizes.keys().max().copied().unwrap_or(0);
     let best = rows
         .iter()

@@ -14,13 +14,11 @@
 //!   `egdb build --dtw`.
 //!
 //! ```no_run
-//! use checkers_egdb::play::{best_move, line, Metric};
-//! use checkers_egdb::probe::Tablebase;
-//! use checkers_egdb::Position;
+//! use checkers_egdb::{best_move, line, Metric, Position, Tablebase};
 //! let tb = Tablebase::open("egdb").unwrap(); // built with `egdb build --dtc --dtw`
 //! let p = Position::from_fen("B:WK32:BK23,K19").unwrap();
 //! let m = best_move(&tb, &p, Metric::Dtw).unwrap().unwrap();
-//! println!("{} {}", checkers_egdb::notation::format_move(&m.mv), m.value); // ... win 29
+//! println!("{} {}", checkers_egdb::format_move(&m.mv), m.value); // ... win 29
 //! let l = line(&tb, &p, Metric::Dtw, 200).unwrap();
 //! println!("{} moves, ended by {:?}", l.moves.len(), l.end);
 //! ```

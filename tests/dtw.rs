@@ -8,9 +8,7 @@
 mod dtw_oracle;
 mod probe_common;
 
-use checkers_egdb::generate::{build, BuildOptions};
-use checkers_egdb::probe::{Dtc, Tablebase};
-use checkers_egdb::{Material, Position, Wld};
+use checkers_egdb::{build, BuildOptions, Dtc, Material, Position, Tablebase, Wld};
 use rayon::prelude::*;
 use std::path::Path;
 
@@ -177,7 +175,7 @@ fn dtw_only_build_on_wld_files_gives_the_same_bytes_and_resumes() {
         .open()
         .unwrap();
     let slice: checkers_egdb::Slice = big.trim_end_matches(".dtw").parse().unwrap();
-    let ix = checkers_egdb::index::SliceIndex::new(slice);
+    let ix = checkers_egdb::format::SliceIndex::new(slice);
     let errs = (0..ix.size())
         .filter_map(|i| {
             let q = ix.unrank(i).unwrap();
@@ -239,10 +237,10 @@ fn dtw_files_do_not_depend_on_the_memory_budget() {
         std::fs::copy(e.path(), b.path().join(e.file_name())).unwrap();
     }
     build_all(a.path(), 4, false, true);
-    let units = checkers_egdb::plan::build_order(4);
+    let units = checkers_egdb::planning::build_order(4);
     let need = units
         .iter()
-        .map(checkers_egdb::generate::dtw::dtw_unit_bytes)
+        .map(checkers_egdb::planning::dtw_unit_bytes)
         .max()
         .unwrap();
     let mut o = BuildOptions::new(b.path(), 4);

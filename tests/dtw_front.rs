@@ -10,10 +10,10 @@
 mod dtw_oracle;
 mod probe_common;
 
-use checkers_egdb::generate::{build, BuildOptions};
-use checkers_egdb::play::{best_move, line, scored_moves, LineEnd, Metric};
-use checkers_egdb::probe::{Dtc, Tablebase};
+use checkers_egdb::{best_move, line, scored_moves, LineEnd, Metric};
+use checkers_egdb::{build, BuildOptions};
 use checkers_egdb::{Color, Position, Wld};
+use checkers_egdb::{Dtc, Tablebase};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -207,7 +207,7 @@ fn oracle_longest() -> Longest {
 fn stats_dtw_equals_the_oracle() {
     let dir = tables4();
     let want = oracle_longest();
-    let rows = checkers_egdb::stats::longest_dtw(dir).unwrap();
+    let rows = checkers_egdb::longest_dtw(dir).unwrap();
     let tb = Tablebase::open(dir).unwrap();
     let mut seen = 0;
     for r in &rows {

@@ -5,11 +5,12 @@
 //! depths forged against are published facts (2K v K: B:WK14:BK1,K2 won in 33, issue 33 /
 //! ../shared/reference.md) or the definition (a capture that takes the last piece wins in 1).
 
-use checkers_egdb::generate::{build, BuildOptions};
-use checkers_egdb::table::dtw::{dtw_path, open_dtw, write_dtw};
-use checkers_egdb::table::RULES_ENGLISH;
-use checkers_egdb::verify::{verify_dir, verify_dir_with, VerifyError};
-use checkers_egdb::{Position, Slice, SliceIndex};
+use checkers_egdb::format::SliceIndex;
+use checkers_egdb::format::RULES_ENGLISH;
+use checkers_egdb::format::{dtw_path, open_dtw, write_dtw};
+use checkers_egdb::{build, BuildOptions};
+use checkers_egdb::{verify_dir, verify_dir_opts, VerifyError, VerifyOptions};
+use checkers_egdb::{Position, Slice};
 use std::path::Path;
 
 fn pos(fen: &str) -> Position {
@@ -28,7 +29,7 @@ fn build3(dir: &Path) {
 fn forge(
     dir: &Path,
     p: &Position,
-    f: impl FnOnce(&mut Vec<u32>, &mut checkers_egdb::table::TableMeta, usize),
+    f: impl FnOnce(&mut Vec<u32>, &mut checkers_egdb::format::TableMeta, usize),
 ) -> (Slice, usize, u32) {
     let n = p.normalized();
     let s = Slice::of(&n);
@@ -150,17 +151,33 @@ fn verify_rederives_every_depth_and_finds_forged_ones() {
     let path = dtw_path(dir.path(), &kk);
     let bytes = std::fs::read(&path).unwrap();
     std::fs::remove_file(&path).unwrap();
-    let e = verify_dir_with(dir.path(), true, &|_, _, _| {}).unwrap_err();
+    let e = verify_dir_opts(
+        dir.path(),
+        &VerifyOptions {
+            partial: true,
+            ..VerifyOptions::default()
+        },
+        &|_, _, _| {},
+    )
+    .unwrap_err();
     assert!(
         e.to_string().contains("depth-to-win file is missing"),
         "{e}"
     );
     std::fs::write(&path, &bytes).unwrap();
     // A .dtw file without its value file.
-    let egdb = checkers_egdb::table::table_path(dir.path(), &kk);
+    let egdb = checkers_egdb::format::table_path(dir.path(), &kk);
     let wld = std::fs::read(&egdb).unwrap();
     std::fs::remove_file(&egdb).unwrap();
-    let e = verify_dir_with(dir.path(), true, &|_, _, _| {}).unwrap_err();
+    let e = verify_dir_opts(
+        dir.path(),
+        &VerifyOptions {
+            partial: true,
+            ..VerifyOptions::default()
+        },
+        &|_, _, _| {},
+    )
+    .unwrap_err();
     assert!(
         e.failures().iter().any(|f| f
             .to_string()

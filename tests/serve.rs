@@ -3,8 +3,7 @@
 //!
 //! Values asserted are published facts (/work/shared/reference.md: Lasker's diagram 88, the
 //! First Position, `W:WK4:BK12`, `W:WK29:BK25`, king v king counts), not outputs of the code.
-use checkers_egdb::generate::{build, BuildOptions};
-use checkers_egdb::Position;
+use checkers_egdb::{build, BuildOptions, Position};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -43,12 +43,12 @@
 //! No function unwinds across the boundary: a panic becomes [`EGDB_UNKNOWN`] (lookup), NULL
 //! (open) or a non-zero status.
 
-use checkers_egdb::plan::build_order;
-use checkers_egdb::probe::{Dtc, ProbeError, ProbeStats, Tablebase};
-use checkers_egdb::slice::Slice;
-use checkers_egdb::stats::scan_dir;
-use checkers_egdb::table::TableFile;
+use checkers_egdb::format::TableFile;
+use checkers_egdb::planning::build_order;
+use checkers_egdb::scan_dir;
+use checkers_egdb::Slice;
 use checkers_egdb::{Color, Position, Wld};
+use checkers_egdb::{Dtc, ProbeError, ProbeStats, Tablebase};
 use std::cell::UnsafeCell;
 use std::collections::HashSet;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
@@ -458,7 +458,7 @@ fn open_state(
     }
     // Positioned reads: a table file rewritten under the engine is an error, not SIGBUS.
     let tb = Tablebase::builder(&dir)
-        .access(checkers_egdb::table::Access::Pread)
+        .access(checkers_egdb::Access::Pread)
         .cache_bytes(mb.saturating_mul(1 << 20))
         .open()
         .map_err(|e| e.to_string())?;
@@ -750,14 +750,14 @@ unsafe extern "C" fn verify(h: *mut EgdbDriver) -> c_int {
             // The distance file of an MTC or DTW handle too.
             let kind = match s.kind {
                 Kind::Wld => continue,
-                Kind::Mtc => checkers_egdb::table::FileKind::Dtc,
-                Kind::Dtw => checkers_egdb::table::FileKind::Dtw,
+                Kind::Mtc => checkers_egdb::format::FileKind::Dtc,
+                Kind::Dtw => checkers_egdb::format::FileKind::Dtw,
             };
             let ext = s.kind.ext().unwrap_or_default();
             let d = s.dir.join(format!("{slice}.{ext}"));
-            if let Err(e) = checkers_egdb::table::DtcFile::open_kind(
+            if let Err(e) = checkers_egdb::format::DtcFile::open_kind(
                 &d,
-                checkers_egdb::table::RULES_ENGLISH,
+                checkers_egdb::format::RULES_ENGLISH,
                 kind,
             )
             .and_then(|t| t.verify_checksum())

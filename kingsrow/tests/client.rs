@@ -11,8 +11,7 @@
 //! out here apart from the driver's code: MTC = plies rounded up to even from 10 plies on,
 //! else 1; DTW = plies / 2 rounded down, -3 for a draw.
 
-use checkers_egdb::probe::Tablebase;
-use checkers_egdb::{Color, Position, Wld};
+use checkers_egdb::{Color, Position, Tablebase, Wld};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -124,10 +123,10 @@ fn cpp_client_uses_the_kingsrow_api() {
         Some(d) => PathBuf::from(d),
         None => {
             let d = work.path().join("tables");
-            let mut o = checkers_egdb::generate::BuildOptions::new(&d, 4);
+            let mut o = checkers_egdb::BuildOptions::new(&d, 4);
             o.dtc = true;
             o.dtw = true;
-            checkers_egdb::generate::build(&o).expect("build 4-piece tables");
+            checkers_egdb::build(&o).expect("build 4-piece tables");
             d
         }
     };

@@ -8,10 +8,10 @@
 //! a missing or corrupt file, an I/O error). Batch calls release the GIL and run on rayon's
 //! thread pool; results keep the input order whatever the thread count.
 
-use checkers_egdb::notation::format_move;
-use checkers_egdb::play::{line as play_line, LineEnd, Metric};
-use checkers_egdb::probe::{Dtc, ProbeError as RustProbeError, Tablebase as RustTablebase};
+use checkers_egdb::format_move;
+use checkers_egdb::{line as play_line, LineEnd, Metric};
 use checkers_egdb::{Color, Position, Wld};
+use checkers_egdb::{Dtc, ProbeError as RustProbeError, Tablebase as RustTablebase};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -343,10 +343,9 @@ impl Tablebase {
         let p = parse_py(fen)?;
         let metric: Option<Metric> = metric
             .map(|m| {
-                m.parse()
-                    .map_err(|e: checkers_egdb::play::ParseMetricError| {
-                        PyValueError::new_err(e.to_string())
-                    })
+                m.parse().map_err(|e: checkers_egdb::ParseMetricError| {
+                    PyValueError::new_err(e.to_string())
+                })
             })
             .transpose()?;
         let (metric, start, l) = py

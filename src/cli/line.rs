@@ -2,10 +2,10 @@
 //! (both sides play the best move of the distance tables by the metric) to the end of the game.
 use super::moves::value_cols;
 use super::CliResult;
-use checkers_egdb::notation::format_move;
-use checkers_egdb::play::{line, LineEnd, Metric};
-use checkers_egdb::probe::Tablebase;
+use checkers_egdb::format_move;
 use checkers_egdb::Position;
+use checkers_egdb::Tablebase;
+use checkers_egdb::{line, LineEnd, Metric};
 use std::path::PathBuf;
 
 /// Arguments of `egdb line`.
@@ -34,7 +34,7 @@ pub struct Args {
 /// clap's parser of `--metric`: `dtw` or `dtc`.
 pub fn parse_metric(s: &str) -> Result<Metric, String> {
     s.parse()
-        .map_err(|e: checkers_egdb::play::ParseMetricError| e.to_string())
+        .map_err(|e: checkers_egdb::ParseMetricError| e.to_string())
 }
 
 fn end_text(e: LineEnd) -> &'static str {

@@ -2,10 +2,10 @@
 //! `--values`, each with the value, distance to conversion and depth to win of its result
 //! (where the files are present), best first.
 use super::CliResult;
-use checkers_egdb::notation::format_move;
-use checkers_egdb::play::{scored_moves, Metric, ScoredMove};
-use checkers_egdb::probe::{Dtc, ProbeError, Tablebase};
+use checkers_egdb::format_move;
 use checkers_egdb::Position;
+use checkers_egdb::{scored_moves, Metric, ScoredMove};
+use checkers_egdb::{Dtc, ProbeError, Tablebase};
 use std::path::PathBuf;
 
 /// Arguments of `egdb moves`.

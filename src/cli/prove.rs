@@ -19,11 +19,10 @@
 //! (a note on stderr). Exit status: 0 when every position was
 //! settled, 3 when some stayed unknown (and none failed), 1 on any error.
 use super::CliResult;
-use checkers_egdb::notation::format_move;
-use checkers_egdb::probe::{max_cache_bytes, Tablebase};
-use checkers_egdb::prove::search::Outcome;
-use checkers_egdb::prove::{cert, GoalReport, ProveOptions, ProveReport, Prover};
-use checkers_egdb::Position;
+use checkers_egdb::{
+    certificate as cert, format_move, max_cache_bytes, GoalReport, Position,
+    ProofOutcome as Outcome, ProveOptions, ProveReport, Prover, Tablebase,
+};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -60,7 +59,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0, value_name = "POSITIONS")]
     pub build: u64,
     /// Memory budget of such a build, as `egdb build --memory` (default: half the RAM).
-    #[arg(long, value_name = "SIZE", value_parser = checkers_egdb::memory::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = checkers_egdb::planning::parse_size)]
     pub memory: Option<u64>,
     /// Write the certificates of the settled positions to this file.
     #[arg(long)]
@@ -150,8 +149,8 @@ fn build_to_cover(
     budget: u64,
     memory: Option<u64>,
 ) -> Result<u64, String> {
-    use checkers_egdb::generate::{build, first_missing_dependency, BuildOptions};
-    let units = checkers_egdb::prove::units_to_cover(tb.dir(), p)?;
+    use checkers_egdb::{build, first_missing_dependency, BuildOptions};
+    let units = checkers_egdb::units_to_cover(tb.dir(), p).map_err(|e| e.to_string())?;
     let total: u64 = units.iter().map(|u| u.sizes.iter().sum::<u64>()).sum();
     let fen = p.to_fen();
     if total == 0 {
@@ -165,7 +164,7 @@ fn build_to_cover(
         return Ok(0);
     }
     // Present or about to be built (the units come in build order).
-    let mut avail: std::collections::HashSet<_> = checkers_egdb::stats::scan_dir(tb.dir())
+    let mut avail: std::collections::HashSet<_> = checkers_egdb::scan_dir(tb.dir())
         .map_err(|e| format!("{}: {e}", tb.dir().display()))?
         .into_iter()
         .map(|(s, _)| s)
@@ -186,11 +185,11 @@ fn build_to_cover(
         units.len(),
         tb.dir().display()
     );
-    let s = checkers_egdb::slice::Slice::of(&p.normalized());
+    let s = checkers_egdb::Slice::of(&p.normalized());
     let opts = BuildOptions {
         slice: Some(s),
         with_deps: true,
-        memory: Some(memory.unwrap_or_else(checkers_egdb::memory::default_budget)),
+        memory: Some(memory.unwrap_or_else(checkers_egdb::planning::default_budget)),
         codec_from_dir: true,
         ..BuildOptions::new(tb.dir(), s.material.pieces())
     };
@@ -319,7 +318,7 @@ pub fn run(args: Args) -> CliResult {
         let tables = prover.table_set()?;
         let text = cert::certificate_text(&tables, &proofs);
         // The prover checks its own certificate with the independent checker before writing.
-        checkers_egdb::proofcheck::check_certificate(&text, &args.dir)
+        checkers_egdb::certificate::check_certificate(&text, &args.dir)
             .map_err(|e| format!("internal error: the certificate does not verify: {e}"))?;
         cert::write_atomic(path, &text)?;
     }

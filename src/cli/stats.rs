@@ -1,6 +1,6 @@
 //! `egdb stats`: per-material statistics from the table headers. See docs/cli.md.
 use super::CliResult;
-use checkers_egdb::stats::{material_stats, missing_slices, read_dir_info, MaterialStats};
+use checkers_egdb::{material_stats, missing_slices, read_dir_info, MaterialStats};
 use std::path::PathBuf;
 
 /// Arguments of `egdb stats`.
@@ -131,16 +131,12 @@ pub fn run(args: Args) -> CliResult {
     if args.dtc || args.dtw {
         let (rows, ext, what) = if args.dtw {
             (
-                checkers_egdb::stats::longest_dtw(&args.dir)?,
+                checkers_egdb::longest_dtw(&args.dir)?,
                 "dtw",
                 "depth-to-win",
             )
         } else {
-            (
-                checkers_egdb::stats::longest_dtc(&args.dir)?,
-                "dtc",
-                "distance",
-            )
+            (checkers_egdb::longest_dtc(&args.dir)?, "dtc", "distance")
         };
         if rows.is_empty() {
             return Err(format!(
@@ -176,9 +172,9 @@ pub fn run(args: Args) -> CliResult {
             .iter()
             .filter(|f| {
                 let path = if args.dtw {
-                    checkers_egdb::table::dtw::dtw_path(&args.dir, &f.slice)
+                    checkers_egdb::format::dtw_path(&args.dir, &f.slice)
                 } else {
-                    checkers_egdb::table::dtc_path(&args.dir, &f.slice)
+                    checkers_egdb::format::dtc_path(&args.dir, &f.slice)
                 };
                 !path.exists()
             })

@@ -1,12 +1,11 @@
 //! The one adapter between the front ends (`egdb serve`, `egdb annotate`) and the tables'
 //! values. With distance files (`egdb build --dtc`) it answers from
-//! `Tablebase::probe_dtc` and `checkers_egdb::play::{scored_moves, line}`; where a distance
+//! `Tablebase::probe_dtc` and `checkers_egdb::{scored_moves, line}`; where a distance
 //! file is missing (a directory built without `--dtc`) it falls back to win/loss/draw
 //! (`Tablebase::probe_wld`), distances absent (`plies: None`, shown as `-`). Where the
 //! depth-to-win files are there (`egdb build --dtw`) every value also carries its DTW, moves
-//! are ordered by it and lines are the fastest wins (`play::Metric::Dtw`).
-use checkers_egdb::play;
-use checkers_egdb::probe::{Dtc, ProbeError, Tablebase};
+//! are ordered by it and lines are the fastest wins (`checkers_egdb::Metric::Dtw`).
+use checkers_egdb::{Dtc, ProbeError, Tablebase};
 use checkers_egdb::{Move, Position, Wld};
 use std::cmp::Ordering;
 
@@ -95,8 +94,8 @@ fn eval_wld(tb: &Tablebase, p: &Position) -> Result<Eval, ProbeError> {
     })
 }
 
-impl From<play::ScoredMove> for ScoredMove {
-    fn from(m: play::ScoredMove) -> ScoredMove {
+impl From<checkers_egdb::ScoredMove> for ScoredMove {
+    fn from(m: checkers_egdb::ScoredMove) -> ScoredMove {
         ScoredMove {
             mv: m.mv,
             after: m.after,
@@ -130,12 +129,12 @@ pub struct ScoredMove {
 /// # Errors
 /// As [`eval`], for any position after a move.
 pub fn scored_moves(tb: &Tablebase, p: &Position) -> Result<Vec<ScoredMove>, ProbeError> {
-    let mut by_dtc = match play::scored_moves(tb, p, play::Metric::Dtc) {
+    let mut by_dtc = match checkers_egdb::scored_moves(tb, p, checkers_egdb::Metric::Dtc) {
         Ok(v) => v.into_iter().map(ScoredMove::from).collect(),
         Err(ProbeError::MissingDtc { .. }) => scored_moves_wld(tb, p)?,
         Err(e) => return Err(e),
     };
-    let by_dtw = match play::scored_moves(tb, p, play::Metric::Dtw) {
+    let by_dtw = match checkers_egdb::scored_moves(tb, p, checkers_egdb::Metric::Dtw) {
         Ok(v) => v,
         Err(ProbeError::MissingDtw { .. }) => return Ok(by_dtc),
         Err(e) => return Err(e),
@@ -202,7 +201,7 @@ impl LineEnd {
 #[derive(Clone, Debug)]
 pub struct Line {
     /// The metric the moves were chosen by.
-    pub metric: play::Metric,
+    pub metric: checkers_egdb::Metric,
     /// The first position.
     pub start: Position,
     /// The moves played, each the first of [`scored_moves`].
@@ -213,31 +212,31 @@ pub struct Line {
 
 /// Play the best move by `metric` (default: DTW where the position's `.dtw` file is there,
 /// the fastest line, else DTC) from `p` until the side to move has no move, a position
-/// repeats, or `max_plies` moves were played: `checkers_egdb::play::line` (a won line ends
+/// repeats, or `max_plies` moves were played: `checkers_egdb::line` (a won line ends
 /// with the loser to move and no move). Each move carries the distance of its metric (`plies`
 /// for DTC, `dtw` for DTW).
 ///
 /// # Errors
-/// As `checkers_egdb::play::line`: a missing distance file is an error
+/// As `checkers_egdb::line`: a missing distance file is an error
 /// ([`ProbeError::MissingDtc`] / [`ProbeError::MissingDtw`]), since a line by win/loss/draw
 /// alone need not make progress.
 pub fn line(
     tb: &Tablebase,
     p: &Position,
     max_plies: usize,
-    metric: Option<play::Metric>,
+    metric: Option<checkers_egdb::Metric>,
 ) -> Result<Line, ProbeError> {
     let metric = match metric {
         Some(m) => m,
-        None => play::Metric::default_for(tb, p)?,
+        None => checkers_egdb::Metric::default_for(tb, p)?,
     };
     let as_dtw = |mut e: Eval| {
-        if metric == play::Metric::Dtw {
+        if metric == checkers_egdb::Metric::Dtw {
             e.dtw = e.plies.take();
         }
         e
     };
-    match play::line(tb, p, metric, u32::try_from(max_plies).unwrap_or(u32::MAX)) {
+    match checkers_egdb::line(tb, p, metric, u32::try_from(max_plies).unwrap_or(u32::MAX)) {
         Ok(l) => Ok(Line {
             metric,
             start: l.start,
@@ -252,9 +251,9 @@ pub fn line(
                 })
                 .collect(),
             end: match l.end {
-                play::LineEnd::NoMoves => LineEnd::NoMoves,
-                play::LineEnd::Repetition => LineEnd::Repetition,
-                play::LineEnd::MaxPlies => LineEnd::MaxPlies,
+                checkers_egdb::LineEnd::NoMoves => LineEnd::NoMoves,
+                checkers_egdb::LineEnd::Repetition => LineEnd::Repetition,
+                checkers_egdb::LineEnd::MaxPlies => LineEnd::MaxPlies,
             },
         }),
         // Without distances "best" need not make progress: a won line could end in a

@@ -662,7 +662,7 @@ impl<'a> Batch<'a> {
                 // depth is raised before the count falls, so the last count sees it.
                 let old = self.side.depth[k].fetch_max(next, Ordering::Relaxed);
                 match cell.fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| {
-                    (c >= 1 && c <= MAX_COUNT).then(|| c - 1)
+                    (1..=MAX_COUNT).contains(&c).then(|| c - 1)
                 }) {
                     Ok(1) => {
                         self.side.pending[k / CHUNK].fetch_min(old.max(next), Ordering::Release);
@@ -793,8 +793,8 @@ pub fn write_dtw_solved(dir: &Path, d: &DtwSlice) -> Result<u64, BuildError> {
 }
 
 /// Memory the depth-to-win pass of `u` needs at least, in bytes: its own positions at
-/// [`DTW_BYTES_PER_POSITION`] and the depths it reads ([`dtw_reads`]) at
-/// [`DTW_READ_BYTES_PER_POSITION`].
+/// `DTW_BYTES_PER_POSITION` and the depths it reads (`dtw_reads`) at
+/// `DTW_READ_BYTES_PER_POSITION`.
 pub fn dtw_unit_bytes(u: &Unit) -> u64 {
     let own: u64 = u.sizes.iter().sum();
     let reads: u64 = dtw_reads(u)

@@ -65,12 +65,6 @@ impl State {
     const CAP_WIN_T: u8 = 250;
     const CAP_LOSS_T: u8 = 252;
 
-    /// The raw byte.
-    #[inline(always)]
-    pub const fn byte(self) -> u8 {
-        self.0
-    }
-
     /// Unresolved with `count` in-unit moves (at most 111) and the "cannot lose" flag.
     #[inline(always)]
     const fn unresolved(count: u8, no_loss: bool) -> State {
@@ -287,25 +281,6 @@ impl Side {
 
 /// Positions per work unit of the parallel passes (and per dirty flag).
 const CHUNK: usize = 1 << 12;
-
-/// Solve slice `s` together with `s.partner()` under `rules`.
-///
-/// `lookup` returns the exact value, for the side to move, of any position outside the unit
-/// (either side to move; captures must be resolved by the callee); it is called only for
-/// successors after a capture, a crowning or a leading-man advance.
-///
-/// Returns one [`SolvedSlice`] if `s` is its own partner, else two (`s` first).
-///
-/// # Errors
-/// The first error `lookup` returns (e.g. a missing or corrupt dependency).
-pub fn solve_unit<R: Retro, E: Send>(
-    rules: R,
-    s: Slice,
-    lookup: &(dyn Fn(&Position) -> Result<Wld, E> + Sync),
-    progress: Progress<'_>,
-) -> Result<Vec<SolvedSlice>, E> {
-    solve_unit_opts(rules, s, lookup, progress, &SolveOptions::default())
-}
 
 /// [`solve_unit`] with options (e.g. recording every position's resolution ply).
 ///

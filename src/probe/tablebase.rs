@@ -603,7 +603,7 @@ impl<R: Rules> Tablebase<R> {
     }
 
     /// Exact value for the side to move of any position with at most
-    /// [`Tablebase::max_pieces`] pieces; captures are resolved by search (see [`resolve_with`]).
+    /// [`Tablebase::max_pieces`] pieces; captures are resolved by search (see `resolve_with`).
     ///
     /// # Errors
     /// [`ProbeError::TooManyPieces`], [`ProbeError::InvalidPosition`],

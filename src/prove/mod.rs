@@ -12,9 +12,7 @@
 //! (strategy extraction and the certificate writer). The checker is `crate::proofcheck`.
 //!
 //! ```no_run
-//! use checkers_egdb::probe::Tablebase;
-//! use checkers_egdb::prove::{prove, ProveOptions};
-//! use checkers_egdb::Position;
+//! use checkers_egdb::{prove, Position, ProveOptions, Tablebase};
 //! let tb = Tablebase::open("egdb").unwrap();
 //! let p = Position::from_fen("B:W30,K31,K32:BK20,21,K22,K23").unwrap();
 //! let r = prove(&tb, &p, &ProveOptions::default()).unwrap();
@@ -25,6 +23,9 @@ pub mod cert;
 pub mod layer;
 pub mod search;
 pub mod tt;
+
+#[cfg(test)]
+mod ghi_tests;
 
 use crate::board::{Color, Position, Wld};
 use crate::movegen::Move;
@@ -56,9 +57,9 @@ pub struct ProveOptions {
     pub threads: usize,
     /// Extract certificates ([`ProveReport::proofs`]) for settled positions.
     pub certificate: bool,
-    /// Most positions of a layer retrograde ([`layer`]) tried on a position the search leaves
+    /// Most positions of a layer retrograde (`layer`) tried on a position the search leaves
     /// unknown (0: never). Capped further so that the layer's estimated memory
-    /// ([`layer::BYTES_PER_POSITION`] each) stays within half the physical memory.
+    /// (`layer::BYTES_PER_POSITION` each) stays within half the physical memory.
     pub layer_positions: usize,
 }
 
@@ -110,7 +111,7 @@ pub struct ProveReport {
     /// loss, two for a draw (each side's *NotLose*).
     pub proofs: Vec<Proof>,
     /// Positions of the layer retrograde that settled the position (0: the search settled it
-    /// or no layer was tried; see [`layer`]).
+    /// or no layer was tried; see `layer`).
     pub layer: usize,
 }
 
@@ -129,6 +130,16 @@ pub enum ProveError {
     /// A certificate could not be completed within the limits.
     #[error("certificate: {0}")]
     Certificate(String),
+    /// The position has more pieces than the builder handles ([`units_to_cover`]).
+    #[error("{fen} has {pieces} pieces; the builder handles at most {max}")]
+    TooManyPieces {
+        /// The position, in FEN.
+        fen: String,
+        /// Its piece count.
+        pieces: u32,
+        /// [`crate::generate::MAX_BUILD_PIECES`].
+        max: u32,
+    },
 }
 
 /// Checkers as a [`Game`] for the search: tables up to `max_pieces` are exact leaves.
@@ -145,11 +156,6 @@ impl<'t> Checkers<'t> {
             tb,
             max_pieces: tb.max_pieces(),
         }
-    }
-
-    /// Largest piece count valued by the tables.
-    pub fn max_pieces(&self) -> u32 {
-        self.max_pieces
     }
 
     /// Whether the tables value `p` exactly: its slice's file is present
@@ -256,7 +262,7 @@ impl<'t> Prover<'t> {
         }
     }
 
-    /// The tables in use (every file with at most [`Checkers::max_pieces`] pieces), as named in
+    /// The tables in use (every file with at most `Checkers::max_pieces` pieces), as named in
     /// certificate headers.
     ///
     /// # Errors
@@ -542,7 +548,7 @@ impl<'t> Prover<'t> {
             ))
         })?;
         let game = self.game;
-        cert::proof_of(&s, |p| game.covers(p)).map_err(ProveError::Inconsistent)
+        cert::proof_of(&s, |p| game.covers(p)).map_err(|e| ProveError::Inconsistent(e.to_string()))
     }
 
     /// Extract the certificates of a settled position (in parallel for a draw).
@@ -569,7 +575,8 @@ impl<'t> Prover<'t> {
                     pos.to_fen()
                 ))
             })?;
-            cert::proof_of(&s, |p| game.covers(p)).map_err(ProveError::Inconsistent)
+            cert::proof_of(&s, |p| game.covers(p))
+                .map_err(|e| ProveError::Inconsistent(e.to_string()))
         };
         let go = |d: &mut Dfpn<'_, Checkers<'t>>, proven: bool| {
             std::thread::scope(|s| {
@@ -697,20 +704,20 @@ const STACK: usize = 256 << 20;
 /// read by a capture; [`crate::generate::first_missing_dependency`] names one that is absent.
 ///
 /// # Errors
-/// A message when `pos` has more pieces than the builder handles
+/// [`ProveError::TooManyPieces`] when `pos` has more pieces than the builder handles
 /// ([`crate::generate::MAX_BUILD_PIECES`]).
 pub fn units_to_cover(
     dir: &std::path::Path,
     pos: &Position,
-) -> Result<Vec<crate::plan::Unit>, String> {
+) -> Result<Vec<crate::plan::Unit>, ProveError> {
     let s = crate::slice::Slice::of(&pos.normalized());
     let n = s.material.pieces();
     if n > crate::generate::MAX_BUILD_PIECES {
-        return Err(format!(
-            "{} has {n} pieces; the builder handles at most {}",
-            pos.to_fen(),
-            crate::generate::MAX_BUILD_PIECES
-        ));
+        return Err(ProveError::TooManyPieces {
+            fen: pos.to_fen(),
+            pieces: n,
+            max: crate::generate::MAX_BUILD_PIECES,
+        });
     }
     let all = crate::plan::build_order(n);
     Ok(crate::plan::closure(&all, &s)

@@ -52,6 +52,10 @@ pub fn slice_of_dtc_file_name(name: &str) -> Option<Slice> {
 /// distance of 255 plies or more stored as a little-endian `u32` after the block's bytes
 /// ([`encode_block`], [`dtc_in_block`] handle the exceptions; the trait covers the bytes).
 #[derive(Clone, Copy, Debug, Default)]
+#[allow(
+    dead_code,
+    reason = "the codec's definition; encode_block and dtc_in_block code the blocks"
+)]
 pub struct DtcByte;
 
 impl ValueCodec for DtcByte {
@@ -294,11 +298,11 @@ pub(crate) fn encode_distances<D: Copy + Into<u32> + Sync>(
     Ok(out)
 }
 
-/// [`encode_dtc`] and write the bytes atomically to `path` (temporary file, fsync, rename,
+/// `encode_dtc` and write the bytes atomically to `path` (temporary file, fsync, rename,
 /// directory fsync). Returns the bytes written.
 ///
 /// # Errors
-/// As [`encode_dtc`]; [`TableError::Io`].
+/// As `encode_dtc`; [`TableError::Io`].
 pub fn write_dtc(
     path: &Path,
     meta: &TableMeta,
@@ -359,8 +363,8 @@ impl DtcFile {
         Self::open_kind(path, rules, FileKind::Dtc)
     }
 
-    /// [`DtcFile::open`] for a file of `kind`: [`FileKind::Dtc`] (`.dtc`) or
-    /// [`FileKind::Dtw`] (`.dtw`, same container); the magic must be that kind's and a name
+    /// [`DtcFile::open`] for a file of `kind`: `FileKind::Dtc` (`.dtc`) or
+    /// `FileKind::Dtw` (`.dtw`, same container); the magic must be that kind's and a name
     /// `<slice>.<extension>` must match the header's slice.
     ///
     /// # Errors
@@ -611,7 +615,7 @@ impl DtcFile {
     ///
     /// # Errors
     /// As [`DtcFile::decode_block`].
-    pub fn decode_compact(&self) -> Result<(Vec<u8>, Vec<(u64, u32)>), TableError> {
+    pub fn decode_compact(&self) -> Result<CompactDistances, TableError> {
         let n = self.meta.positions as usize;
         let bp = self.block_positions as usize;
         let mut bytes = vec![0u8; n];
@@ -665,6 +669,10 @@ impl DtcFile {
         Ok(())
     }
 }
+
+/// Distances one byte per position (255: look in the list) and the list of (index, distance)
+/// pairs at 255 or above, ascending by index ([`DtcFile::decode_compact`]).
+pub type CompactDistances = (Vec<u8>, Vec<(u64, u32)>);
 
 #[cfg(test)]
 mod tests {

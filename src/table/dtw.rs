@@ -53,10 +53,10 @@ pub fn encode_dtw<D: Copy + Into<u32> + Sync>(
     encode_distances(FileKind::Dtw, meta, dtw, dont_care, opts)
 }
 
-/// [`encode_dtw`] and write the bytes atomically to `path`; returns the bytes written.
+/// `encode_dtw` and write the bytes atomically to `path`; returns the bytes written.
 ///
 /// # Errors
-/// As [`encode_dtw`]; [`TableError::Io`].
+/// As `encode_dtw`; [`TableError::Io`].
 pub fn write_dtw<D: Copy + Into<u32> + Sync>(
     path: &Path,
     meta: &TableMeta,

@@ -35,7 +35,6 @@ use std::time::Instant;
 
 mod dtw;
 pub mod journal;
-pub use dtw::verify_dtw_slice;
 pub use journal::{Journal, JournalError};
 
 /// A verification failure.
@@ -103,7 +102,7 @@ pub enum VerifyError {
         why: String,
     },
     /// A stored depth to win differs from the one derived from the successors
-    /// ([`verify_dtw_slice`]).
+    /// (`verify_dtw_slice`).
     #[error(
         "slice {slice}, index {index} ({fen}): stored depth to win {stored}, successors give {derived}"
     )]
@@ -289,7 +288,7 @@ pub struct VerifyReport {
     pub dtc_positions: u64,
     /// Wall time in seconds.
     pub seconds: f64,
-    /// Slices of the largest piece count absent and allowed to be ([`verify_dir_with`] with
+    /// Slices of the largest piece count absent and allowed to be (`verify_dir_with` with
     /// `partial`).
     pub absent: u64,
     /// Distance files of the largest piece count absent while others are present, allowed
@@ -308,7 +307,7 @@ pub struct VerifyReport {
     /// The dependency store's counters: peak decoded bytes, slices loaded and released,
     /// lookups served from the compressed files under the budget ([`VerifyOptions::memory`]).
     pub store: crate::store::StoreStats,
-    /// Depth-to-win files checked ([`verify_dtw_slice`]; not recorded in the journal: checked
+    /// Depth-to-win files checked (`verify_dtw_slice`; not recorded in the journal: checked
     /// again by every run).
     pub dtw_slices: u64,
     /// Positions of the depth-to-win files checked.
@@ -324,9 +323,9 @@ pub struct VerifyReport {
 /// Options of [`verify_dir_opts`].
 #[derive(Clone, Debug, Default)]
 pub struct VerifyOptions {
-    /// Allow absent slices of the largest piece count ([`verify_dir_with`]).
+    /// Allow absent slices of the largest piece count (`verify_dir_with`).
     pub partial: bool,
-    /// A journal file ([`journal`]): slices verified are recorded there as they finish, and
+    /// A journal file (`journal`): slices verified are recorded there as they finish, and
     /// slices an earlier run recorded (with every file unchanged since) are skipped, so an
     /// interrupted verification resumes. The checksums of all files are still checked.
     pub journal: Option<PathBuf>,
@@ -453,22 +452,9 @@ fn walk(
     Ok(())
 }
 
-/// Verify one slice against `src` (which must hold the slice itself and its dependencies).
-/// `progress` is called with the number of positions done, per chunk.
-///
-/// # Errors
-/// [`VerifyError`] naming the slice and the first bad position (lowest index).
-pub fn verify_slice<R: Rules, S: RawSource + ?Sized>(
-    rules: R,
-    src: &S,
-    slice: &Slice,
-    header: (u64, u64, u64),
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<u64, VerifyError> {
-    verify_slice_entries(rules, src, slice, header, false, progress).map(|(n, _)| n)
-}
-
-/// [`verify_slice`]; with `entries`, also the slice's initial resolution-ply entries for
+/// Verify one slice against `src` (which must hold the slice itself and its dependencies);
+/// `progress` is called with the number of positions done, per chunk. With `entries`, also
+/// the slice's initial resolution-ply entries for
 /// [`derive_longest`] (the same successors' lookups serve both).
 fn verify_slice_entries<R: Rules, S: RawSource + ?Sized>(
     rules: R,
@@ -946,7 +932,7 @@ fn initial_entries<R: Rules, S: RawSource + ?Sized>(
 /// reported, not just the first: first every file's header and whole-file checksum (values
 /// are not checked when any fails, since slices depend on each other), then every slice's
 /// values. Then every distance file present
-/// (checksum, counts against the WLD header, [`verify_dtc_slice`]).
+/// (checksum, counts against the WLD header, `verify_dtc_slice`).
 ///
 /// # Errors
 /// The failure, naming the slice (and position), or [`VerifyError::Several`] listing all.
@@ -980,7 +966,7 @@ pub fn verify_dir_with(
     )
 }
 
-/// [`verify_dir_with`] with [`VerifyOptions`]: also resumable through a journal.
+/// `verify_dir_with` with [`VerifyOptions`]: also resumable through a journal.
 ///
 /// # Errors
 /// As [`verify_dir`]; [`VerifyError::Journal`].

@@ -22,10 +22,10 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use checkers_egdb::notation::format_move;
-use checkers_egdb::probe::{ProbeError, Tablebase};
-use checkers_egdb::stats::{material_stats, read_dir_info, MaterialStats};
-use checkers_egdb::{Color, Material, Position};
+use checkers_egdb::{
+    format_move, material_stats, read_dir_info, Color, Material, MaterialStats, Position,
+    ProbeError, Tablebase,
+};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::Write;
@@ -233,7 +233,7 @@ impl From<ProbeError> for ApiError {
 /// The text of `e` for a client: a table file named by its file name (the slice), never by
 /// the server's path.
 fn public_message(e: &ProbeError) -> String {
-    use checkers_egdb::table::TableError as T;
+    use checkers_egdb::format::TableError as T;
     let path = match e {
         ProbeError::Table(
             T::Io { path, .. }
@@ -360,7 +360,7 @@ async fn api_line(
     let metric = match q.get("metric") {
         None => None,
         Some(s) => Some(
-            s.parse::<checkers_egdb::play::Metric>()
+            s.parse::<checkers_egdb::Metric>()
                 .map_err(|e| ApiError(StatusCode::BAD_REQUEST, "bad_request", e.to_string()))?,
         ),
     };
@@ -527,7 +527,7 @@ mod tests {
     /// Issue 36 item 9: an error answer names the table file, never the server's path.
     #[test]
     fn error_answers_hide_the_server_paths() {
-        let e = ProbeError::Table(checkers_egdb::table::TableError::NotAFile {
+        let e = ProbeError::Table(checkers_egdb::format::TableError::NotAFile {
             path: "/srv/secret/tables/0201-nn.egdb".into(),
         });
         let ApiError(status, kind, text) = ApiError::from(e);
