@@ -65,21 +65,23 @@
 //! # Perfect play
 //!
 //! [`scored_moves`] values every legal move, [`best_move`] picks one, [`line()`] plays both
-//! sides to the end (it reads the distance files, `build --dtc`):
+//! sides to the end, each by a [`Metric`]: distance to conversion (`Dtc`, the files of `build
+//! --dtc`) or depth to win (`Dtw`, the fastest win and the longest defence, `build --dtw`):
 //!
 //! ```
-//! use checkers_egdb::{build, line, scored_moves, BuildOptions, Dtc, LineEnd, Position, Tablebase};
+//! use checkers_egdb::{build, line, scored_moves, BuildOptions, Dtc, LineEnd, Metric, Position, Tablebase};
 //!
 //! let dir = std::env::temp_dir().join(format!("egdb-doc-play-{}", std::process::id()));
-//! build(&BuildOptions { dtc: true, ..BuildOptions::new(&dir, 3) }).unwrap();
+//! build(&BuildOptions { dtc: true, dtw: true, ..BuildOptions::new(&dir, 3) }).unwrap();
 //! let tb = Tablebase::open(&dir).unwrap();
 //! let p = Position::from_fen("W:WK32:BK26").unwrap();
-//! let moves = scored_moves(&tb, &p).unwrap();
+//! let moves = scored_moves(&tb, &p, Metric::Dtc).unwrap();
 //! assert!(matches!(moves[0].value, Dtc::Win(_))); // best first
-//! let l = line(&tb, &p, 200).unwrap();
-//! // A won line ends with the loser to move and without a legal move: Black, here.
+//! let l = line(&tb, &p, Metric::Dtw, 200).unwrap();
+//! // A won line ends with the loser to move and without a legal move: Black, here, after
+//! // exactly the depth to win.
 //! assert_eq!(l.end, LineEnd::NoMoves);
-//! assert_eq!(l.moves.len() % 2, 1);
+//! assert_eq!(Some(l.moves.len() as u32), tb.probe_dtw(&p).unwrap().plies());
 //! # std::fs::remove_dir_all(&dir).ok();
 //! ```
 //!
