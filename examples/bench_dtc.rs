@@ -6,10 +6,8 @@
 //! on the same N random positions (median over batches of 64, both sides to move); the time of
 //! `play::line` on the longest win of the largest piece count present (cold: fresh handle, and
 //! warm).
-use checkers_egdb::play::line;
-use checkers_egdb::probe::Tablebase;
-use checkers_egdb::table::{dtc_path, slice_of_file_name, DtcFile, RULES_ENGLISH};
-use checkers_egdb::{Position, SliceIndex};
+use checkers_egdb::format::{dtc_path, slice_of_file_name, DtcFile, SliceIndex, RULES_ENGLISH};
+use checkers_egdb::{line, Position, Tablebase};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -105,7 +103,7 @@ fn main() {
         "warm probe_dtc: {dtc:.0} ns median per probe; probe_wld on the same positions {wld:.0} ns ({n} positions, 1 thread)"
     );
 
-    let rows = checkers_egdb::stats::longest_dtc(&dir).unwrap();
+    let rows = checkers_egdb::longest_dtc(&dir).unwrap();
     let max_pieces = sizes.keys().max().copied().unwrap_or(0);
     let best = rows
         .iter()
@@ -116,10 +114,10 @@ fn main() {
     let p = Position::from_fen(&best.1).unwrap();
     let tb2 = Tablebase::open(&dir).unwrap();
     let t = Instant::now();
-    let l = line(&tb2, &p, 10_000).unwrap();
+    let l = line(&tb2, &p, checkers_egdb::Metric::Dtc, 10_000).unwrap();
     let cold = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let l2 = line(&tb2, &p, 10_000).unwrap();
+    let l2 = line(&tb2, &p, checkers_egdb::Metric::Dtc, 10_000).unwrap();
     let warm = t.elapsed().as_secs_f64();
     assert_eq!(l, l2);
     println!(

@@ -3,8 +3,8 @@
 //! Run: `cargo run --release --example bench_index [SLICE]` (or `scripts/bench_index.sh`).
 //! Without SLICE the largest 7-piece slice (by size) is used. Prints ns per call for
 //! unrank and rank over pseudo-random indices, and for rank over consecutive indices.
-use checkers_egdb::index::SliceIndex;
-use checkers_egdb::slice::{Material, Slice};
+use checkers_egdb::format::SliceIndex;
+use checkers_egdb::{Material, Slice};
 use std::hint::black_box;
 use std::time::Instant;
 

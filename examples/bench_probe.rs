@@ -8,9 +8,8 @@
 //! warm single-thread ns per `probe_wld` (median and p99 over batches of 64 probes, Black and
 //! White to move separately, and their ratio); warm `probe_wld_cached` the same way; 2 threads
 //! probing at once (median and p99 per thread); probes with no cache (a block decode each).
-use checkers_egdb::probe::Tablebase;
-use checkers_egdb::table::{slice_of_file_name, Access, TableFile};
-use checkers_egdb::{Color, Position, SliceIndex, Wld};
+use checkers_egdb::format::{slice_of_file_name, SliceIndex, TableFile};
+use checkers_egdb::{Access, Color, Position, Tablebase, Wld};
 use std::time::Instant;
 
 fn rss_kib() -> u64 {

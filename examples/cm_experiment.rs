@@ -26,8 +26,9 @@
 //! quiet-move counts of both sides (0, 1, 2, 3+), whether the capture of a threat takes two
 //! pieces, guessed values at capture positions for later contexts, a second model on other
 //! neighbours mixed by recent code length, counts carried over from the previous block.
-use checkers_egdb::table::TableFile;
-use checkers_egdb::{English, Position, Rules, SliceIndex};
+use checkers_egdb::format::{SliceIndex, TableFile};
+use checkers_egdb::rules::{English, Rules};
+use checkers_egdb::Position;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Mutex;

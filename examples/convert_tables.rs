@@ -17,11 +17,11 @@
 //! Bad arguments or files give one error line and exit status 1 (2 for usage). `CODEC` must
 //! be 4 or 5: codec 4 and 5 files store no value at their don't cares, so they cannot be
 //! turned back into codec 2 without a search (rebuild with `egdb build` instead).
-use checkers_egdb::probe::Tablebase;
-use checkers_egdb::table::{
+use checkers_egdb::format::SliceIndex;
+use checkers_egdb::format::{
     table_path, write_table_with, TableFile, WriteOptions, CODEC_2BIT_THREATS, CODEC_CM_THREATS,
 };
-use checkers_egdb::{Color, Position, Slice, SliceIndex, Wld};
+use checkers_egdb::{Color, Position, Slice, Tablebase, Wld};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;

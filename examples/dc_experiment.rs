@@ -1,7 +1,7 @@
 //! Don't-care experiments (issue 11, "smaller"): re-encode built WLD tables with wider
 //! don't-care sets and other fillings, and print whole-file bytes and positions per byte per
 //! piece count (exact file sizes: every configuration goes through the library's
-//! `encode_table`, level 15, 65,520-position blocks unless told).
+//! `write_table_with`, level 15, 65,520-position blocks unless told).
 //!
 //! Usage:
 //!   cargo run --release --example dc_experiment -- DIR MIN_PIECES MAX_PIECES CFG...
@@ -18,8 +18,11 @@
 //! - fill `maj`: block majority (the library's writer); `prev`: the previous known value in
 //!   the block (the next one at the block start); `pn`: the neighbours' value where the
 //!   previous and next known values agree, else the block majority.
-use checkers_egdb::table::{encode_table, TableFile, WriteOptions, DONT_CARE};
-use checkers_egdb::{English, Position, Rules, SliceIndex};
+use checkers_egdb::format::{
+    write_table_with, SliceIndex, TableFile, TableMeta, WriteOptions, DONT_CARE,
+};
+use checkers_egdb::rules::{English, Rules};
+use checkers_egdb::Position;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -294,7 +297,7 @@ fn main() {
                     return 0; // counted after the loop
                 }
                 if c.pack == 2 {
-                    return encode_table(&m, &v, &o).unwrap().len() as u64;
+                    return encoded_len(&m, &v, &o);
                 }
                 // Other packings: 72 fixed bytes, 8 per block, compressed non-constant blocks.
                 let mut total = 72u64;
@@ -433,4 +436,33 @@ fn main() {
             tot.0 as f64 / *s as f64
         );
     }
+}
+
+/// Bytes of the file the public writer makes of `values` with `opts`
+/// ([`write_table_with`] into a temporary directory, in memory under /dev/shm where there is
+/// one; the file is removed again).
+fn encoded_len(meta: &TableMeta, values: &[u8], opts: &WriteOptions) -> u64 {
+    let path = scratch_path();
+    let n = write_table_with(&path, meta, values, opts).unwrap();
+    std::fs::remove_file(&path).ok();
+    n
+}
+
+/// A fresh file name in this run's scratch directory (under /dev/shm where there is one, so
+/// that writing the files costs no disk time).
+fn scratch_path() -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = DIR.get_or_init(|| {
+        let shm = std::path::Path::new("/dev/shm");
+        if shm.is_dir() {
+            tempfile::tempdir_in(shm).unwrap()
+        } else {
+            tempfile::tempdir().unwrap()
+        }
+    });
+    dir.path()
+        .join(format!("{}.tmp", N.fetch_add(1, Ordering::Relaxed)))
 }

@@ -1,8 +1,7 @@
 //! Experiment: re-encode the distance files of DIR at several zstd levels and report bytes,
 //! positions per byte and encoding time (one thread). Usage:
 //!   cargo run --release --example dtc_levels -- DIR [LEVEL...]
-use checkers_egdb::table::dtc::encode_dtc;
-use checkers_egdb::table::{slice_of_file_name, DtcFile, WriteOptions, RULES_ENGLISH};
+use checkers_egdb::format::{slice_of_file_name, write_dtc, DtcFile, WriteOptions, RULES_ENGLISH};
 use std::time::Instant;
 
 fn main() {
@@ -21,7 +20,7 @@ fn main() {
             .and_then(|n| slice_of_file_name(&format!("{n}.egdb")))
         {
             let f =
-                DtcFile::open(&checkers_egdb::table::dtc_path(&dir, &s), RULES_ENGLISH).unwrap();
+                DtcFile::open(&checkers_egdb::format::dtc_path(&dir, &s), RULES_ENGLISH).unwrap();
             let d = f.decode_all().unwrap();
             files.push((f.meta().clone(), d));
         }
@@ -37,12 +36,15 @@ fn main() {
             ..Default::default()
         };
         let t = Instant::now();
-        let bytes: usize = pool.install(|| {
+        let bytes: u64 = pool.install(|| {
             files
                 .iter()
                 .map(|(m, d)| {
                     let mask = bitvec::bitvec![u64, bitvec::order::Lsb0; 0; d.len()];
-                    encode_dtc(m, d, &mask, &opts).unwrap().len()
+                    let path = scratch_path();
+                    let n = write_dtc(&path, m, d, &mask, &opts).unwrap();
+                    std::fs::remove_file(&path).ok();
+                    n
                 })
                 .sum()
         });
@@ -52,4 +54,23 @@ fn main() {
             t.elapsed().as_secs_f64()
         );
     }
+}
+
+/// A fresh file name in this run's scratch directory (under /dev/shm where there is one, so
+/// that writing the files costs no disk time).
+fn scratch_path() -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = DIR.get_or_init(|| {
+        let shm = std::path::Path::new("/dev/shm");
+        if shm.is_dir() {
+            tempfile::tempdir_in(shm).unwrap()
+        } else {
+            tempfile::tempdir().unwrap()
+        }
+    });
+    dir.path()
+        .join(format!("{}.tmp", N.fetch_add(1, Ordering::Relaxed)))
 }

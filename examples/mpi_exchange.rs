@@ -4,8 +4,8 @@
 //! the propagation sends updates; each is also one unmove from the other side).
 //!
 //! `cargo run --release --example mpi_exchange -- 3232-66 2332-66 [SAMPLES]`
-use checkers_egdb::index::SliceIndex;
-use checkers_egdb::slice::Slice;
+use checkers_egdb::format::SliceIndex;
+use checkers_egdb::Slice;
 
 fn main() {
     let mut names: Vec<String> = std::env::args().skip(1).collect();

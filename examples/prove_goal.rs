@@ -1,93 +1,61 @@
-//! Diagnostic run of one prover goal on one position: `cargo run --release --example prove_goal
-//! -- DIR FEN win|notlose|children|layer [--weak] [--nodes N] [--tt-mb M]`. Prints the outcome,
-//! node count, table fill and the search counters every `--step` nodes (default 2,000,000);
-//! `children` lists the FEN after each legal move instead; `layer` runs the layer retrograde
-//! alone (size, time, bounds).
-use checkers_egdb::probe::Tablebase;
-use checkers_egdb::prove::layer::Layer;
-use checkers_egdb::prove::search::{Budget, Dfpn, Goal, Outcome};
-use checkers_egdb::prove::Checkers;
-use checkers_egdb::Position;
-use std::time::Instant;
+//! Diagnostic run of the prover on one position, through the public API: `cargo run --release
+//! --example prove_goal -- DIR FEN win|notlose|both|children [--nodes N] [--tt-mb M]
+//! [--layer POSITIONS] [--seconds S]`. Prints the outcome and node count of the goal asked for
+//! (or both goals, the value and the principal variation), and the size of the layer
+//! retrograde when one was tried; `children` lists the FEN after each legal move instead.
+//! (`egdb prove` is the command-line front end of the same search.)
+use checkers_egdb::{format_move, Position, ProofOutcome, ProveOptions, Prover, Tablebase};
+use std::time::Duration;
 
 fn main() {
     let a: Vec<String> = std::env::args().collect();
+    if a.len() < 4 {
+        eprintln!(
+            "usage: prove_goal DIR FEN win|notlose|both|children [--nodes N] [--tt-mb M] \
+             [--layer POSITIONS] [--seconds S]"
+        );
+        std::process::exit(2);
+    }
     let tb = Tablebase::open(&a[1]).expect("tables");
     let p = Position::from_fen(&a[2]).expect("fen");
-    if a[3] == "layer" {
-        // The layer retrograde alone: size, time, the root's value in each model.
-        let t = Instant::now();
-        let l = Layer::build(&tb, &p, 50_000_000, None)
-            .expect("probe")
-            .expect("layer of at most 50 M positions");
-        let built = t.elapsed().as_secs_f64();
-        let (ms, mo) = (
-            l.solve(p.side, None).expect("no deadline"),
-            l.solve(p.side.opponent(), None).expect("no deadline"),
-        );
-        println!(
-            "layer {} positions, built in {built:.2} s, solved twice in {:.2} s; root value \
-             for the side to move: at least {:?}, at most {:?}",
-            l.len(),
-            t.elapsed().as_secs_f64() - built,
-            l.root_value(&ms),
-            l.root_value(&mo)
-        );
-        return;
-    }
     if a[3] == "children" {
         for m in p.moves() {
             println!("{}", p.apply(&m).to_fen());
         }
         return;
     }
-    let goal = if a[3] == "win" {
-        Goal::Win
-    } else {
-        Goal::NotLose
-    };
-    let flag = |f: &str| a.iter().any(|x| x == f);
-    let num = |f: &str, d: u64| {
+    let num = |f: &str| {
         a.iter()
             .position(|x| x == f)
             .and_then(|i| a.get(i + 1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(d)
+            .map(|v| v.parse::<u64>().expect("a number"))
     };
-    let game = Checkers::new(&tb);
-    let mut d = Dfpn::new(&game, goal, (num("--tt-mb", 512) as usize) << 20);
-    d.set_weak(flag("--weak"));
-    let step = num("--step", 2_000_000);
-    let total = num("--nodes", 40_000_000);
-    let t = Instant::now();
-    let mut used = 0;
-    while used < total {
-        let s = d
-            .solve_for(
-                p,
-                p.side,
-                &[],
-                &Budget {
-                    nodes: Some(step),
-                    ..Default::default()
-                },
-            )
-            .expect("search");
-        used += step;
-        let st = d.stats();
-        println!(
-            "{:>6.1}s nodes={} {:?} pathdep={} dep_hits={} maxdepth={} fill={}/{}",
-            t.elapsed().as_secs_f64(),
-            st.nodes,
-            s.outcome,
-            st.path_dependent,
-            st.dep_hits,
-            st.max_depth,
-            d.table().len(),
-            d.table().capacity()
-        );
-        if !matches!(s.outcome, Outcome::Unknown { .. }) {
-            break;
+    let opts = ProveOptions {
+        nodes: Some(num("--nodes").unwrap_or(40_000_000)),
+        time: num("--seconds").map(Duration::from_secs),
+        tt_bytes: (num("--tt-mb").unwrap_or(512) as usize) << 20,
+        layer_positions: num("--layer").map_or(2_000_000, |n| n as usize),
+        ..ProveOptions::default()
+    };
+    let r = Prover::new(&tb, &opts).prove(&p).expect("search");
+    let show = |name: &str, o: &ProofOutcome, nodes: u64| match o {
+        ProofOutcome::Unknown { pn, dn } => {
+            println!("{name}: unknown pn={pn} dn={dn} nodes={nodes}")
+        }
+        o => println!("{name}: {o:?} nodes={nodes}"),
+    };
+    match a[3].as_str() {
+        "win" => show("win", &r.win.outcome, r.win.nodes),
+        "notlose" => show("notlose", &r.not_lose.outcome, r.not_lose.nodes),
+        _ => {
+            show("win", &r.win.outcome, r.win.nodes);
+            show("notlose", &r.not_lose.outcome, r.not_lose.nodes);
+            let pv: Vec<String> = r.pv.iter().map(format_move).collect();
+            println!("value {:?}, pv {}", r.value, pv.join(" "));
         }
     }
+    println!(
+        "{} nodes in {:.2} s; layer retrograde that settled it: {} positions",
+        r.nodes, r.seconds, r.layer
+    );
 }

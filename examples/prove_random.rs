@@ -12,9 +12,7 @@
 //! `--check` also extracts every certificate and verifies it with the independent checker.
 //! `--verbose` prints one line per position on stderr (FEN, value, seconds, nodes).
 //! Exit status 1 on any mismatch or rejected certificate.
-use checkers_egdb::probe::Tablebase;
-use checkers_egdb::prove::{cert, ProveOptions, Prover};
-use checkers_egdb::Wld;
+use checkers_egdb::{certificate as cert, ProveOptions, Prover, Tablebase, Wld};
 use std::time::Duration;
 
 fn arg<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
@@ -99,7 +97,7 @@ fn main() {
             }
             if check {
                 let text = cert::certificate_text(&set, &r.proofs);
-                match checkers_egdb::proofcheck::check_certificate(&text, tb.dir()) {
+                match checkers_egdb::certificate::check_certificate(&text, tb.dir()) {
                     Ok(rep) => {
                         if rep.values() != vec![(p, Some(v))] {
                             bad_certs += 1;

@@ -8,19 +8,20 @@
 //! or distance differ from round 0, and any distance-pass error (an inconsistency between
 //! the two passes: the builder's recheck note, or its error). Exit status 1 if anything
 //! differed.
-use checkers_egdb::generate::{build_order, solve_unit, DecodedTables, NoProgress, UnitOptions};
-use checkers_egdb::slice::Slice;
+use checkers_egdb::driver::{solve_unit, DecodedTables, UnitOptions};
+use checkers_egdb::planning::build_order;
+use checkers_egdb::{NoProgress, Slice};
 use std::path::Path;
 use std::time::Instant;
 
 /// (values, WLD plies, distances) of every slice of a unit.
 type Run = Vec<(Vec<u8>, Vec<u16>, Vec<u16>)>;
 
-fn solve(unit: &checkers_egdb::plan::Unit, deps: &DecodedTables) -> Result<Run, String> {
+fn solve(unit: &checkers_egdb::Unit, deps: &DecodedTables) -> Result<Run, String> {
     let uo = UnitOptions {
         wld_done: false,
         dtc: true,
-        codec: checkers_egdb::table::CODEC_2BIT_ZSTD,
+        codec: checkers_egdb::format::CODEC_2BIT_ZSTD,
     };
     let solved = solve_unit(unit, deps, &uo, &NoProgress).map_err(|e| e.to_string())?;
     if let Some(note) = solved.summary.rechecked.first() {

@@ -10,8 +10,8 @@
 //!
 //! The don't-care fillings other than the block majority (which the library's writer uses) and
 //! the base-3 packing of format 1 live here, as experiments, not in the library's API.
-use checkers_egdb::table::{encode_table, TableFile, WriteOptions, DONT_CARE};
-use checkers_egdb::{Position, SliceIndex};
+use checkers_egdb::format::{write_table_with, SliceIndex, TableFile, WriteOptions, DONT_CARE};
+use checkers_egdb::Position;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -109,13 +109,17 @@ fn main() {
     let d = WriteOptions::default();
     let t0 = Instant::now();
     let mut per: BTreeMap<u32, u64> = BTreeMap::new();
-    let files: Vec<(u32, Vec<u8>)> = data
+    let files: Vec<(u32, u64, std::path::PathBuf)> = data
         .par_iter()
-        .map(|(m, v, _, _)| (m.slice.material.pieces(), encode_table(m, v, &d).unwrap()))
+        .map(|(m, v, _, _)| {
+            let path = scratch_path();
+            let n = write_table_with(&path, m, v, &d).unwrap();
+            (m.slice.material.pieces(), n, path)
+        })
         .collect();
     let enc_secs = t0.elapsed().as_secs_f64();
-    for (k, f) in &files {
-        *per.entry(*k).or_default() += f.len() as u64;
+    for (k, n, _) in &files {
+        *per.entry(*k).or_default() += n;
     }
     let line: Vec<String> = per
         .iter()
@@ -134,12 +138,9 @@ fn main() {
         n_all as f64 / enc_secs / 1e6 / threads as f64
     );
     // Block decode time (one thread): decode every stored block of the re-encoded files.
-    let tmp = tempfile::tempdir().unwrap();
     let (mut nb, mut total, mut worst) = (0u64, 0f64, 0f64);
-    for (i, (_, f)) in files.iter().enumerate() {
-        let path = tmp.path().join(format!("t{i}.egdb"));
-        std::fs::write(&path, f).unwrap();
-        let t = TableFile::open(&path).unwrap();
+    for (_, _, path) in &files {
+        let t = TableFile::open(path).unwrap();
         for b in 0..t.block_count() {
             if t.block_constant(b).unwrap().is_some() {
                 continue;
@@ -374,6 +375,25 @@ fn fill_dont_care(vals: &mut [u8], fill: Fill) {
             }
         }
     }
+}
+
+/// A fresh file name in this run's scratch directory (under /dev/shm where there is one, so
+/// that writing the files costs no disk time).
+fn scratch_path() -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = DIR.get_or_init(|| {
+        let shm = std::path::Path::new("/dev/shm");
+        if shm.is_dir() {
+            tempfile::tempdir_in(shm).unwrap()
+        } else {
+            tempfile::tempdir().unwrap()
+        }
+    });
+    dir.path()
+        .join(format!("{}.tmp", N.fetch_add(1, Ordering::Relaxed)))
 }
 
 #[cfg(test)]

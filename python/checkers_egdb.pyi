@@ -12,7 +12,7 @@ position, more pieces than the tables cover), ``ProbeError`` (an ``OSError``) fo
 
 import os
 import pathlib
-from typing import Literal, Optional, Sequence, Union
+from typing import Any, Literal, Optional, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -60,6 +60,27 @@ class Tablebase:
     def moves(self, fen: str) -> list[tuple[str, Value]]:
         """Legal moves (``"9-14"``, ``"9x18x27"``; every capture path, generator order) with
         their values for the side to move. Empty when the side to move has lost."""
+    def probe_dtc(self, fen: str) -> tuple[Value, Optional[int]]:
+        """Distance to conversion (plies; a capture or man move converts): ``(value, plies)``,
+        plies ``None`` for a draw. Needs the ``.dtc`` files of ``egdb build --dtc``
+        (``ProbeError`` naming the slice otherwise)."""
+    def probe_dtw(self, fen: str) -> tuple[Value, Optional[int]]:
+        """Depth to win (plies to the end of the game, fastest win against the longest
+        defence): ``(value, plies)``, wins odd, losses even, plies ``None`` for a draw. Needs
+        the ``.dtw`` files of ``egdb build --dtw`` (``ProbeError`` otherwise)."""
+    def line(
+        self,
+        fen: str,
+        metric: Optional[Literal["dtw", "dtc"]] = None,
+        max_plies: int = 1000,
+    ) -> dict[str, Any]:
+        """The perfect line by ``metric`` (default ``"dtw"`` where the position's ``.dtw``
+        file is present, else ``"dtc"``), as ``egdb line --json``: ``start``, ``metric``,
+        ``value``, the distance under the metric's name, ``moves`` (each ``move``,
+        ``conversion``, ``after``, ``value`` and the distance after it for the side to move
+        there) and ``end`` (``"no_moves"``, ``"repetition"``, ``"max_plies"``). A line by DTW
+        from a won or lost position has exactly its depth in moves and ends ``"no_moves"``.
+        ``ValueError`` for another metric."""
     def stats(self) -> dict[str, int]:
         """Counters since opening: probes, cache_hits, cache_misses, blocks_decoded,
         blocks_failed, cached_blocks, cached_bytes, slices_opened, threat_searches,

@@ -56,10 +56,10 @@ pub fn check_writable(path: &Path) -> std::io::Result<()> {
 }
 
 /// Replace the file at `path` by `bytes` atomically; returns the path written (the file a
-/// link named, see [`target`]). The temporary file is removed if anything fails.
+/// link named, see `target`). The temporary file is removed if anything fails.
 ///
 /// # Errors
-/// As [`target`]; I/O errors of create, write, fsync or rename.
+/// As `target`; I/O errors of create, write, fsync or rename.
 pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<PathBuf> {
     let target = target(path)?;
     let tmp = temp_for(&target)?;

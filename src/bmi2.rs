@@ -21,6 +21,7 @@
 /// `pext(s, mask)`: the bits of `s` at the set bits of `mask`, packed into the low bits in
 /// order (Intel SDM vol. 2, PEXT).
 #[inline(always)]
+#[cfg(test)]
 pub fn pext(s: u32, mask: u32) -> u32 {
     if fast() {
         // SAFETY: `fast()` is true.
@@ -96,6 +97,7 @@ pub(crate) unsafe fn pdep_insn(c: u32, mask: u32) -> u32 {
 
 /// [`pext`] without BMI2: one step per set bit of `s & mask`.
 #[inline(always)]
+#[cfg(any(test, not(target_arch = "x86_64")))]
 pub fn pext_portable(s: u32, mask: u32) -> u32 {
     let mut bits = s & mask;
     let mut out = 0;

@@ -33,8 +33,6 @@ pub const ODD_NOT_EDGE: Bitboard = 0xE0E0_E0E0;
 pub const BLACK_CROWN_ROW: Bitboard = 0xF000_0000;
 /// White's crowning row: squares 1-4 (the row next to Black's side).
 pub const WHITE_CROWN_ROW: Bitboard = 0x0000_000F;
-/// All 32 squares.
-pub const ALL_SQUARES: Bitboard = u32::MAX;
 
 /// Shift every square of `b` one step up (toward square 32) along diagonal A
 /// (even rows `+4`, odd rows `+3`). Squares that would leave the board vanish.
@@ -68,12 +66,6 @@ pub const fn shift(b: Bitboard, dir: usize) -> Bitboard {
         2 => down_a(b),
         _ => down_b(b),
     }
-}
-
-/// Row (0-7) of a square number 1-32; row 0 is Black's back rank.
-#[inline(always)]
-pub const fn row_of(square: u8) -> u8 {
-    (square - 1) / 4
 }
 
 /// Rotate a bitboard 180 degrees: square `s` goes to `33-s`.

@@ -209,11 +209,6 @@ impl Divider {
             sh2: if l > 0 { l - 1 } else { 0 },
         }
     }
-    /// The divisor.
-    #[inline(always)]
-    pub const fn divisor(&self) -> u64 {
-        self.d
-    }
     /// `(n / d, n % d)`.
     #[inline(always)]
     pub const fn divrem(&self, n: u64) -> (u64, u64) {
@@ -599,7 +594,7 @@ impl SliceIndex {
     /// The position (Black to move) with index `index`.
     ///
     /// # Errors
-    /// [`IndexError::OutOfRange`] if `index >= size()`.
+    /// `IndexError::OutOfRange` if `index >= size()`.
     #[inline]
     pub fn unrank(&self, index: u64) -> Result<Position, IndexError> {
         if index >= self.size {

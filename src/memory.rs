@@ -19,7 +19,7 @@ use std::collections::{HashMap, HashSet};
 
 /// Bytes per position of the unit being solved: the solver's `State` byte, and the value byte
 /// that `collect` produces while the state is still alive. The writer's backlog is counted
-/// apart ([`writer_backlog_bytes`]).
+/// apart (`writer_backlog_bytes`).
 pub const UNIT_BYTES_PER_POSITION: u64 = 2;
 
 /// Bytes the writer may still hold while a unit is solved: the solved values of the previous
@@ -279,7 +279,7 @@ pub struct StepPrediction {
     pub positions: u64,
     /// The unit's own memory: [`UNIT_BYTES_PER_POSITION`] per position.
     pub unit_bytes: u64,
-    /// The writer's backlog while the unit is solved ([`writer_backlog_bytes`] of the
+    /// The writer's backlog while the unit is solved (`writer_backlog_bytes` of the
     /// previous unit).
     pub writer_bytes: u64,
     /// Decoded dependencies resident while the unit is solved (2 bits per position).
@@ -292,7 +292,7 @@ pub struct StepPrediction {
     /// Bytes decoded from files for this step (reads not resident at its start: first reads,
     /// and re-reads of slices evicted earlier under a budget).
     pub loaded_bytes: u64,
-    /// Block cache counted when something is spilled ([`spill_cache_bytes`]), else 0.
+    /// Block cache counted when something is spilled (`spill_cache_bytes`), else 0.
     pub cache_bytes: u64,
     /// `unit_bytes + writer_bytes + resident_bytes + cache_bytes`.
     pub peak_bytes: u64,
@@ -306,10 +306,10 @@ pub struct StepPrediction {
 ///
 /// Policy replayed (that of [`crate::store::DecodedTables`] driven by the generator):
 /// 1. Before unit `u`, every slice whose last reader is done has been released.
-/// 2. The unit's reads are admitted ([`admit`]) within `room = budget - unit bytes - writer
+/// 2. The unit's reads are admitted (`admit`) within `room = budget - unit bytes - writer
 ///    backlog - cache` (all of them without a budget); the others are served through the
 ///    block cache.
-/// 3. Resident slices not admitted are evicted while the total exceeds `room` ([`evictions`];
+/// 3. Resident slices not admitted are evicted while the total exceeds `room` (`evictions`;
 ///    they are reloaded when needed again).
 /// 4. The unit's own slices become resident after it is solved (freshly solved values are
 ///    always kept; they are evicted by step 2 later).

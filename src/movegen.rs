@@ -219,7 +219,7 @@ impl Position {
         }
     }
 
-    /// Play `m` (assumed legal here; see [`crate::notation`] for checked parsing) and return the
+    /// Play `m` (assumed legal here; see `crate::notation` for checked parsing) and return the
     /// new position with the opponent to move.
     #[inline]
     pub fn apply(&self, m: &Move) -> Position {
@@ -321,7 +321,7 @@ pub fn dedup_moves(v: &mut Vec<Move>) {
     }
 }
 
-/// Reference perft through [`Position::generate_moves`], [`dedup_moves`] and
+/// Reference perft through [`Position::generate_moves`], `dedup_moves` and
 /// [`Position::apply`]: slower than [`perft`] but built on the path generator, so the two
 /// cross-check each other. Same arguments and result as [`perft`].
 pub fn perft_by_moves(pos: &Position, depth: u32, unique: bool) -> u64 {

@@ -429,7 +429,7 @@ fn write_section(out: &mut String, letter: char, pieces: Bitboard, kings: Bitboa
 }
 
 impl Position {
-    /// Parse a PDN FEN string; see [`parse_fen`].
+    /// Parse a PDN FEN string; see `parse_fen`.
     ///
     /// # Errors
     /// [`FenError`] naming the fault.
@@ -438,7 +438,7 @@ impl Position {
     }
 
     /// Canonical PDN FEN: `<B|W>:W<squares>:B<squares>`, squares ascending, kings prefixed `K`,
-    /// e.g. `W:W18,24,K27:B12,K22`. [`parse_fen`] reads it back to the same position.
+    /// e.g. `W:W18,24,K27:B12,K22`. `parse_fen` reads it back to the same position.
     pub fn to_fen(&self) -> String {
         let mut s = String::with_capacity(64);
         s.push(self.side.letter());

@@ -213,6 +213,42 @@ fn is_move(w: &str) -> bool {
         })
 }
 
+/// Why [`read_pdn_file`] refused a file; each message is one line naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum PdnFileError {
+    /// The file cannot be opened or read (missing, no permission, an I/O error).
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The path names a directory.
+    #[error("cannot read {}: is a directory", .0.display())]
+    IsDirectory(std::path::PathBuf),
+    /// The file is larger than [`MAX_PDN_BYTES`] (`bytes`: its size where the file system
+    /// tells it, `None` for a stream found longer while reading).
+    #[error("{} {}", path.display(), match bytes {
+        Some(n) => format!("holds {n} bytes, more than the {MAX_PDN_BYTES} a PDN file may have"),
+        None => format!("is longer than the {MAX_PDN_BYTES} bytes a PDN file may have"),
+    })]
+    TooLarge {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Its size in bytes, where known.
+        bytes: Option<u64>,
+    },
+    /// Line `line` (1-based) is longer than [`MAX_PDN_LINE`] bytes.
+    #[error("{}: line {line} is longer than {MAX_PDN_LINE} bytes", path.display())]
+    LineTooLong {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The line number, from 1.
+        line: usize,
+    },
+}
+
 /// Largest PDN file [`read_pdn_file`] reads, in bytes (64 MiB; Tinsley's 724 games take 300 KB).
 pub const MAX_PDN_BYTES: u64 = 64 << 20;
 
@@ -228,23 +264,24 @@ pub const MAX_GAME_MOVES: usize = 10_000;
 /// first line over the limit, so memory stays bounded whatever the file (`/dev/zero`).
 ///
 /// # Errors
-/// One line naming the file: it cannot be read (missing, a directory), it is larger than
-/// [`MAX_PDN_BYTES`], or line N is longer than [`MAX_PDN_LINE`].
-pub fn read_pdn_file(path: &std::path::Path) -> Result<String, String> {
+/// [`PdnFileError`], one line naming the file: it cannot be read (missing, a directory), it
+/// is larger than [`MAX_PDN_BYTES`], or line N is longer than [`MAX_PDN_LINE`].
+pub fn read_pdn_file(path: &std::path::Path) -> Result<String, PdnFileError> {
     use std::io::{BufRead, Read};
-    let name = path.display();
-    let f = std::fs::File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?;
-    let meta = f
-        .metadata()
-        .map_err(|e| format!("cannot read {name}: {e}"))?;
+    let io = |source| PdnFileError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let f = std::fs::File::open(path).map_err(io)?;
+    let meta = f.metadata().map_err(io)?;
     if meta.is_dir() {
-        return Err(format!("cannot read {name}: is a directory"));
+        return Err(PdnFileError::IsDirectory(path.to_path_buf()));
     }
     if meta.is_file() && meta.len() > MAX_PDN_BYTES {
-        return Err(format!(
-            "{name} holds {} bytes, more than the {MAX_PDN_BYTES} a PDN file may have",
-            meta.len()
-        ));
+        return Err(PdnFileError::TooLarge {
+            path: path.to_path_buf(),
+            bytes: Some(meta.len()),
+        });
     }
     let mut r = std::io::BufReader::new(f);
     let mut bytes = Vec::new();
@@ -254,7 +291,7 @@ pub fn read_pdn_file(path: &std::path::Path) -> Result<String, String> {
         let got = (&mut r)
             .take(MAX_PDN_LINE as u64 + 2)
             .read_until(b'\n', &mut bytes)
-            .map_err(|e| format!("cannot read {name}: {e}"))?;
+            .map_err(io)?;
         if got == 0 {
             break;
         }
@@ -264,14 +301,16 @@ pub fn read_pdn_file(path: &std::path::Path) -> Result<String, String> {
             content = c.strip_suffix(b"\r").unwrap_or(c);
         }
         if content.len() > MAX_PDN_LINE {
-            return Err(format!(
-                "{name}: line {line} is longer than {MAX_PDN_LINE} bytes"
-            ));
+            return Err(PdnFileError::LineTooLong {
+                path: path.to_path_buf(),
+                line,
+            });
         }
         if bytes.len() as u64 > MAX_PDN_BYTES {
-            return Err(format!(
-                "{name} is longer than the {MAX_PDN_BYTES} bytes a PDN file may have"
-            ));
+            return Err(PdnFileError::TooLarge {
+                path: path.to_path_buf(),
+                bytes: None,
+            });
         }
     }
     Ok(String::from_utf8_lossy(&bytes).into_owned())

@@ -13,7 +13,7 @@
 //! `2101`; a slice appends `-` and the two leading ranks, Black's then White's, with `n` for
 //! none, e.g. `2101-3n`, `0202-nn`, `1011-6n`, `1010-34`.
 
-use crate::board::{Bitboard, Color, Position, BLACK_CROWN_ROW, WHITE_CROWN_ROW};
+use crate::board::{Bitboard, Color, Position};
 use std::fmt;
 use std::str::FromStr;
 
@@ -275,11 +275,6 @@ impl FromStr for Slice {
         }
         Ok(slice)
     }
-}
-
-/// Whether no man stands on its own crowning row (a quick sanity check for indexers).
-pub fn men_legal(p: &Position) -> bool {
-    p.men(Color::Black) & BLACK_CROWN_ROW == 0 && p.men(Color::White) & WHITE_CROWN_ROW == 0
 }
 
 #[cfg(test)]

@@ -286,6 +286,26 @@ pub struct LongestDtc {
 /// directory's tables. Those values are resolved by search, as every probe does, never read
 /// from the file's filler.
 pub fn longest_dtc(dir: &Path) -> Result<Vec<LongestDtc>, StatsError> {
+    longest_distances(dir, false)
+}
+
+/// The longest win and the longest loss by depth to win (plies to the end of the game, issue
+/// 33) per material and side to move, with one position each (the first in index order of
+/// the first slice in name order), from the depth-to-win files (`<slice>.dtw`, `egdb build
+/// --dtw`) of `dir` and the WLD files beside them. Capture positions count (their depth is
+/// stored); their value, which WLD files do not store, is resolved by search through the
+/// directory's tables, as are the unstored values of codec-4 and codec-5 files. Materials
+/// whose slices have no depth-to-win file are not listed. The rows have the shape of
+/// [`longest_dtc`]'s.
+///
+/// # Errors
+/// As [`longest_dtc`].
+pub fn longest_dtw(dir: &Path) -> Result<Vec<LongestDtc>, StatsError> {
+    longest_distances(dir, true)
+}
+
+/// [`longest_dtc`] (`dtw` false) or [`longest_dtw`].
+fn longest_distances(dir: &Path, dtw: bool) -> Result<Vec<LongestDtc>, StatsError> {
     use crate::board::Wld;
     use rayon::prelude::*;
     type Best = Option<(u32, crate::board::Position)>;
@@ -301,17 +321,29 @@ pub fn longest_dtc(dir: &Path) -> Result<Vec<LongestDtc>, StatsError> {
     // Opened on the first file that stores no value at some quiet positions (codecs 4 and 5).
     let mut tb: Option<crate::probe::Tablebase> = None;
     for f in &infos {
-        let dpath = crate::table::dtc_path(dir, &f.slice);
+        let (dpath, kind) = if dtw {
+            (
+                crate::table::dtw::dtw_path(dir, &f.slice),
+                crate::table::FileKind::Dtw,
+            )
+        } else {
+            (
+                crate::table::dtc_path(dir, &f.slice),
+                crate::table::FileKind::Dtc,
+            )
+        };
         if !dpath.exists() {
             continue;
         }
-        let dfile =
-            crate::table::DtcFile::open(&dpath, crate::rules::english::ID).map_err(terr(&dpath))?;
+        let dfile = crate::table::DtcFile::open_kind(&dpath, crate::rules::english::ID, kind)
+            .map_err(terr(&dpath))?;
         let d = dfile.decode_all().map_err(terr(&dpath))?;
         let wfile = TableFile::open(&f.path).map_err(terr(&f.path))?;
         let w = wfile.decode_all().map_err(terr(&f.path))?;
         let threats_dc = wfile.threats_dont_care();
-        if threats_dc && tb.is_none() {
+        // Depth-to-win files store the capture positions, whose value the WLD file does not:
+        // resolved through the tables.
+        if (threats_dc || dtw) && tb.is_none() {
             tb = Some(
                 crate::probe::Tablebase::open(dir).map_err(|source| StatsError::Probe {
                     path: f.path.clone(),
@@ -346,21 +378,26 @@ pub fn longest_dtc(dir: &Path) -> Result<Vec<LongestDtc>, StatsError> {
                     // (`probe::resolve::is_dont_care`), whose value is resolved by search.
                     let stored_counts =
                         (raw == Wld::Win as u8 && wins) || (raw == Wld::Loss as u8 && loses);
-                    if !threats_dc && !stored_counts {
+                    if !threats_dc && !dtw && !stored_counts {
                         continue;
                     }
                     let i = c * CHUNK + j;
                     let p = ix.unrank(i as u64).expect("index below size");
-                    if p.has_capture() {
+                    let capture = p.has_capture();
+                    if capture && !dtw {
+                        continue;
+                    }
+                    if !capture && !threats_dc && !stored_counts {
                         continue;
                     }
                     let v = match &tb {
                         Some(tb)
-                            if threats_dc
-                                && crate::rules::search::is_dont_care(
-                                    crate::rules::English,
-                                    &p,
-                                ) =>
+                            if capture
+                                || (threats_dc
+                                    && crate::rules::search::is_dont_care(
+                                        crate::rules::English,
+                                        &p,
+                                    )) =>
                         {
                             tb.probe_wld(&p).map_err(|source| StatsError::Probe {
                                 path: f.path.clone(),

@@ -20,7 +20,7 @@ use std::sync::{Mutex, OnceLock};
 
 /// Dependency values: whole slices decoded into memory from their files on first use
 /// (checksum verified), or handed over by the generator as soon as they are solved; packed
-/// 2 bits per position ([`Wld2Bit`]'s stored form), shared by all threads.
+/// 2 bits per position (`Wld2Bit`'s stored form), shared by all threads.
 ///
 /// Lookups go through a direct slot table keyed by (material, leading ranks), so the hot path
 /// is two array loads and no hashing or locking.
@@ -29,10 +29,10 @@ use std::sync::{Mutex, OnceLock};
 /// A store made by [`DecodedTables::with_budget`] is driven by the generator between units
 /// (methods taking `&mut self`, so no lookup runs meanwhile): [`DecodedTables::release`] drops a
 /// slice that no remaining unit reads, and [`DecodedTables::begin_unit`] decides which of the
-/// unit's reads ([`crate::memory::unit_reads`]) may be decoded within the budget
-/// ([`crate::memory::admit`]), evicting other slices if needed
-/// ([`crate::memory::evictions`]). A read that is not admitted is served from its compressed
-/// file through a block cache (a [`Tablebase`] of [`spill_cache_bytes`]). Values are the same
+/// unit's reads (`crate::memory::unit_reads`) may be decoded within the budget
+/// (`crate::memory::admit`), evicting other slices if needed
+/// (`crate::memory::evictions`). A read that is not admitted is served from its compressed
+/// file through a block cache (a [`Tablebase`] of `spill_cache_bytes`). Values are the same
 /// whichever way a slice is served, so the build's output does not depend on the budget.
 /// Freshly solved slices ([`DecodedTables::insert`]) are evicted only once their file exists.
 pub struct DecodedTables {
@@ -251,7 +251,7 @@ impl DecodedTables {
 
     /// Release every resident slice that no unit after position `done` of the build reads:
     /// `last` maps a slice to the position of its last reader
-    /// ([`crate::memory::last_reads`]). Slices absent from it (reached only through chains of
+    /// (`crate::memory::last_reads`). Slices absent from it (reached only through chains of
     /// captures, which any later unit may reach again) are kept; under a budget they are the
     /// first evicted ([`DecodedTables::begin_unit`]). A slice whose file does not exist yet
     /// (still in the writer's queue) is kept until a later call.
@@ -288,8 +288,8 @@ impl DecodedTables {
     /// Prepare the lookups of `unit` under the budget (nothing to do without one): the
     /// unit's reads that fit in `budget - unit_bytes` (the caller's estimate of the unit's own
     /// memory, e.g. [`crate::memory::UNIT_BYTES_PER_POSITION`] per position) are admitted,
-    /// already resident ones first ([`crate::memory::admit`]); other resident slices are
-    /// evicted while the total does not fit ([`crate::memory::evictions`]), except freshly
+    /// already resident ones first (`crate::memory::admit`); other resident slices are
+    /// evicted while the total does not fit (`crate::memory::evictions`), except freshly
     /// solved slices whose file does not exist yet.
     pub fn begin_unit(&mut self, unit: &Unit, unit_bytes: u64) {
         let Some(budget) = self.budget else {
@@ -427,7 +427,7 @@ impl DecodedTables {
     /// Make the values of a slice just solved available without reading its file (which may
     /// still be being written). `values`: one symbol per position, 0 loss, 1 draw, 2 win, the
     /// true value for the side to move at *every* position, capture positions and positions
-    /// without a move included (as [`crate::generate::solve::SolvedSlice::values`] holds
+    /// without a move included (as `crate::generate::solve::SolvedSlice::values` holds
     /// them): [`DecodedTables::lookup`] reads them without a capture search. A slice already
     /// present is left as it is.
     ///
@@ -500,21 +500,21 @@ impl DecodedTables {
 
 impl DecodedTables {
     /// The exact value for the side to move of any position `p` (either side to move), as
-    /// [`crate::probe::resolve()`] gives it, for the generator's lookups of the slices a unit
+    /// `crate::probe::resolve()` gives it, for the generator's lookups of the slices a unit
     /// leaves to.
     ///
     /// Where `p`'s slice (after [`Position::normalized`]) holds the generator's own values
     /// ([`DecodedTables::insert`]: the true value at every position), the value is read at
     /// `p`'s index directly: no capture test, no capture search, no test for a move. Otherwise
     /// (a slice decoded from its file, which stores don't cares at capture positions, or one
-    /// not yet decoded) it is [`crate::probe::resolve()`] over this store. Both give the same
+    /// not yet decoded) it is `crate::probe::resolve()` over this store. Both give the same
     /// value, so the output of a build does not depend on which slices were handed over.
     /// (Profile of a 6-piece unit, issue 11: the lookups of exits and of capture positions,
     /// each a capture test, a move test and, for captures, a search, were a quarter of the
     /// build.)
     ///
     /// # Errors
-    /// As [`crate::probe::resolve()`]: a missing or corrupt dependency, a slice beyond the slot
+    /// As `crate::probe::resolve()`: a missing or corrupt dependency, a slice beyond the slot
     /// table.
     ///
     /// A per-thread memo remembers, for the last men configurations looked up (with their

@@ -81,7 +81,7 @@ fn two_builds_into_a_new_directory_one_runs_the_other_refuses_and_touches_nothin
 /// [`BuildError::Busy`], and the tables are all there.
 #[test]
 fn two_library_builds_at_once_into_a_new_directory() {
-    use checkers_egdb::generate::{build, BuildError, BuildOptions};
+    use checkers_egdb::{build, BuildError, BuildOptions};
     let tmp = tempfile::tempdir().unwrap();
     for round in 0..40 {
         let dir = tmp.path().join(format!("new{round}")).join("tables");

@@ -5,9 +5,10 @@
 //! directory that cannot be written is reported complete; a failed build removes the
 //! directories it created.
 
-use checkers_egdb::generate::{build_order, Unit, LOCK_FILE};
-use checkers_egdb::table::{dtc_path, table_path, TableFile};
-use checkers_egdb::{Slice, SliceIndex};
+use checkers_egdb::driver::LOCK_FILE;
+use checkers_egdb::format::{dtc_path, table_path, SliceIndex, TableFile};
+use checkers_egdb::planning::build_order;
+use checkers_egdb::{Slice, Unit};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};

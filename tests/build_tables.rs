@@ -257,8 +257,7 @@ fn tiny_memory_budget_gives_identical_files() {
 /// previous one are written. Checked from the observer at every unit start of a 4-piece build.
 #[test]
 fn a_unit_starts_only_when_the_units_before_the_previous_one_are_written() {
-    use checkers_egdb::generate::{build_with, BuildObserver, BuildOptions};
-    use checkers_egdb::plan::Unit;
+    use checkers_egdb::{build_with, BuildObserver, BuildOptions, Unit};
     use std::sync::Mutex;
     struct Watch<'a> {
         dir: &'a Path,

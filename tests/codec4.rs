@@ -8,10 +8,11 @@
 
 mod probe_common;
 
-use checkers_egdb::generate::{build_order, BuildOptions, Unit};
-use checkers_egdb::probe::Tablebase;
-use checkers_egdb::table::{TableFile, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_THREATS};
-use checkers_egdb::{Position, Slice, SliceIndex, Wld};
+use checkers_egdb::format::{
+    SliceIndex, TableFile, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_THREATS,
+};
+use checkers_egdb::planning::build_order;
+use checkers_egdb::{BuildOptions, Position, Slice, Tablebase, Unit, Wld};
 use probe_common::all_positions;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -47,7 +48,7 @@ fn build_units(dir: &Path, units: &[Unit], codec: u32) {
         let mut o = BuildOptions::new(dir, u.pieces);
         o.slice = Some(u.slices[0]);
         o.codec = codec;
-        checkers_egdb::generate::build(&o).unwrap_or_else(|e| panic!("{}: {e}", u.slices[0]));
+        checkers_egdb::build(&o).unwrap_or_else(|e| panic!("{}: {e}", u.slices[0]));
     }
 }
 
@@ -71,7 +72,7 @@ fn load(dir: &Path) -> HashMap<Slice, (u32, u64, Vec<u8>)> {
 /// Codec 2's reading of `p`: captures by search, no move = loss, else the stored value of the
 /// Black-to-move form.
 fn old_value(old: &HashMap<Slice, (u32, u64, Vec<u8>)>, p: &Position) -> Wld {
-    // The slow move generator (`checkers_egdb::movegen`), not the fast engine.
+    // The slow move generator (`Position::moves`), not the fast engine.
     let succ: Vec<Position> = p.unique_moves().iter().map(|m| p.apply(m)).collect();
     if succ.is_empty() {
         return Wld::Loss;
@@ -239,7 +240,7 @@ fn directory_mixing_codecs_builds_probes_and_verifies_like_codec2() {
     let redo: Vec<Unit> = four.iter().step_by(2).cloned().collect();
     for u in &redo {
         for s in &u.slices {
-            std::fs::remove_file(checkers_egdb::table::table_path(&mix, s)).unwrap();
+            std::fs::remove_file(checkers_egdb::format::table_path(&mix, s)).unwrap();
         }
     }
     build_units(&mix, &redo, CODEC_2BIT_THREATS);

@@ -1,12 +1,12 @@
 //! Position counts against OEIS A055213 (values copied from the published table; Schaeffer et
 //! al., Science 2007, Table 1) and the build plan's topological order.
 mod facts;
-use checkers_egdb::count::{
+use checkers_egdb::format::SliceIndex;
+use checkers_egdb::planning::build_order;
+use checkers_egdb::planning::{
     positions_by_slices, positions_formula, positions_of_material, slices_with_pieces,
 };
-use checkers_egdb::index::SliceIndex;
-use checkers_egdb::plan::build_order;
-use checkers_egdb::slice::{Material, Slice};
+use checkers_egdb::{Material, Slice};
 use facts::A055213;
 use std::collections::{HashMap, HashSet};
 

@@ -6,9 +6,9 @@
 mod dtc_oracle;
 mod probe_common;
 
-use checkers_egdb::generate::{build, BuildOptions};
-use checkers_egdb::play::{best_move, line, scored_moves, LineEnd};
-use checkers_egdb::probe::{Dtc, Tablebase};
+use checkers_egdb::{best_move, line, scored_moves, LineEnd, Metric};
+use checkers_egdb::{build, BuildOptions};
+use checkers_egdb::{Dtc, Tablebase};
 use checkers_egdb::{Position, Wld};
 use std::path::Path;
 
@@ -89,8 +89,10 @@ fn three_pieces_equal_the_oracle_and_the_published_facts() {
     assert_eq!((kk, two, one), (11, 33, 34));
 
     // The best move of W:W5:BK2 is the crowning 5-1, a conversion.
-    let m = best_move(&tb, &pos("W:W5:BK2")).unwrap().unwrap();
-    assert_eq!(checkers_egdb::notation::format_move(&m.mv), "5-1");
+    let m = best_move(&tb, &pos("W:W5:BK2"), Metric::Dtc)
+        .unwrap()
+        .unwrap();
+    assert_eq!(checkers_egdb::format_move(&m.mv), "5-1");
     assert_eq!(m.value, Dtc::Win(1));
     assert!(m.conversion);
 }
@@ -127,12 +129,12 @@ fn dtc_only_build_on_existing_wld_files_gives_the_same_bytes() {
     assert_eq!((s.slices_built, s.dtc_files), (0, 0));
     // A missing distance file is a clear error for probe_dtc, not a value.
     let s: checkers_egdb::Slice = "0101-nn".parse().unwrap();
-    std::fs::remove_file(checkers_egdb::table::dtc_path(b.path(), &s)).unwrap();
+    std::fs::remove_file(checkers_egdb::format::dtc_path(b.path(), &s)).unwrap();
     let tb = Tablebase::open(b.path()).unwrap();
     let e = tb.probe_dtc(&pos("B:WK13:BK1")).unwrap_err();
     assert!(e.to_string().contains("0101-nn"), "{e}");
     // ...and verify reports it instead of skipping the slice.
-    let e = checkers_egdb::verify::verify_dir(b.path(), &|_, _, _| {}).unwrap_err();
+    let e = checkers_egdb::verify_dir(b.path(), &|_, _, _| {}).unwrap_err();
     assert!(e.to_string().contains("0101-nn"), "{e}");
 }
 
@@ -159,7 +161,7 @@ fn lines_end_in_wins_and_random_losers_still_lose() {
         let d = tb.probe_dtc(&p).unwrap();
         let Dtc::Win(_) = d else { continue };
         won += 1;
-        let l = line(&tb, &p, 500).unwrap();
+        let l = line(&tb, &p, Metric::Dtc, 500).unwrap();
         assert_eq!(l.end, LineEnd::NoMoves, "{}", p.to_fen());
         assert_eq!(l.moves.len() % 2, 1, "the winner moves last");
         let mut seen = std::collections::HashSet::new();
@@ -186,7 +188,7 @@ fn lines_end_in_wins_and_random_losers_still_lose() {
         let mut history = vec![p];
         let mut plies = 0;
         loop {
-            let ms = scored_moves(&tb, &cur).unwrap();
+            let ms = scored_moves(&tb, &cur, Metric::Dtc).unwrap();
             if ms.is_empty() {
                 break;
             }
@@ -213,7 +215,7 @@ fn lines_end_in_wins_and_random_losers_still_lose() {
     // A drawn start: drawing moves until a repetition or the limit.
     let p = pos("B:WK32:BK1");
     assert_eq!(tb.probe_dtc(&p).unwrap(), Dtc::Draw);
-    let l = line(&tb, &p, 50).unwrap();
+    let l = line(&tb, &p, Metric::Dtc, 50).unwrap();
     assert!(matches!(l.end, LineEnd::Repetition | LineEnd::MaxPlies));
     assert!(l.moves.iter().all(|m| m.value == Dtc::Draw));
 }
@@ -233,13 +235,13 @@ fn four_pieces_equal_the_oracle() {
 /// distance changed in a file (with valid checksums) is found.
 #[test]
 fn verify_rederives_distances_and_finds_a_changed_one() {
-    use checkers_egdb::table::{dtc_path, DtcFile, RULES_ENGLISH};
+    use checkers_egdb::format::{dtc_path, DtcFile, RULES_ENGLISH};
     let dir = tempfile::tempdir().unwrap();
     build_dtc(dir.path(), 3);
-    let rep = checkers_egdb::verify::verify_dir(dir.path(), &|_, _, _| {}).unwrap();
+    let rep = checkers_egdb::verify_dir(dir.path(), &|_, _, _| {}).unwrap();
     assert!(rep.dtc_slices > 50);
     // The longest list: K v K 11 (both sides to move), 2K v K 33 / 34 (published facts).
-    let rows = checkers_egdb::stats::longest_dtc(dir.path()).unwrap();
+    let rows = checkers_egdb::longest_dtc(dir.path()).unwrap();
     let row = |m: [u8; 4], stm: char| {
         rows.iter()
             .find(|r| [r.bm, r.bk, r.wm, r.wk] == m && r.stm == stm)
@@ -260,7 +262,7 @@ fn verify_rederives_distances_and_finds_a_changed_one() {
 
     let p = pos("B:WK14:BK1,K2"); // won in 33
     let s = checkers_egdb::Slice::of(&p);
-    let i = checkers_egdb::SliceIndex::new(s).rank(&p) as usize;
+    let i = checkers_egdb::format::SliceIndex::new(s).rank(&p) as usize;
     let path = dtc_path(dir.path(), &s);
     let f = DtcFile::open(&path, RULES_ENGLISH).unwrap();
     let meta = f.meta().clone();
@@ -269,15 +271,15 @@ fn verify_rederives_distances_and_finds_a_changed_one() {
     d[i] = 35;
     drop(f);
     let mask = bitvec::bitvec![u64, bitvec::order::Lsb0; 0; d.len()];
-    checkers_egdb::table::dtc::write_dtc(&path, &meta, &d, &mask, &Default::default()).unwrap();
-    let e = checkers_egdb::verify::verify_dir(dir.path(), &|_, _, _| {}).unwrap_err();
+    checkers_egdb::format::write_dtc(&path, &meta, &d, &mask, &Default::default()).unwrap();
+    let e = checkers_egdb::verify_dir(dir.path(), &|_, _, _| {}).unwrap_err();
     // Every failure is a distance mismatch, and the changed position itself is one of them
     // (its predecessors in the partner slice may be reported too).
     let fails = e.failures();
     assert!(
         fails
             .iter()
-            .all(|f| matches!(f, checkers_egdb::verify::VerifyError::DtcMismatch { .. })),
+            .all(|f| matches!(f, checkers_egdb::VerifyError::DtcMismatch { .. })),
         "{e}"
     );
     let at = format!("slice {s}, index {i} ");
@@ -351,6 +353,9 @@ fn command_line_distance_commands() {
     let (ok, out, _) = egdb(&["line", "--dir", d, "B:WK14:BK1,K2"]);
     assert!(ok);
     let lines: Vec<&str> = out.lines().collect();
+    // No .dtw files here: the line is by DTC.
+    assert_eq!(lines[0], "metric\tdtc");
+    let lines = &lines[1..];
     assert_eq!(lines[0], "start\twin 33\tB:WK14:BK1,K2");
     assert_eq!(lines.len(), 33 + 2);
     assert!(lines[33].starts_with("33. ") && lines[33].contains("loss 0"));
@@ -382,7 +387,7 @@ fn command_line_distance_commands() {
 /// move) must give the same rows as codec 2: their don't cares are resolved, not read.
 #[test]
 fn longest_distances_equal_the_oracle_with_every_codec() {
-    use checkers_egdb::stats::longest_dtc;
+    use checkers_egdb::longest_dtc;
     use std::collections::BTreeMap;
     let o = dtc_oracle::solve(3);
     // (bm, bk, wm, wk, side to move) -> (longest win, longest loss)
@@ -414,8 +419,8 @@ fn longest_distances_equal_the_oracle_with_every_codec() {
         *slot = Some(slot.map_or(d, |x| x.max(d)));
     }
     for codec in [
-        checkers_egdb::table::CODEC_2BIT_ZSTD,
-        checkers_egdb::table::CODEC_CM_THREATS,
+        checkers_egdb::format::CODEC_2BIT_ZSTD,
+        checkers_egdb::format::CODEC_CM_THREATS,
     ] {
         let dir = tempfile::tempdir().unwrap();
         let mut opts = BuildOptions::new(dir.path(), 3);

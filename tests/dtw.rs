@@ -8,9 +8,7 @@
 mod dtw_oracle;
 mod probe_common;
 
-use checkers_egdb::generate::{build, BuildOptions};
-use checkers_egdb::probe::{Dtc, Tablebase};
-use checkers_egdb::{Material, Position, Wld};
+use checkers_egdb::{build, BuildOptions, Dtc, Material, Position, Tablebase, Wld};
 use rayon::prelude::*;
 use std::path::Path;
 
@@ -177,7 +175,7 @@ fn dtw_only_build_on_wld_files_gives_the_same_bytes_and_resumes() {
         .open()
         .unwrap();
     let slice: checkers_egdb::Slice = big.trim_end_matches(".dtw").parse().unwrap();
-    let ix = checkers_egdb::index::SliceIndex::new(slice);
+    let ix = checkers_egdb::format::SliceIndex::new(slice);
     let errs = (0..ix.size())
         .filter_map(|i| {
             let q = ix.unrank(i).unwrap();
@@ -199,14 +197,15 @@ fn dtw_only_build_on_wld_files_gives_the_same_bytes_and_resumes() {
     }
 }
 
-/// The depth-to-win pass holds a unit's edges in memory: a budget too small for the largest
-/// unit is refused before anything is solved or written, naming the unit and the memory needed.
+/// The depth-to-win pass holds a few bytes per position of a unit and one per position of the
+/// depths it reads: a budget too small for a unit is refused before anything is solved or
+/// written, naming the unit and the memory needed.
 #[test]
 fn dtw_pass_over_the_memory_budget_is_refused_up_front() {
     let dir = tempfile::tempdir().unwrap();
     let mut o = BuildOptions::new(dir.path(), 3);
     o.dtw = true;
-    o.memory = Some(1000); // far below any 3-piece unit at 100+ bytes per position
+    o.memory = Some(1000); // far below any 3-piece unit and the depths it reads
     let e = build(&o).expect_err("a 1000-byte budget cannot hold a depth-to-win pass");
     let msg = e.to_string();
     assert!(msg.contains("depth-to-win pass of unit"), "{msg}");
@@ -223,4 +222,36 @@ fn dtw_pass_over_the_memory_budget_is_refused_up_front() {
     o.memory = None;
     build(&o).unwrap();
     assert!(!tables(dir.path(), ".dtw").is_empty());
+}
+
+/// Under the smallest budget the depth-to-win pass accepts (its largest unit's figure), the
+/// depths read are dropped and read again and the WLD values partly served through the block
+/// cache: the files are the same bytes as under the default budget.
+#[test]
+fn dtw_files_do_not_depend_on_the_memory_budget() {
+    let a = tempfile::tempdir().unwrap();
+    build_all(a.path(), 4, false, false);
+    let b = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(a.path()).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), b.path().join(e.file_name())).unwrap();
+    }
+    build_all(a.path(), 4, false, true);
+    let units = checkers_egdb::planning::build_order(4);
+    let need = units
+        .iter()
+        .map(checkers_egdb::planning::dtw_unit_bytes)
+        .max()
+        .unwrap();
+    let mut o = BuildOptions::new(b.path(), 4);
+    o.dtw = true;
+    o.memory = Some(need - 1);
+    let e = build(&o).expect_err("one byte below the largest unit's need");
+    assert!(e.to_string().contains("depth-to-win pass of unit"), "{e}");
+    assert!(tables(b.path(), ".dtw").is_empty());
+    o.memory = Some(need);
+    build(&o).unwrap();
+    let ta = tables(a.path(), ".dtw");
+    assert!(ta.len() > 300);
+    assert_eq!(ta, tables(b.path(), ".dtw"));
 }

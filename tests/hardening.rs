@@ -5,12 +5,12 @@
 
 mod probe_common;
 
-use checkers_egdb::probe::{ProbeError, Tablebase};
-use checkers_egdb::table::{
-    write_table_with, Access, Fault, TableError, TableFile, TableMeta, WriteOptions, DONT_CARE,
+use checkers_egdb::format::SliceIndex;
+use checkers_egdb::format::{
+    write_table_with, Fault, TableError, TableFile, TableMeta, WriteOptions, DONT_CARE,
     FORMAT_VERSION, HEADER_LEN,
 };
-use checkers_egdb::{Material, Position, Slice, SliceIndex, Wld};
+use checkers_egdb::{Access, Material, Position, ProbeError, Slice, Tablebase, Wld};
 use probe_common::*;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};

@@ -2,12 +2,16 @@
 //! enumeration for at most 3 pieces, sampled round trips for 5-10 pieces, and slice sizes
 //! against OEIS A055213 (values copied from the published table; Schaeffer et al. 2007).
 mod facts;
-use checkers_egdb::board::{Bitboard, Color, Position, BLACK_CROWN_ROW, WHITE_CROWN_ROW};
-use checkers_egdb::index::SliceIndex;
-use checkers_egdb::slice::{Material, Slice};
+use checkers_egdb::format::SliceIndex;
+use checkers_egdb::{Bitboard, Color, Material, Position, Slice};
 use facts::A055213;
 use proptest::prelude::*;
 use std::collections::HashMap;
+
+/// Black's crowning row, squares 29-32 (bit i = square i+1; the conventions of docs/).
+const BLACK_CROWN_ROW: Bitboard = 0xF000_0000;
+/// White's crowning row, squares 1-4.
+const WHITE_CROWN_ROW: Bitboard = 0x0000_000F;
 
 fn slices_with(n: u32) -> Vec<Slice> {
     Material::all_with_pieces(n)

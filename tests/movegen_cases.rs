@@ -2,8 +2,7 @@
 //! each position with its exact move set.
 use std::collections::BTreeSet;
 
-use checkers_egdb::notation::format_move;
-use checkers_egdb::{Color, Position};
+use checkers_egdb::{format_move, Color, Position};
 
 fn pos(fen: &str) -> Position {
     Position::from_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}"))

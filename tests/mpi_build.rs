@@ -33,8 +33,8 @@ fn without_the_feature_mpi_is_a_clear_error() {
 
 #[cfg(feature = "mpi")]
 mod with_mpi {
-    use checkers_egdb::generate::build_order;
-    use checkers_egdb::table::table_path;
+    use checkers_egdb::format::table_path;
+    use checkers_egdb::planning::build_order;
     use std::collections::BTreeMap;
     use std::path::Path;
     use std::process::{Command, Output};
@@ -220,7 +220,7 @@ mod with_mpi {
         // The unit of 0202-nn (it reads 0102-nn through a capture) is built again with --slice, after every 3-piece table with
         // blocks (a uniform slice is its 72-byte header and checksum) was damaged in the
         // middle (the header stays valid, the whole-file checksum fails).
-        let target: checkers_egdb::slice::Slice = "0202-nn".parse().unwrap();
+        let target: checkers_egdb::Slice = "0202-nn".parse().unwrap();
         let last = build_order(PIECES)
             .into_iter()
             .find(|u| u.slices.contains(&target))
@@ -318,7 +318,7 @@ mod with_mpi {
     /// builds, a single-process build and a second MPI job on the directory are refused.
     #[test]
     fn the_mpi_build_takes_the_directory_lock() {
-        use checkers_egdb::generate::DirLock;
+        use checkers_egdb::driver::DirLock;
         let t = tempfile::tempdir().unwrap();
         {
             let _held = DirLock::acquire(t.path(), true).unwrap();

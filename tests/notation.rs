@@ -1,6 +1,7 @@
 //! FEN and move-notation cases from the reference facts (section 4) and the PDN conventions.
-use checkers_egdb::notation::{format_move, parse_fen, parse_move, FenError, MoveParseError};
-use checkers_egdb::{Color, Position, PositionError};
+use checkers_egdb::{
+    format_move, parse_move, Color, FenError, MoveParseError, Position, PositionError,
+};
 
 fn sq(s: u8) -> u32 {
     1 << (s - 1)
@@ -21,20 +22,20 @@ fn accepts_ranges_case_space_dot_and_tag() {
         "[fen \"B:W21-32:B1-12.\"]",
         "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12",
     ] {
-        assert_eq!(parse_fen(s), Ok(Position::START), "{s:?}");
+        assert_eq!(Position::from_fen(s), Ok(Position::START), "{s:?}");
     }
 }
 
 #[test]
 fn king_ranges_and_empty_sides() {
-    let p = parse_fen("W:WK1-3:B20").unwrap();
+    let p = Position::from_fen("W:WK1-3:B20").unwrap();
     assert_eq!(p.white, squares(&[1, 2, 3]));
     assert_eq!(p.kings, squares(&[1, 2, 3]));
     assert_eq!(p.black, sq(20));
     assert_eq!(p.side, Color::White);
     assert_eq!(p.to_fen(), "W:WK1,K2,K3:B20");
 
-    let p = parse_fen("B:W32:B").unwrap();
+    let p = Position::from_fen("B:W32:B").unwrap();
     assert_eq!((p.white, p.black, p.kings), (sq(32), 0, 0));
     assert_eq!(p.side, Color::Black);
     // Black to move with no pieces has no move: it has lost.
@@ -44,7 +45,7 @@ fn king_ranges_and_empty_sides() {
 
 #[test]
 fn canonical_output() {
-    let p = parse_fen("w:bK22,12:W24,K27,18").unwrap();
+    let p = Position::from_fen("w:bK22,12:W24,K27,18").unwrap();
     assert_eq!(p.to_fen(), "W:W18,24,K27:B12,K22");
     assert_eq!(p.to_string(), "W:W18,24,K27:B12,K22");
     assert_eq!(
@@ -58,7 +59,7 @@ fn canonical_output() {
 #[test]
 fn rejects_with_the_named_fault() {
     // The reference string has three faults; the first (stray 'W' at column 7) is reported.
-    let e = parse_fen("W:WK4,WK5,33:B4").unwrap_err();
+    let e = Position::from_fen("W:WK4,WK5,33:B4").unwrap_err();
     assert_eq!(
         e,
         FenError::StrayCharacter {
@@ -72,29 +73,29 @@ fn rejects_with_the_named_fault() {
         "{e}"
     );
     // Each fault alone.
-    let e = parse_fen("W:WK4,K5,33:B").unwrap_err();
+    let e = Position::from_fen("W:WK4,K5,33:B").unwrap_err();
     assert!(
         matches!(e, FenError::SquareOutOfRange { square: 33, .. }),
         "{e:?}"
     );
     assert!(e.to_string().contains("33"));
-    let e = parse_fen("W:WK4,K5:B4").unwrap_err();
+    let e = Position::from_fen("W:WK4,K5:B4").unwrap_err();
     assert_eq!(e, FenError::SquareUsedTwice(4));
     assert!(e.to_string().contains("square 4"));
     assert_eq!(
-        parse_fen("W:W5,5:B1").unwrap_err(),
+        Position::from_fen("W:W5,5:B1").unwrap_err(),
         FenError::SquareUsedTwice(5)
     );
     assert!(matches!(
-        parse_fen("W:W0:B1").unwrap_err(),
+        Position::from_fen("W:W0:B1").unwrap_err(),
         FenError::SquareOutOfRange { square: 0, .. }
     ));
     assert!(matches!(
-        parse_fen("W:W99999999999999999999:B1").unwrap_err(),
+        Position::from_fen("W:W99999999999999999999:B1").unwrap_err(),
         FenError::SquareOutOfRange { .. }
     ));
     // Men on their own crowning rows.
-    let e = parse_fen("W:W4:BK20").unwrap_err();
+    let e = Position::from_fen("W:W4:BK20").unwrap_err();
     assert_eq!(
         e,
         FenError::Illegal(PositionError::ManOnCrowningRow {
@@ -103,7 +104,7 @@ fn rejects_with_the_named_fault() {
         })
     );
     assert!(e.to_string().contains("crowning row") && e.to_string().contains('4'));
-    let e = parse_fen("W:WK20:B29").unwrap_err();
+    let e = Position::from_fen("W:WK20:B29").unwrap_err();
     assert_eq!(
         e,
         FenError::Illegal(PositionError::ManOnCrowningRow {
@@ -112,7 +113,7 @@ fn rejects_with_the_named_fault() {
         })
     );
     // More than 12 pieces a side.
-    let e = parse_fen("B:W21-32:B1-13").unwrap_err();
+    let e = Position::from_fen("B:W21-32:B1-13").unwrap_err();
     assert_eq!(
         e,
         FenError::Illegal(PositionError::TooManyPieces {
@@ -121,7 +122,7 @@ fn rejects_with_the_named_fault() {
         })
     );
     assert!(e.to_string().contains("13"));
-    let e = parse_fen("W:WK1-13:B20").unwrap_err();
+    let e = Position::from_fen("W:WK1-13:B20").unwrap_err();
     assert_eq!(
         e,
         FenError::Illegal(PositionError::TooManyPieces {
@@ -131,59 +132,59 @@ fn rejects_with_the_named_fault() {
     );
     // Side to move.
     assert!(matches!(
-        parse_fen("X:W1:B2").unwrap_err(),
+        Position::from_fen("X:W1:B2").unwrap_err(),
         FenError::BadSideToMove { .. }
     ));
     assert!(matches!(
-        parse_fen(":W21:B2").unwrap_err(),
+        Position::from_fen(":W21:B2").unwrap_err(),
         FenError::BadSideToMove { .. }
     ));
     assert!(matches!(
-        parse_fen("W21:B2").unwrap_err(),
+        Position::from_fen("W21:B2").unwrap_err(),
         FenError::BadSideToMove { .. }
     ));
-    assert!(parse_fen("X:W1:B2")
+    assert!(Position::from_fen("X:W1:B2")
         .unwrap_err()
         .to_string()
         .contains("side to move"));
-    assert_eq!(parse_fen("").unwrap_err(), FenError::Empty);
-    assert_eq!(parse_fen("   ").unwrap_err(), FenError::Empty);
+    assert_eq!(Position::from_fen("").unwrap_err(), FenError::Empty);
+    assert_eq!(Position::from_fen("   ").unwrap_err(), FenError::Empty);
     // Structure.
     assert_eq!(
-        parse_fen("W:W21").unwrap_err(),
+        Position::from_fen("W:W21").unwrap_err(),
         FenError::MissingSection(Color::Black)
     );
     assert_eq!(
-        parse_fen("W:W21:W22:B1").unwrap_err(),
+        Position::from_fen("W:W21:W22:B1").unwrap_err(),
         FenError::DuplicateSection(Color::White)
     );
     assert!(matches!(
-        parse_fen("W:W21:B1-0").unwrap_err(),
+        Position::from_fen("W:W21:B1-0").unwrap_err(),
         FenError::SquareOutOfRange { square: 0, .. }
     ));
     assert!(matches!(
-        parse_fen("W:W21:B5-3").unwrap_err(),
+        Position::from_fen("W:W21:B5-3").unwrap_err(),
         FenError::BadRange { from: 5, to: 3, .. }
     ));
     assert!(matches!(
-        parse_fen("W:W21:B1;2").unwrap_err(),
+        Position::from_fen("W:W21:B1;2").unwrap_err(),
         FenError::StrayCharacter { ch: ';', .. }
     ));
     assert!(matches!(
-        parse_fen("W:W21:B1:").unwrap_err(),
+        Position::from_fen("W:W21:B1:").unwrap_err(),
         FenError::UnexpectedEnd { .. }
     ));
     assert!(matches!(
-        parse_fen("W:W21:X1").unwrap_err(),
+        Position::from_fen("W:W21:X1").unwrap_err(),
         FenError::StrayCharacter { ch: 'X', .. }
     ));
-    assert!(parse_fen("[FEN \"W:W21:B1\"").is_err());
-    assert!(parse_fen("[PDN \"W:W21:B1\"]").is_err());
+    assert!(Position::from_fen("[FEN \"W:W21:B1\"").is_err());
+    assert!(Position::from_fen("[PDN \"W:W21:B1\"]").is_err());
 }
 
 #[test]
 fn apply_then_reapply_fails() {
-    let p = parse_fen("W:W22:B5").unwrap();
+    let p = Position::from_fen("W:W22:B5").unwrap();
     let m = parse_move(&p, "22-18").unwrap();
     let q = p.apply(&m);
     assert_eq!(q.to_fen(), "B:W18:B5");
@@ -198,7 +199,7 @@ fn apply_then_reapply_fails() {
 
 #[test]
 fn move_notation_round_trip_and_short_forms() {
-    let p = parse_fen("W:W30,K22:B11,18").unwrap();
+    let p = Position::from_fen("W:W30,K22:B11,18").unwrap();
     let m = parse_move(&p, "22x15x8").unwrap();
     assert_eq!(format_move(&m), "22x15x8");
     assert_eq!(m.to_string(), "22x15x8");
@@ -241,7 +242,7 @@ fn move_notation_round_trip_and_short_forms() {
 #[test]
 fn ambiguous_short_capture_lists_candidates() {
     // A white man on 26 can reach 10 over 23 and 15 or over 22 and 14.
-    let p = parse_fen("W:W26:B14,15,22,23").unwrap();
+    let p = Position::from_fen("W:W26:B14,15,22,23").unwrap();
     let mut all: Vec<String> = p.moves().iter().map(format_move).collect();
     all.sort();
     assert_eq!(all, ["26x17x10", "26x19x10"]);
@@ -267,7 +268,7 @@ fn ambiguous_short_capture_lists_candidates() {
 #[test]
 fn ring_capture_short_form_is_one_move() {
     // Both paths take the same pieces to the same square: one resulting position.
-    let p = parse_fen("W:WK6:B9,10,17,18").unwrap();
+    let p = Position::from_fen("W:WK6:B9,10,17,18").unwrap();
     let m = parse_move(&p, "6x6").unwrap();
     assert_eq!(p.apply(&m).to_fen(), "B:WK6:B");
     assert_eq!(
@@ -284,7 +285,7 @@ fn ring_capture_short_form_is_one_move() {
 fn full_path_wins_over_longer_path_through_it() {
     // Found by the round-trip proptest: the king's short path 1x10x19x26 is also an in-order
     // subset of the longer 1x10x3x12x19x26; the exact path must name the short one.
-    let p = parse_fen("B:W6,7,8,15,16,23:BK1").unwrap();
+    let p = Position::from_fen("B:W6,7,8,15,16,23:BK1").unwrap();
     let mut all: Vec<String> = p.moves().iter().map(format_move).collect();
     all.sort();
     assert!(all.contains(&"1x10x19x26".to_string()), "{all:?}");
@@ -308,7 +309,7 @@ fn full_path_wins_over_longer_path_through_it() {
 /// saturated value.
 #[test]
 fn huge_square_number_is_quoted_as_written() {
-    let e = parse_fen("B:W99999999999999999999:B5").unwrap_err();
+    let e = Position::from_fen("B:W99999999999999999999:B5").unwrap_err();
     assert!(
         matches!(&e, FenError::SquareOutOfRange { text, column: 4, .. } if text == "99999999999999999999"),
         "{e:?}"
@@ -321,23 +322,25 @@ fn huge_square_number_is_quoted_as_written() {
     assert!(!msg.contains("4294967295"), "{msg}");
     // Absurdly long numbers are cut short in the message, not copied whole.
     let long = format!("B:W{}:B5", "7".repeat(1000));
-    let msg = parse_fen(&long).unwrap_err().to_string();
+    let msg = Position::from_fen(&long).unwrap_err().to_string();
     assert!(
         msg.contains(&format!("square {}... is out of range", "7".repeat(24))),
         "{msg}"
     );
     assert!(msg.len() < 100, "{msg}");
     // In a range too, and an ordinary bad number is quoted as is.
-    let msg = parse_fen("B:W5-4294967296:B1").unwrap_err().to_string();
+    let msg = Position::from_fen("B:W5-4294967296:B1")
+        .unwrap_err()
+        .to_string();
     assert!(msg.contains("square 4294967296 is out of range"), "{msg}");
-    let msg = parse_fen("B:W033:B1").unwrap_err().to_string();
+    let msg = Position::from_fen("B:W033:B1").unwrap_err().to_string();
     assert!(msg.contains("square 033 is out of range"), "{msg}");
 }
 
 /// Text after the `[FEN "..."]` wrapper is reported as such, not as an early end.
 #[test]
 fn text_after_fen_tag_is_reported() {
-    let e = parse_fen("[FEN \"B:W5:B6\"] x").unwrap_err();
+    let e = Position::from_fen("[FEN \"B:W5:B6\"] x").unwrap_err();
     assert_eq!(
         e,
         FenError::StrayCharacter {
@@ -349,7 +352,7 @@ fn text_after_fen_tag_is_reported() {
     assert!(!e.to_string().contains("ends early"), "{e}");
     // Something between the closing quote and ']'.
     assert!(matches!(
-        parse_fen("[FEN \"B:W5:B6\" x]").unwrap_err(),
+        Position::from_fen("[FEN \"B:W5:B6\" x]").unwrap_err(),
         FenError::StrayCharacter {
             ch: 'x',
             column: 16,
@@ -358,16 +361,18 @@ fn text_after_fen_tag_is_reported() {
     ));
     // Genuinely unfinished tags still say what is missing.
     assert!(matches!(
-        parse_fen("[FEN \"B:W5:B6\"").unwrap_err(),
+        Position::from_fen("[FEN \"B:W5:B6\"").unwrap_err(),
         FenError::UnexpectedEnd { expected } if expected.contains(']')
     ));
     assert!(matches!(
-        parse_fen("[FEN \"B:W5:B6").unwrap_err(),
+        Position::from_fen("[FEN \"B:W5:B6").unwrap_err(),
         FenError::UnexpectedEnd { expected } if expected.contains('"')
     ));
     // Spacing inside the wrapper stays accepted.
     assert_eq!(
-        parse_fen(" [ fen  \"B:W5:B6\"  ] ").unwrap().to_fen(),
+        Position::from_fen(" [ fen  \"B:W5:B6\"  ] ")
+            .unwrap()
+            .to_fen(),
         "B:W5:B6"
     );
 }

@@ -1,9 +1,8 @@
 //! The PDN reader: never a panic on any input (proptest), writer/reader round trip on
 //! generated games, and on the corpus of Tinsley's published games when it is present
 //! (`EGDB_PDN_CORPUS` or ../shared/games/tinsley.pdn beside the repository).
-use checkers_egdb::notation::parse_move;
 use checkers_egdb::pdn::{parse_games, Game};
-use checkers_egdb::Position;
+use checkers_egdb::{parse_move, Position};
 use proptest::prelude::*;
 
 proptest! {
@@ -62,7 +61,7 @@ fn random_game(seed: u64, plies: usize) -> Game {
             break;
         }
         let m = moves[(next() % moves.len() as u64) as usize];
-        g.moves.push(checkers_egdb::notation::format_move(&m));
+        g.moves.push(checkers_egdb::format_move(&m));
         if next() % 5 == 0 {
             g.comments.push((i + 1, format!("note {i}")));
         }

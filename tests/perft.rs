@@ -1,7 +1,6 @@
 //! Perft from the start position against the published table (M. Fierz, A. Bik; see
 //! docs/reference facts copied here). Capture paths are counted separately unless `unique`.
-use checkers_egdb::movegen::{perft, perft_by_moves, perft_parallel};
-use checkers_egdb::Position;
+use checkers_egdb::{perft, perft_by_moves, perft_parallel, Position};
 
 /// Published perft of `B:W21-32:B1-12`, depths 1-13 (index 0 = depth 1).
 const PUBLISHED: [u64; 13] = [

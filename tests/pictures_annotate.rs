@@ -2,7 +2,7 @@
 //! tables of at most 4 pieces built once. Values asserted are rules facts (a side left without
 //! pieces has lost) or published facts (/work/shared/reference.md: the First Position, king v
 //! king's longest win of 11 plies).
-use checkers_egdb::generate::{build, BuildOptions};
+use checkers_egdb::{build, BuildOptions};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 

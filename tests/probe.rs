@@ -3,9 +3,8 @@
 
 mod probe_common;
 
-use checkers_egdb::probe::{ProbeError, Tablebase};
-use checkers_egdb::table::{table_path, Access, TableError, TableFile};
-use checkers_egdb::{Color, Material, Position, Slice, Wld};
+use checkers_egdb::format::{table_path, TableError, TableFile};
+use checkers_egdb::{Access, Color, Material, Position, ProbeError, Slice, Tablebase, Wld};
 use probe_common::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -4,8 +4,8 @@
 
 mod probe_common;
 
-use checkers_egdb::probe::{has_quiet_move, Tablebase};
-use checkers_egdb::{Position, Wld};
+use checkers_egdb::rules::{English, Rules};
+use checkers_egdb::{Position, Tablebase, Wld};
 use probe_common::*;
 use rayon::prelude::*;
 use std::path::Path;
@@ -28,7 +28,7 @@ fn build(dir: &Path, pieces: u32) {
 fn one_ply(tb: &Tablebase, p: &Position) -> Wld {
     let succ = p.successors();
     if succ.is_empty() {
-        assert!(!has_quiet_move(p));
+        assert!(!English.has_quiet_move(p));
         return Wld::Loss;
     }
     succ.iter()

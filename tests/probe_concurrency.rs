@@ -4,9 +4,10 @@
 
 mod probe_common;
 
-use checkers_egdb::probe::{ProbeError, Tablebase};
-use checkers_egdb::table::{table_path, write_table_with, TableMeta, WriteOptions, DONT_CARE};
-use checkers_egdb::{Material, Position, Slice, SliceIndex, Wld};
+use checkers_egdb::format::{
+    table_path, write_table_with, SliceIndex, TableMeta, WriteOptions, DONT_CARE,
+};
+use checkers_egdb::{Material, Position, ProbeError, Slice, Tablebase, Wld};
 use probe_common::*;
 use std::collections::HashMap;
 use std::path::Path;

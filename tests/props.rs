@@ -3,9 +3,7 @@
 //! split of the quiet moves too), and parsers that never panic.
 use std::collections::BTreeSet;
 
-use checkers_egdb::movegen::{perft, perft_by_moves};
-use checkers_egdb::notation::{format_move, parse_fen, parse_move};
-use checkers_egdb::{Color, Move, Position};
+use checkers_egdb::{format_move, parse_move, perft, perft_by_moves, Color, Move, Position};
 use proptest::prelude::*;
 
 /// Random legal position: each square empty (most often) or holding a black/white man/king;
@@ -74,8 +72,8 @@ proptest! {
     #[test]
     fn fen_round_trip(p in position()) {
         let s = p.to_fen();
-        prop_assert_eq!(parse_fen(&s), Ok(p));
-        prop_assert_eq!(parse_fen(&format!("[FEN \"{}\"]", s.to_lowercase())), Ok(p));
+        prop_assert_eq!(Position::from_fen(&s), Ok(p));
+        prop_assert_eq!(Position::from_fen(&format!("[FEN \"{}\"]", s.to_lowercase())), Ok(p));
     }
 
     #[test]
@@ -135,14 +133,14 @@ proptest! {
 
     #[test]
     fn fen_parser_never_panics(s in any::<String>()) {
-        let _ = parse_fen(&s);
+        let _ = Position::from_fen(&s);
     }
 
     #[test]
     fn fen_parser_never_panics_on_fen_like_text(s in "[BWKbwk0-9:,. \\-\\[\\]\"FEN]{0,40}") {
-        if let Ok(p) = parse_fen(&s) {
+        if let Ok(p) = Position::from_fen(&s) {
             prop_assert!(p.validate().is_ok());
-            prop_assert_eq!(parse_fen(&p.to_fen()), Ok(p));
+            prop_assert_eq!(Position::from_fen(&p.to_fen()), Ok(p));
         }
     }
 

@@ -3,12 +3,10 @@
 //! up to 4 pieces), and published values (reference.md §3) proven on tables with fewer pieces.
 //! Certificates are checked by the independent checker, and mutated ones must be rejected.
 //! Also the `egdb prove` and `egdb check-proof` command lines.
-use checkers_egdb::probe::Tablebase;
-use checkers_egdb::proofcheck::{check_certificate, table_set, CheckError};
-use checkers_egdb::prove::cert::{certificate_text, Proof};
-use checkers_egdb::prove::search::Goal;
-use checkers_egdb::prove::{prove, Limit, ProveOptions, Prover};
-use checkers_egdb::{Color, Position, Wld};
+use checkers_egdb::certificate::{
+    certificate_text, check_certificate, table_set, CheckError, Proof,
+};
+use checkers_egdb::{prove, Color, Goal, Limit, Position, ProveOptions, Prover, Tablebase, Wld};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -250,7 +248,7 @@ fn reaches(g: &HashMap<Position, Vec<Position>>, from: Position, to: Position) -
     false
 }
 
-fn invalid(r: Result<checkers_egdb::proofcheck::CheckReport, CheckError>) -> String {
+fn invalid(r: Result<checkers_egdb::certificate::CheckReport, CheckError>) -> String {
     match r {
         Err(CheckError::Invalid { what, .. }) => what,
         other => panic!("expected an invalid proof, got {other:?}"),
@@ -379,17 +377,17 @@ fn certificates_verify_and_mutations_are_rejected() {
     let victim = names
         .iter()
         .find(|n| {
-            let f = checkers_egdb::table::TableFile::open(&d.t4.join(n)).unwrap();
+            let f = checkers_egdb::format::TableFile::open(&d.t4.join(n)).unwrap();
             f.block_count() > 0 && f.meta().positions > 2000
         })
         .expect("a table with data blocks");
-    let f = checkers_egdb::table::TableFile::open(&d.t4.join(victim)).unwrap();
+    let f = checkers_egdb::format::TableFile::open(&d.t4.join(victim)).unwrap();
     let values = f.decode_all().unwrap();
-    checkers_egdb::table::write_table_with(
+    checkers_egdb::format::write_table_with(
         &tmp.path().join(victim),
         f.meta(),
         &values,
-        &checkers_egdb::table::WriteOptions {
+        &checkers_egdb::format::WriteOptions {
             block_positions: 1000,
             ..Default::default()
         },

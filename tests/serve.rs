@@ -3,8 +3,7 @@
 //!
 //! Values asserted are published facts (/work/shared/reference.md: Lasker's diagram 88, the
 //! First Position, `W:WK4:BK12`, `W:WK29:BK25`, king v king counts), not outputs of the code.
-use checkers_egdb::generate::{build, BuildOptions};
-use checkers_egdb::Position;
+use checkers_egdb::{build, BuildOptions, Position};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -335,4 +334,75 @@ fn flood_stays_bounded() {
     // The server still answers normally afterwards.
     let (st, v) = get_json(&addr, "/api/probe?fen=W:WK32:BK26");
     assert_eq!((st, v["value"].as_str()), (200, Some("win")));
+}
+
+/// Depth to win in the explorer (issue 33): `/api/probe` gives `dtw` beside `dtc`, moves carry
+/// both and are ordered by DTW; `/api/line` plays the fastest win by default where the `.dtw`
+/// files are there (`metric` in the answer, `metric=dtc|dtw` to choose); the page shows the DTW
+/// and offers the fastest line. Facts: 2K v K `B:WK14:BK1,K2` is won in 33 plies in both metrics
+/// (published); `B:WK10:BK1,K2` has DTC 11 but DTW 13 (the independent oracles of
+/// tests/dtc_oracle and tests/dtw_oracle: the lone king's best defence captures a king into a
+/// lost K v K, a conversion DTC's loser avoids).
+#[test]
+fn depth_to_win_in_the_explorer() {
+    let d = tempfile::tempdir().unwrap();
+    let mut o = BuildOptions::new(d.path(), 3);
+    o.dtc = true;
+    o.dtw = true;
+    build(&o).unwrap();
+    let srv = start_in(d.path(), &[]);
+    let (st, v) = get_json(&srv.addr, "/api/probe?fen=B:WK14:BK1,K2");
+    assert_eq!(st, 200, "{v}");
+    assert_eq!((v["dtc"].as_u64(), v["dtw"].as_u64()), (Some(33), Some(33)));
+    let moves = v["moves"].as_array().unwrap();
+    assert!(moves
+        .iter()
+        .all(|m| m["dtw"].is_u64() || m["value"] == "draw"));
+    assert_eq!(moves[0]["dtw"], 33);
+    let (_, v) = get_json(&srv.addr, "/api/probe?fen=B:WK10:BK1,K2");
+    assert_eq!(
+        (v["dtc"].as_u64(), v["dtw"].as_u64()),
+        (Some(11), Some(13)),
+        "{v}"
+    );
+    // Moves best first by DTW.
+    let (_, v) = get_json(&srv.addr, "/api/probe?fen=W:WK10:BK1,K2");
+    let d: Vec<(String, u64)> = v["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["value"].as_str().unwrap().to_string(),
+                m["dtw"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert!(d.iter().all(|(v, _)| v == "loss"), "{d:?}");
+    assert!(d.windows(2).all(|w| w[0].1 >= w[1].1), "{d:?}");
+    // Lines.
+    for (q, metric, len) in [
+        ("", "dtw", 13),
+        ("&metric=dtw", "dtw", 13),
+        ("&metric=dtc", "dtc", 11),
+    ] {
+        let (st, v) = get_json(&srv.addr, &format!("/api/line?fen=B:WK10:BK1,K2{q}"));
+        assert_eq!(st, 200, "{v}");
+        assert_eq!(v["metric"], metric);
+        assert_eq!(v["end"], "no_moves");
+        assert_eq!(v["moves"].as_array().unwrap().len(), len, "{q}: {v}");
+        let last = v["moves"].as_array().unwrap().last().unwrap();
+        assert_eq!(last["value"], "win");
+        assert_eq!(
+            last[metric], 1,
+            "{q}: the last move wins in 1 for the mover"
+        );
+    }
+    let (st, v) = get_json(&srv.addr, "/api/line?fen=B:WK10:BK1,K2&metric=dtx");
+    assert_eq!(st, 400, "{v}");
+    let (st, _, page) = get_raw(&srv.addr, "/");
+    assert_eq!(st, 200);
+    assert!(page.contains("id=\"dtw\"") && page.contains("id=\"fastest\""));
+    let (_, _, js) = get_raw(&srv.addr, "/app.js");
+    assert!(js.contains("perfectLine(\"dtw\")"));
 }

@@ -2,11 +2,11 @@
 //! files must give errors or values, never a panic; a mutated file that still passes the
 //! whole-file checksum must decode to the original values.
 
-use checkers_egdb::table::{
-    encode_table, Access, Fault, TableError, TableFile, TableMeta, WriteOptions, CODEC_CM_THREATS,
+use checkers_egdb::format::{
+    write_table_with, Fault, TableError, TableFile, TableMeta, WriteOptions, CODEC_CM_THREATS,
     HEADER_LEN, HEADER_SUMMED,
 };
-use checkers_egdb::Slice;
+use checkers_egdb::{Access, Slice};
 use proptest::prelude::*;
 use std::sync::OnceLock;
 
@@ -35,7 +35,7 @@ fn sample() -> &'static (Vec<u8>, Vec<u8>) {
             ..Default::default()
         };
         let meta = sample_meta(&vals);
-        (encode_table(&meta, &vals, &opts).unwrap(), vals)
+        (encoded(&meta, &vals, &opts), vals)
     })
 }
 
@@ -51,7 +51,7 @@ fn sample5() -> &'static (Vec<u8>, Vec<u8>) {
             codec: CODEC_CM_THREATS,
             ..Default::default()
         };
-        let bytes = encode_table(&meta, vals, &opts).unwrap();
+        let bytes = encoded(&meta, vals, &opts);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s5.egdb");
         std::fs::write(&path, &bytes).unwrap();
@@ -309,8 +309,8 @@ proptest! {
 /// 8.6 s).
 #[test]
 fn a_damaged_codec5_block_is_decoded_once_and_every_probe_of_it_fails() {
-    use checkers_egdb::probe::{ProbeError, Tablebase};
-    use checkers_egdb::SliceIndex;
+    use checkers_egdb::format::SliceIndex;
+    use checkers_egdb::{ProbeError, Tablebase};
     use xxhash_rust::xxh64::xxh64;
     let good = &sample5().0;
     let blocks = u32::from_le_bytes(good[52..56].try_into().unwrap()) as usize;
@@ -365,4 +365,13 @@ fn a_damaged_codec5_block_is_decoded_once_and_every_probe_of_it_fails() {
     assert!(failed > 3, "{failed} probes failed, {fine} answered");
     let st = tb.stats();
     assert_eq!(st.blocks_failed, 1, "{st:?}");
+}
+
+/// The bytes of the table file the writer makes of `values` with `opts` (written to a
+/// temporary directory and read back).
+fn encoded(meta: &TableMeta, values: &[u8], opts: &WriteOptions) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.egdb");
+    write_table_with(&path, meta, values, opts).unwrap();
+    std::fs::read(&path).unwrap()
 }

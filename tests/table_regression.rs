@@ -5,9 +5,9 @@
 //! (both sides to move) enumerated without the index.
 mod probe_common;
 
-use checkers_egdb::probe::{is_dont_care, Tablebase};
-use checkers_egdb::table::{table_path, write_table, TableFile};
-use checkers_egdb::{Color, English, Material, Slice, SliceIndex, Wld};
+use checkers_egdb::format::{is_dont_care, table_path, write_table, SliceIndex, TableFile};
+use checkers_egdb::rules::English;
+use checkers_egdb::{Color, Material, Slice, Tablebase, Wld};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -23,14 +23,14 @@ fn egdb(dir: &Path, args: &[&str]) -> std::process::Output {
 
 /// xxh64 over (slice name, index, value) of every quiet position (capture positions are
 /// skipped), slices in plan order. The value is the stored one, except where the file stores
-/// none (threat positions of codec 4, `probe::is_dont_care`): there the probe's (searched) value,
+/// none (threat positions of codec 4, `format::is_dont_care`): there the probe's (searched) value,
 /// which codec 2 stored, so the digest does not depend on the codec.
 fn quiet_values_digest(dir: &Path, pieces: u32) -> (u64, u64) {
     use std::hash::Hasher;
     let tb = Tablebase::open(dir).unwrap();
     let mut h = xxhash_rust::xxh64::Xxh64::new(0);
     let mut n = 0u64;
-    for u in checkers_egdb::plan::build_order(pieces) {
+    for u in checkers_egdb::planning::build_order(pieces) {
         for s in &u.slices {
             let f = TableFile::open(&table_path(dir, s)).unwrap();
             let vals = f.decode_all().unwrap();

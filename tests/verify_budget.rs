@@ -6,9 +6,8 @@
 //! The tables are built by `egdb build`; the expected counts are those of an unbounded run and
 //! of the files' own headers, the expected failure is a value changed by the test.
 
-use checkers_egdb::slice::Slice;
-use checkers_egdb::table::{write_table_with, TableFile, WriteOptions, DONT_CARE};
-use checkers_egdb::verify::{verify_dir_opts, VerifyError, VerifyOptions, VerifyReport};
+use checkers_egdb::format::{write_table_with, TableFile, WriteOptions, DONT_CARE};
+use checkers_egdb::{verify_dir_opts, Slice, VerifyError, VerifyOptions, VerifyReport};
 use std::path::Path;
 use std::process::Command;
 
@@ -272,7 +271,8 @@ fn files_that_read_a_failed_file_are_told_apart_from_it() {
 /// do). The second is its own fault and is listed as bad, not as a consequence of the first.
 #[test]
 fn a_file_with_its_own_fault_is_not_blamed_on_a_failed_file_it_reads_elsewhere() {
-    use checkers_egdb::{Position, SliceIndex};
+    use checkers_egdb::format::SliceIndex;
+    use checkers_egdb::Position;
     let d = tempfile::tempdir().unwrap();
     build(d.path(), "4");
     let change = |name: &str, pick: &dyn Fn(&Slice, u64, &[u8]) -> bool| -> u64 {

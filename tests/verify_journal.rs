@@ -4,7 +4,7 @@
 //! The tables are built by `egdb build`; the values the tests expect are the verifier's own
 //! re-derivation (the oracle of `movegen`), run whole with no journal as the reference.
 
-use checkers_egdb::table::{write_table_with, TableFile, WriteOptions, DONT_CARE};
+use checkers_egdb::format::{write_table_with, TableFile, WriteOptions, DONT_CARE};
 use std::path::Path;
 use std::process::{Command, Output};
 

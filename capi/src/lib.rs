@@ -11,8 +11,7 @@
 //! [`egdb_get_stats`] clears it, so it always describes the latest of these calls. No function
 //! panics across the boundary.
 
-use checkers_egdb::probe::{ProbeError, Tablebase};
-use checkers_egdb::{Color, Position, Wld};
+use checkers_egdb::{Color, Position, ProbeError, Tablebase, Wld};
 use std::cell::{RefCell, UnsafeCell};
 use std::ffi::{c_char, c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -230,7 +229,7 @@ pub struct EgdbMove {
     pub pdn: [c_char; 64],
 }
 
-/// The best move of perfect play ([`checkers_egdb::play::best_move`]: wins by the smallest distance,
+/// The best move of perfect play ([`checkers_egdb::best_move`]: wins by the smallest distance,
 /// then draws, then losses by the largest) for the position given as in [`egdb_lookup`].
 /// Returns the move's value for the mover ([`EGDB_WIN`], [`EGDB_LOSS`], [`EGDB_DRAW`]) with the
 /// move in `*out`; [`EGDB_LOSS`] with `out->from == 0` when the side to move has no legal move;
@@ -261,7 +260,9 @@ pub unsafe extern "C" fn egdb_best_move(
         Ok(p) => p,
         Err(c) => return c,
     };
-    let r = catch_unwind(AssertUnwindSafe(|| checkers_egdb::play::best_move(tb, &p)));
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        checkers_egdb::best_move(tb, &p, checkers_egdb::Metric::Dtc)
+    }));
     out.from = 0;
     out.to = 0;
     out.captured = 0;
@@ -283,7 +284,7 @@ pub unsafe extern "C" fn egdb_best_move(
                 .value
                 .plies()
                 .map_or(-1, |n| n.min(i32::MAX as u32) as i32);
-            let text = checkers_egdb::notation::format_move(&m.mv);
+            let text = checkers_egdb::format_move(&m.mv);
             for (i, b) in text.bytes().take(63).enumerate() {
                 out.pdn[i] = b as c_char;
             }
@@ -324,7 +325,7 @@ pub unsafe extern "C" fn egdb_open(
             .map_err(|_| format!("cache size {cache_mb} MiB is negative"))?;
         // Positioned reads: a table file rewritten under the engine is an error, not SIGBUS.
         Tablebase::builder(d)
-            .access(checkers_egdb::table::Access::Pread)
+            .access(checkers_egdb::Access::Pread)
             .cache_bytes(mb << 20)
             .open()
             .map_err(|e| e.to_string())

@@ -5,7 +5,7 @@
 #[path = "../../tests/probe_common/mod.rs"]
 mod probe_common;
 
-use checkers_egdb::table::table_path;
+use checkers_egdb::format::table_path;
 use checkers_egdb::{Material, Slice};
 use probe_common::*;
 use std::path::PathBuf;
@@ -137,9 +137,9 @@ fn c_program_probes_distances_through_the_abi() {
         panic!("libegdb.a not found next to the test executable");
     };
     let d = tempfile::tempdir().unwrap();
-    let mut o = checkers_egdb::generate::BuildOptions::new(d.path(), 3);
+    let mut o = checkers_egdb::BuildOptions::new(d.path(), 3);
     o.dtc = true;
-    checkers_egdb::generate::build(&o).unwrap();
+    checkers_egdb::build(&o).unwrap();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let exe = d.path().join("egdb_dtc_test");
     let out = Command::new("cc")

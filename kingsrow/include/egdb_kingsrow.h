@@ -40,8 +40,9 @@ typedef enum {
 #define EGDB_DRAW_OR_LOSS 4         /* partial tables only; never returned by this driver */
 #define EGDB_WIN_OR_DRAW 5          /* partial tables only; never returned by this driver */
 
-/* Database kinds reported by egdb_identify. This driver reports EGDB_KINGSROW32_WLD (4),
- * the win/loss/draw kind clients accept. */
+/* Database kinds reported by egdb_identify. This driver reports EGDB_KINGSROW32_WLD (4) for a
+ * table directory, EGDB_KINGSROW32_MTC (5) for `<tables>/mtc` and EGDB_KINGSROW_DTW (11) for
+ * `<tables>/dtw` (see egdb_open). */
 typedef enum {
     EGDB_KINGSROW_WLD = 0,
     EGDB_KINGSROW_MTC,
@@ -57,6 +58,22 @@ typedef enum {
     EGDB_KINGSROW_DTW,
     EGDB_KINGSROW_ITALIAN_DTW
 } EGDB_TYPE;
+
+/* Answers of lookup on a moves-to-conversion handle (`<tables>/mtc`, KingsRow's published MTC
+ * semantics; conversion = a capture or a man move): for a won or lost position whose distance
+ * to conversion d (plies) is at least MTC_THRESHOLD, d rounded up to even (the true distance
+ * is the answer or one less); MTC_LESS_THAN_THRESHOLD for d < MTC_THRESHOLD, for a draw and
+ * for a position not covered (more pieces than opened for, illegal, a file error); also
+ * EGDB_SUBDB_UNAVAILABLE (a file missing) and EGDB_NOT_IN_CACHE (every conditional lookup). */
+#define MTC_LESS_THAN_THRESHOLD 1
+#define MTC_THRESHOLD 10
+
+/* Answers of lookup on a depth-to-win handle (`<tables>/dtw`): the depth in moves, plies / 2
+ * rounded down (a win of d plies, d odd, answers (d - 1) / 2; a loss, d even, d / 2: a client
+ * knowing the value takes 2v + 1 or 2v plies), capture positions included; every other answer
+ * is negative: EGDB_DTW_NO_DEPTH (a draw, or a position not covered), EGDB_SUBDB_UNAVAILABLE,
+ * EGDB_NOT_IN_CACHE (every conditional lookup). */
+#define EGDB_DTW_NO_DEPTH (-3)
 
 /* Layout of the boards passed to lookup, fixed when the driver is opened. */
 typedef enum {
@@ -128,12 +145,17 @@ typedef struct egdb_driver {
 } EGDB_DRIVER;
 
 /* Look for tables in `directory`. Returns 0 when found, with *egdb_type = EGDB_KINGSROW32_WLD
- * and *max_pieces = the largest n such that every table of 1..n pieces is present; non-zero
- * when the directory is missing or holds no complete set (outputs then untouched). */
+ * and *max_pieces = the largest n such that every table of 1..n pieces is present; for
+ * `<tables>/mtc` (a path that need not exist) EGDB_KINGSROW32_MTC and the largest n whose
+ * tables all have their .dtc files (egdb build --dtc), for `<tables>/dtw` EGDB_KINGSROW_DTW
+ * (.dtw files, egdb build --dtw); non-zero when the directory is missing or holds no complete
+ * set (outputs then untouched). */
 int egdb_identify(const char *directory, EGDB_TYPE *egdb_type, int *max_pieces);
 
 /* Open the tables in `directory` for positions of at most `pieces` pieces (1 up to what
- * egdb_identify reports) with a block cache of `cache_mb` MiB (0 = no cache; more than half
+ * egdb_identify reports): a win/loss/draw handle, or for `<tables>/mtc` and `<tables>/dtw`
+ * a moves-to-conversion or depth-to-win handle (answers above), with a block cache of
+ * `cache_mb` MiB (0 = no cache; more than half
  * the physical memory is reduced to that). Tables are opened lazily on first use. Returns
  * NULL on failure (NULL or missing directory, no complete tables, `pieces` out of range, a
  * negative cache, a layout other than EGDB_NORMAL or EGDB_ROW_REVERSED) after passing the

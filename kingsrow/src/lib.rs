@@ -18,15 +18,37 @@
 //!   [`EGDB_SUBDB_UNAVAILABLE`]. Unlike KingsRow's own tables, capture positions get their
 //!   true value (captures are resolved by search, [`Tablebase::probe_wld`]).
 //!
+//! Three kinds of handle, chosen by the directory given to [`egdb_identify`] and
+//! [`egdb_open`] (engines configure one directory per kind):
+//! - the table directory itself: win/loss/draw, [`EGDB_KINGSROW32_WLD`];
+//! - `<tables>/mtc` (the path need not exist; `<tables>` holds the `.dtc` files of
+//!   `egdb build --dtc`): moves to conversion, [`EGDB_KINGSROW32_MTC`], with KingsRow's
+//!   published MTC semantics (`MTC_THRESHOLD` 10, `MTC_LESS_THAN_THRESHOLD` 1; the
+//!   conversion rule of our DTC: a capture or a man move): a won or lost position whose
+//!   distance to conversion d (plies) is at least 10 answers d rounded up to even (d or d + 1;
+//!   KingsRow stores d / 2 rounded up, so the true distance is the answer or one less); a
+//!   distance below 10, a draw, or a position not covered (too many pieces, illegal) answers
+//!   [`MTC_LESS_THAN_THRESHOLD`] (1): a client then searches, as with KingsRow's tables;
+//! - `<tables>/dtw` (the `.dtw` files of `egdb build --dtw`): depth to win,
+//!   [`EGDB_KINGSROW_DTW`], in the unit KingsRow's DTW clients read (moves: a win of d plies,
+//!   d odd, answers (d - 1) / 2, a loss of d plies, d even, answers d / 2; the client knows
+//!   the value from its WLD handle and takes 2v + 1 or 2v plies); capture positions answer
+//!   too; a draw or a position not covered answers [`EGDB_DTW_NO_DEPTH`] (-3), negative like
+//!   every answer that is not a depth.
+//!
+//! On MTC and DTW handles a conditional lookup always answers [`EGDB_NOT_IN_CACHE`] (there is
+//! no cache-only distance probe; KingsRow's clients probe distances at the root only, never
+//! conditionally), and a missing distance file [`EGDB_SUBDB_UNAVAILABLE`].
+//!
 //! No function unwinds across the boundary: a panic becomes [`EGDB_UNKNOWN`] (lookup), NULL
 //! (open) or a non-zero status.
 
-use checkers_egdb::plan::build_order;
-use checkers_egdb::probe::{ProbeError, ProbeStats, Tablebase};
-use checkers_egdb::slice::Slice;
-use checkers_egdb::stats::scan_dir;
-use checkers_egdb::table::TableFile;
+use checkers_egdb::format::TableFile;
+use checkers_egdb::planning::build_order;
+use checkers_egdb::scan_dir;
+use checkers_egdb::Slice;
 use checkers_egdb::{Color, Position, Wld};
+use checkers_egdb::{Dtc, ProbeError, ProbeStats, Tablebase};
 use std::cell::UnsafeCell;
 use std::collections::HashSet;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
@@ -49,8 +71,85 @@ pub const EGDB_LOSS: c_int = 2;
 pub const EGDB_DRAW: c_int = 3;
 
 /// `EGDB_TYPE` value of a KingsRow 32-bit win/loss/draw database, the kind this driver
-/// reports (clients accept it as a WLD database).
+/// reports for a table directory (clients accept it as a WLD database).
 pub const EGDB_KINGSROW32_WLD: c_int = 4;
+/// `EGDB_TYPE` value of a KingsRow 32-bit moves-to-conversion database, reported for
+/// `<tables>/mtc`.
+pub const EGDB_KINGSROW32_MTC: c_int = 5;
+/// `EGDB_TYPE` value of a KingsRow depth-to-win database, reported for `<tables>/dtw`.
+pub const EGDB_KINGSROW_DTW: c_int = 11;
+/// MTC lookup: the distance to conversion is below [`MTC_THRESHOLD`] plies (also a draw, or a
+/// position not covered).
+pub const MTC_LESS_THAN_THRESHOLD: c_int = 1;
+/// The smallest distance to conversion (plies) an MTC lookup gives.
+pub const MTC_THRESHOLD: c_int = 10;
+/// DTW lookup: no depth (a draw, or a position not covered: too many pieces, illegal, a file
+/// error). This driver's own code; KingsRow's clients treat any negative answer as "no depth".
+pub const EGDB_DTW_NO_DEPTH: c_int = -3;
+
+/// The kind of a handle, from the directory's name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Win/loss/draw: the table directory.
+    Wld,
+    /// Moves to conversion: `<tables>/mtc`, the `.dtc` files.
+    Mtc,
+    /// Depth to win: `<tables>/dtw`, the `.dtw` files.
+    Dtw,
+}
+
+impl Kind {
+    /// The `EGDB_TYPE` reported.
+    fn type_id(self) -> c_int {
+        match self {
+            Kind::Wld => EGDB_KINGSROW32_WLD,
+            Kind::Mtc => EGDB_KINGSROW32_MTC,
+            Kind::Dtw => EGDB_KINGSROW_DTW,
+        }
+    }
+    /// The distance files' extension, if any.
+    fn ext(self) -> Option<&'static str> {
+        match self {
+            Kind::Wld => None,
+            Kind::Mtc => Some("dtc"),
+            Kind::Dtw => Some("dtw"),
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Wld => "win/loss/draw",
+            Kind::Mtc => "moves to conversion",
+            Kind::Dtw => "depth to win",
+        }
+    }
+}
+
+/// The table directory and handle kind a client's directory stands for: a directory named
+/// `mtc` or `dtw` (any case) that holds no table file is its parent's tables by that metric;
+/// any other directory is win/loss/draw.
+fn resolve_dir(dir: &Path) -> (PathBuf, Kind) {
+    let name = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map(str::to_ascii_lowercase);
+    let kind = match name.as_deref() {
+        Some("mtc") => Kind::Mtc,
+        Some("dtw") => Kind::Dtw,
+        _ => return (dir.to_path_buf(), Kind::Wld),
+    };
+    let own_tables = scan_dir(dir).is_ok_and(|f| !f.is_empty());
+    match dir.parent() {
+        Some(parent) if !own_tables => (
+            if parent.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                parent.to_path_buf()
+            },
+            kind,
+        ),
+        _ => (dir.to_path_buf(), Kind::Wld),
+    }
+}
 
 /// Board layout `EGDB_NORMAL`: [`NormalBitboard`].
 pub const EGDB_NORMAL: c_int = 0;
@@ -166,6 +265,7 @@ struct Handle {
 
 struct State {
     tb: Tablebase,
+    kind: Kind,
     dir: PathBuf,
     row_reversed: bool,
     pieces: u32,
@@ -243,10 +343,14 @@ pub unsafe fn position_of(
 }
 
 /// Largest `n` such that every table file of 1..=n pieces is in `dir` (0 if none), and the
-/// first missing slice above it when some file of more pieces exists.
-fn complete_pieces(dir: &Path) -> std::io::Result<(u32, Option<Slice>)> {
+/// first missing slice above it when some file of more pieces exists. With `kind` MTC or DTW
+/// every slice also needs its distance file (`.dtc` or `.dtw`).
+fn complete_pieces(dir: &Path, kind: Kind) -> std::io::Result<(u32, Option<Slice>)> {
     let files = scan_dir(dir)?;
-    let present: HashSet<Slice> = files.iter().map(|(s, _)| *s).collect();
+    let mut present: HashSet<Slice> = files.iter().map(|(s, _)| *s).collect();
+    if let Some(ext) = kind.ext() {
+        present.retain(|s| dir.join(format!("{s}.{ext}")).is_file());
+    }
     let top = present
         .iter()
         .map(|s| s.material.pieces())
@@ -279,7 +383,9 @@ fn dir_arg(directory: *const c_char) -> Result<PathBuf, String> {
 }
 
 /// Look for tables in `directory`: 0 when a complete set of 1..=n pieces exists, with
-/// `*egdb_type` = [`EGDB_KINGSROW32_WLD`] and `*max_pieces` = n; 1 otherwise (NULL or missing
+/// `*egdb_type` = [`EGDB_KINGSROW32_WLD`] and `*max_pieces` = n; for `<tables>/mtc`
+/// [`EGDB_KINGSROW32_MTC`] and the largest n whose slices all have `.dtc` files too, for
+/// `<tables>/dtw` [`EGDB_KINGSROW_DTW`] (`.dtw` files); 1 otherwise (NULL or missing
 /// directory, no table files, 1-piece tables missing), the outputs then untouched.
 ///
 /// # Safety
@@ -291,14 +397,14 @@ pub unsafe extern "C" fn egdb_identify(
     max_pieces: *mut c_int,
 ) -> c_int {
     let r = catch_unwind(|| {
-        let dir = dir_arg(directory).ok()?;
-        let (n, _) = complete_pieces(&dir).ok()?;
-        (n > 0).then_some(n)
+        let (dir, kind) = resolve_dir(&dir_arg(directory).ok()?);
+        let (n, _) = complete_pieces(&dir, kind).ok()?;
+        (n > 0).then_some((n, kind))
     });
     match r {
-        Ok(Some(n)) => {
+        Ok(Some((n, kind))) => {
             if !egdb_type.is_null() {
-                *egdb_type = EGDB_KINGSROW32_WLD;
+                *egdb_type = kind.type_id();
             }
             if !max_pieces.is_null() {
                 *max_pieces = n as c_int;
@@ -325,15 +431,23 @@ fn open_state(
             ))
         }
     };
-    let dir = dir_arg(directory)?;
+    let (dir, kind) = resolve_dir(&dir_arg(directory)?);
     let mb =
         usize::try_from(cache_mb).map_err(|_| format!("cache size {cache_mb} MiB is negative"))?;
     let (max, missing) =
-        complete_pieces(&dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        complete_pieces(&dir, kind).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
     if max == 0 {
-        return Err(match missing {
-            Some(s) => format!("{}: table {s} is missing", dir.display()),
-            None => format!("no table files (*.egdb) in {}", dir.display()),
+        return Err(match (missing, kind.ext()) {
+            (Some(s), None) => format!("{}: table {s} is missing", dir.display()),
+            (Some(s), Some(ext)) => format!(
+                "{}: table {s} or its {ext} file is missing (egdb build --{ext})",
+                dir.display()
+            ),
+            (None, None) => format!("no table files (*.egdb) in {}", dir.display()),
+            (None, Some(ext)) => format!(
+                "no table files with .{ext} files in {} (egdb build --{ext})",
+                dir.display()
+            ),
         });
     }
     if pieces < 1 || pieces as u32 > max {
@@ -344,12 +458,13 @@ fn open_state(
     }
     // Positioned reads: a table file rewritten under the engine is an error, not SIGBUS.
     let tb = Tablebase::builder(&dir)
-        .access(checkers_egdb::table::Access::Pread)
+        .access(checkers_egdb::Access::Pread)
         .cache_bytes(mb.saturating_mul(1 << 20))
         .open()
         .map_err(|e| e.to_string())?;
     Ok(State {
         tb,
+        kind,
         dir,
         row_reversed,
         pieces: pieces as u32,
@@ -395,7 +510,8 @@ pub unsafe extern "C" fn egdb_open(
     send(
         msg_fn,
         &format!(
-            "egdb_open: checkers-egdb tables of up to {} pieces in {}, {} MiB cache, {} boards",
+            "egdb_open: checkers-egdb {} tables of up to {} pieces in {}, {} MiB cache, {} boards",
+            state.kind.name(),
             state.pieces,
             state.dir.display(),
             cache_mb,
@@ -443,6 +559,18 @@ unsafe extern "C" fn lookup(
         return EGDB_UNKNOWN;
     };
     s.requests.fetch_add(1, Ordering::Relaxed);
+    if s.kind != Kind::Wld {
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            lookup_distance(s, pos, color, conditional)
+        }));
+        let (code, answered) = r.unwrap_or((no_distance(s.kind), false));
+        if answered {
+            s.returns.fetch_add(1, Ordering::Relaxed);
+        } else if code != EGDB_NOT_IN_CACHE {
+            s.not_present.fetch_add(1, Ordering::Relaxed);
+        }
+        return code;
+    }
     let r = catch_unwind(AssertUnwindSafe(|| lookup_in(s, pos, color, conditional)));
     let code = r.unwrap_or(EGDB_UNKNOWN);
     match code {
@@ -451,6 +579,76 @@ unsafe extern "C" fn lookup(
         _ => 0,
     };
     code
+}
+
+/// The answer of an MTC or DTW handle for "no distance": [`MTC_LESS_THAN_THRESHOLD`] or
+/// [`EGDB_DTW_NO_DEPTH`].
+fn no_distance(kind: Kind) -> c_int {
+    if kind == Kind::Mtc {
+        MTC_LESS_THAN_THRESHOLD
+    } else {
+        EGDB_DTW_NO_DEPTH
+    }
+}
+
+/// KingsRow's MTC answer for a distance to conversion ([module docs](self)).
+pub fn mtc_code(d: Dtc) -> c_int {
+    match d.plies() {
+        Some(n) if n >= MTC_THRESHOLD as u32 => c_int::try_from(n + (n & 1)).unwrap_or(c_int::MAX),
+        _ => MTC_LESS_THAN_THRESHOLD,
+    }
+}
+
+/// KingsRow's DTW answer for a depth to win ([module docs](self)): the depth in moves,
+/// `plies / 2` rounded down; [`EGDB_DTW_NO_DEPTH`] for a draw.
+pub fn dtw_code(d: Dtc) -> c_int {
+    match d.plies() {
+        Some(n) => c_int::try_from(n / 2).unwrap_or(c_int::MAX),
+        None => EGDB_DTW_NO_DEPTH,
+    }
+}
+
+/// A lookup on an MTC or DTW handle: the code, and whether it is a value (counted in
+/// `db_returns`; else `db_not_present_requests`, except [`EGDB_NOT_IN_CACHE`]).
+unsafe fn lookup_distance(
+    s: &State,
+    pos: *mut EgdbBitboard,
+    color: c_int,
+    conditional: c_int,
+) -> (c_int, bool) {
+    let none = (no_distance(s.kind), false);
+    if pos.is_null() {
+        return none;
+    }
+    let Some(p) = position_of(&*pos, s.row_reversed, color) else {
+        return none;
+    };
+    if p.piece_count() > s.pieces {
+        return none;
+    }
+    if conditional != 0 {
+        return (EGDB_NOT_IN_CACHE, false);
+    }
+    let r = if s.kind == Kind::Mtc {
+        s.tb.probe_dtc(&p).map(mtc_code)
+    } else {
+        s.tb.probe_dtw(&p).map(dtw_code)
+    };
+    match r {
+        Ok(code) => (code, true),
+        Err(
+            ProbeError::MissingSlice { .. }
+            | ProbeError::MissingDtc { .. }
+            | ProbeError::MissingDtw { .. },
+        ) => (EGDB_SUBDB_UNAVAILABLE, false),
+        Err(ProbeError::TooManyPieces { .. }) | Err(ProbeError::InvalidPosition(_)) => none,
+        Err(e) => {
+            if !s.reported.swap(true, Ordering::Relaxed) {
+                send(s.msg, &format!("egdb lookup: {e}"));
+            }
+            none
+        }
+    }
 }
 
 #[inline]
@@ -549,8 +747,27 @@ unsafe extern "C" fn verify(h: *mut EgdbDriver) -> c_int {
                 send(s.msg, &format!("egdb verify: slice {slice}: {e}"));
                 bad += 1;
             }
+            // The distance file of an MTC or DTW handle too.
+            let kind = match s.kind {
+                Kind::Wld => continue,
+                Kind::Mtc => checkers_egdb::format::FileKind::Dtc,
+                Kind::Dtw => checkers_egdb::format::FileKind::Dtw,
+            };
+            let ext = s.kind.ext().unwrap_or_default();
+            let d = s.dir.join(format!("{slice}.{ext}"));
+            if let Err(e) = checkers_egdb::format::DtcFile::open_kind(
+                &d,
+                checkers_egdb::format::RULES_ENGLISH,
+                kind,
+            )
+            .and_then(|t| t.verify_checksum())
+            {
+                let e = ProbeError::from(e);
+                send(s.msg, &format!("egdb verify: slice {slice}.{ext}: {e}"));
+                bad += 1;
+            }
         }
-        match complete_pieces(&s.dir) {
+        match complete_pieces(&s.dir, s.kind) {
             Ok((n, _)) if n >= s.pieces => {}
             Ok((_, missing)) => {
                 let what = missing.map(|m| m.to_string()).unwrap_or_default();

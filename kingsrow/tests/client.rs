@@ -3,12 +3,15 @@
 //! real tables: those in `$EGDB_TEST_TABLES` (complete, at least 4 pieces) or, when unset, the
 //! 4-piece tables built here with the library's builder (a few seconds).
 //!
-//! Expected values: the published facts hard-coded in the client (reference.md sections 3 and
-//! 4, king v king totals) and, for a few thousand random positions (both sides to move, captures
-//! included), the Rust API's `Tablebase::probe_wld`.
+//! Expected values: the published facts hard-coded in the client (reference.md sections 3, 4
+//! and 7, king v king totals, the longest kings-only distances) and, for a few thousand random
+//! positions (both sides to move, captures included), the Rust API's `Tablebase::probe_wld`,
+//! and for the MTC and DTW handles (when the tables have `.dtc` and `.dtw` files, as those
+//! built here do) `probe_dtc` / `probe_dtw` mapped by KingsRow's published semantics, written
+//! out here apart from the driver's code: MTC = plies rounded up to even from 10 plies on,
+//! else 1; DTW = plies / 2 rounded down, -3 for a draw.
 
-use checkers_egdb::probe::Tablebase;
-use checkers_egdb::{Color, Position, Wld};
+use checkers_egdb::{Color, Position, Tablebase, Wld};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -120,8 +123,10 @@ fn cpp_client_uses_the_kingsrow_api() {
         Some(d) => PathBuf::from(d),
         None => {
             let d = work.path().join("tables");
-            checkers_egdb::generate::build(&checkers_egdb::generate::BuildOptions::new(&d, 4))
-                .expect("build 4-piece tables");
+            let mut o = checkers_egdb::BuildOptions::new(&d, 4);
+            o.dtc = true;
+            o.dtw = true;
+            checkers_egdb::build(&o).expect("build 4-piece tables");
             d
         }
     };
@@ -165,6 +170,42 @@ fn cpp_client_uses_the_kingsrow_api() {
     let random = work.path().join("random.txt");
     std::fs::write(&random, lines).unwrap();
 
+    // The same positions' MTC and DTW answers, where the distance files are there.
+    let distances = work.path().join("distances.txt");
+    let has = |ext: &str| {
+        std::fs::read_dir(&tables)
+            .unwrap()
+            .any(|e| e.unwrap().file_name().to_string_lossy().ends_with(ext))
+    };
+    let with_distances = has(".dtc") && has(".dtw");
+    if with_distances {
+        let mut rng = Rng(0x5EED_0033);
+        let mut lines = String::new();
+        let (mut long, mut short) = (0, 0);
+        for _ in 0..3000 {
+            let p = random_position(&mut rng, max.min(5));
+            let mtc = match tb.probe_dtc(&p).expect("probe_dtc").plies() {
+                Some(d) if d >= 10 => d + d % 2,
+                _ => 1,
+            };
+            let dtw = match tb.probe_dtw(&p).expect("probe_dtw").plies() {
+                Some(d) => (d / 2) as i64,
+                None => -3,
+            };
+            long += (mtc >= 10) as u32;
+            short += (mtc == 1) as u32;
+            lines += &format!(
+                "{} {} {} {} {mtc} {dtw}\n",
+                p.black,
+                p.white,
+                p.kings,
+                (p.side == Color::White) as u32,
+            );
+        }
+        assert!(long >= 10 && short >= 100, "{long} long, {short} short");
+        std::fs::write(&distances, lines).unwrap();
+    }
+
     // A copy with one damaged data byte in the largest file.
     let corrupt = work.path().join("corrupt");
     std::fs::create_dir(&corrupt).unwrap();
@@ -201,15 +242,17 @@ fn cpp_client_uses_the_kingsrow_api() {
             assert_ne!(cxx, "g++", "g++ is required");
             continue;
         }
-        let out = Command::new(&exe)
-            .env("LD_LIBRARY_PATH", &lib)
+        let mut cmd = Command::new(&exe);
+        cmd.env("LD_LIBRARY_PATH", &lib)
             .arg(&tables)
             .arg(max.to_string())
             .arg(&random)
             .arg(&corrupt)
-            .arg(&empty)
-            .output()
-            .unwrap();
+            .arg(&empty);
+        if with_distances {
+            cmd.arg(&distances);
+        }
+        let out = cmd.output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success() && text.contains("\n0 failures"),

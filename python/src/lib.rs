@@ -8,9 +8,10 @@
 //! a missing or corrupt file, an I/O error). Batch calls release the GIL and run on rayon's
 //! thread pool; results keep the input order whatever the thread count.
 
-use checkers_egdb::notation::format_move;
-use checkers_egdb::probe::{ProbeError as RustProbeError, Tablebase as RustTablebase};
+use checkers_egdb::format_move;
+use checkers_egdb::{line as play_line, LineEnd, Metric};
 use checkers_egdb::{Color, Position, Wld};
+use checkers_egdb::{Dtc, ProbeError as RustProbeError, Tablebase as RustTablebase};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -296,6 +297,96 @@ impl Tablebase {
         .map_err(probe_err)
     }
 
+    /// Distance to conversion of `fen` (plies; a conversion is a capture or any man move; the
+    /// winner converts as soon as possible, the loser as late as possible): `(value, plies)`,
+    /// e.g. `("win", 33)`; plies `None` for a draw, `("loss", 0)` when the side to move has
+    /// no move. Needs the `.dtc` files of `egdb build --dtc`.
+    ///
+    /// Raises as `probe`; `ProbeError` naming the slice when its `.dtc` file is missing.
+    fn probe_dtc(&self, py: Python<'_>, fen: &str) -> PyResult<(&'static str, Option<u32>)> {
+        let p = parse_py(fen)?;
+        let d = py.detach(|| self.tb.probe_dtc(&p)).map_err(probe_err)?;
+        Ok(dist_pair(d))
+    }
+
+    /// Depth to win of `fen` (plies to the end of the game, the winner playing fastest and
+    /// the loser slowest, every move counted): `(value, plies)`, e.g. `("win", 11)`; wins odd,
+    /// losses even; plies `None` for a draw. Needs the `.dtw` files of `egdb build --dtw`.
+    ///
+    /// Raises as `probe`; `ProbeError` naming the slice when its `.dtw` file is missing.
+    fn probe_dtw(&self, py: Python<'_>, fen: &str) -> PyResult<(&'static str, Option<u32>)> {
+        let p = parse_py(fen)?;
+        let d = py.detach(|| self.tb.probe_dtw(&p)).map_err(probe_err)?;
+        Ok(dist_pair(d))
+    }
+
+    /// The perfect line from `fen` by `metric` (`"dtw"`: the fastest win against the longest
+    /// defence, to the end of the game; `"dtc"`: distance to conversion; default `None`:
+    /// `"dtw"` where the position's `.dtw` file is present, else `"dtc"`), at most
+    /// `max_plies` moves, as `egdb line --json` gives it: a dict with `start` (FEN),
+    /// `metric`, `value` and the distance under the metric's name (`"dtw"` or `"dtc"`, `None`
+    /// for a draw), `moves` (dicts with `move`, `conversion`, `after` (FEN), `value` and the
+    /// distance of the position after the move for the side to move there) and `end`
+    /// (`"no_moves"`: the side to move has lost, every won line ends so; `"repetition"`;
+    /// `"max_plies"`).
+    ///
+    /// Raises as `probe`, `ValueError` for an unknown metric, `ProbeError` for a missing
+    /// distance file.
+    #[pyo3(signature = (fen, metric = None, max_plies = 1000))]
+    fn line<'py>(
+        &self,
+        py: Python<'py>,
+        fen: &str,
+        metric: Option<&str>,
+        max_plies: u32,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let p = parse_py(fen)?;
+        let metric: Option<Metric> = metric
+            .map(|m| {
+                m.parse().map_err(|e: checkers_egdb::ParseMetricError| {
+                    PyValueError::new_err(e.to_string())
+                })
+            })
+            .transpose()?;
+        let (metric, start, l) = py
+            .detach(|| {
+                let metric = match metric {
+                    Some(m) => m,
+                    None => Metric::default_for(&self.tb, &p)?,
+                };
+                let start = metric.probe(&self.tb, &p)?;
+                let l = play_line(&self.tb, &p, metric, max_plies)?;
+                Ok::<_, RustProbeError>((metric, start, l))
+            })
+            .map_err(probe_err)?;
+        let key = metric.as_str();
+        let d = PyDict::new(py);
+        d.set_item("start", p.to_fen())?;
+        d.set_item("metric", key)?;
+        d.set_item("value", start.wld().as_str())?;
+        d.set_item(key, start.plies())?;
+        let moves = pyo3::types::PyList::empty(py);
+        for m in &l.moves {
+            let x = PyDict::new(py);
+            x.set_item("move", format_move(&m.mv))?;
+            x.set_item("conversion", m.conversion)?;
+            x.set_item("after", m.after.to_fen())?;
+            x.set_item("value", m.after_value.wld().as_str())?;
+            x.set_item(key, m.after_value.plies())?;
+            moves.append(x)?;
+        }
+        d.set_item("moves", moves)?;
+        d.set_item(
+            "end",
+            match l.end {
+                LineEnd::NoMoves => "no_moves",
+                LineEnd::Repetition => "repetition",
+                LineEnd::MaxPlies => "max_plies",
+            },
+        )?;
+        Ok(d)
+    }
+
     /// Counters since opening, a dict: `probes`, `cache_hits`, `cache_misses`,
     /// `blocks_decoded`, `blocks_failed`, `cached_blocks`, `cached_bytes`, `slices_opened`,
     /// `threat_searches`, `threat_memo_hits`.
@@ -322,6 +413,11 @@ impl Tablebase {
             self.tb.max_pieces()
         )
     }
+}
+
+/// `(value, plies)` of a distance (plies `None` for a draw).
+fn dist_pair(d: Dtc) -> (&'static str, Option<u32>) {
+    (d.wld().as_str(), d.plies())
 }
 
 /// Bitboards of a FEN: `(black, white, kings, side)`, bit i = square i+1, side 0 = Black to

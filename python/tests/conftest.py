@@ -2,7 +2,9 @@
 
 - The tool: $EGDB_BIN, else <repo>/target/release/egdb (built by `cargo build --release`).
 - The tables: $EGDB_TEST_TABLES (complete tables of at least 4 pieces), else built here into a
-  temporary directory with `egdb build --pieces 4` (a few seconds).
+  temporary directory with `egdb build --pieces 4 --dtc --dtw` (some seconds).
+- The distance tables (`dist_tables`): the tables above when they hold `.dtc` and `.dtw` files,
+  else 4-piece tables with them built here.
 A missing tool is an error, never a skip: these tests compare the module with the tool.
 """
 
@@ -32,7 +34,22 @@ def tables(egdb, tmp_path_factory) -> pathlib.Path:
     if given:
         return pathlib.Path(given)
     d = tmp_path_factory.mktemp("egdb4")
-    subprocess.run([egdb, "build", "--pieces", "4", "--dir", str(d), "--quiet"], check=True)
+    subprocess.run(
+        [egdb, "build", "--pieces", "4", "--dtc", "--dtw", "--dir", str(d), "--quiet"],
+        check=True,
+    )
+    return d
+
+
+@pytest.fixture(scope="session")
+def dist_tables(egdb, tables, tmp_path_factory) -> pathlib.Path:
+    if any(tables.glob("*.dtc")) and any(tables.glob("*.dtw")):
+        return tables
+    d = tmp_path_factory.mktemp("egdb4dist")
+    subprocess.run(
+        [egdb, "build", "--pieces", "4", "--dtc", "--dtw", "--dir", str(d), "--quiet"],
+        check=True,
+    )
     return d
 
 

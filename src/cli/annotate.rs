@@ -10,10 +10,8 @@
 //! the other separator and noted; an illegal move ends the replay of that game.
 use super::values::{self, Eval};
 use super::CliResult;
-use checkers_egdb::notation::{format_move, parse_move};
 use checkers_egdb::pdn::{parse_games, Game, Outcome};
-use checkers_egdb::probe::{ProbeError, Tablebase};
-use checkers_egdb::{Color, Move, Position, Wld};
+use checkers_egdb::{format_move, parse_move, Color, Move, Position, ProbeError, Tablebase, Wld};
 use std::io::Write;
 use std::path::PathBuf;
 

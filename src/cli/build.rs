@@ -1,10 +1,9 @@
 //! `egdb build`: build tables by retrograde analysis. See docs/cli.md.
 use super::CliResult;
-use checkers_egdb::generate::{
-    build_with, peak_rss_bytes, BuildObserver, BuildOptions, Unit, UnitReport,
+use checkers_egdb::planning::{default_budget, format_size};
+use checkers_egdb::{
+    build_with, peak_rss_bytes, BuildObserver, BuildOptions, Slice, Unit, UnitReport,
 };
-use checkers_egdb::memory::{default_budget, format_size};
-use checkers_egdb::slice::Slice;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -36,7 +35,7 @@ pub struct Args {
     /// bytes per position: state and values) plus the decoded dependencies (2 bits per position) and a block
     /// cache; dependencies that do not fit are read from their compressed files instead. The
     /// files do not depend on it. Default: half the physical memory.
-    #[arg(long, value_name = "SIZE", value_parser = checkers_egdb::memory::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = checkers_egdb::planning::parse_size)]
     pub memory: Option<u64>,
     /// No progress bars and no summary.
     #[arg(long)]
@@ -72,7 +71,7 @@ pub struct Args {
 /// `--codec`: 2, 4 or 5, read as every other integer option is (`05` is 5; spaces are
 /// refused).
 fn parse_codec(s: &str) -> Result<u32, String> {
-    use checkers_egdb::table::{CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_THREATS};
+    use checkers_egdb::format::{CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_THREATS};
     match s.parse::<u32>() {
         Ok(c) if [CODEC_2BIT_ZSTD, CODEC_2BIT_THREATS, CODEC_CM_THREATS].contains(&c) => Ok(c),
         _ => Err("expected 2, 4 or 5".into()),
@@ -193,7 +192,7 @@ pub fn run(args: Args) -> CliResult {
         memory: Some(args.memory.unwrap_or_else(default_budget)),
         dtc: args.dtc,
         dtw: args.dtw,
-        codec: args.codec.unwrap_or(checkers_egdb::table::CODEC_2BIT_ZSTD),
+        codec: args.codec.unwrap_or(checkers_egdb::format::CODEC_2BIT_ZSTD),
         codec_from_dir: args.codec.is_none(),
     };
     let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal(), args.verbose);

@@ -3,9 +3,9 @@
 //!
 //! Started as `mpirun -n N egdb build --mpi --pieces P --dir SHARED_DIR` (every rank gets the
 //! same arguments). Rank 0 runs the build driver of every build,
-//! [`drive`](checkers_egdb::generate::drive): options, the directory lock, the units
+//! [`drive`](checkers_egdb::driver::drive): options, the directory lock, the units
 //! (`--pieces`, `--slice`, `--with-deps`), the codec, damaged files, the resume and the
-//! summary. This module is only the driver's [`Runner`](checkers_egdb::generate::Runner), the
+//! summary. This module is only the driver's [`Runner`](checkers_egdb::driver::Runner), the
 //! transport that hands the units left to the ranks:
 //!
 //! - **Rank 0** schedules: it keeps the dependency graph (a unit waits until every unit it reads
@@ -17,11 +17,11 @@
 //!   scheduler itself only waits on messages (1 ms polls).
 //! - **Every rank** (rank 0's worker thread included) receives a unit id with the codec and
 //!   whether only its distance files are left, loads the dependencies from the shared
-//!   directory's files ([`DecodedTables`](checkers_egdb::store::DecodedTables),
+//!   directory's files ([`DecodedTables`](checkers_egdb::driver::DecodedTables),
 //!   checksum-verified, within `--memory`), solves with rayon on its cores
-//!   ([`solve_unit`](checkers_egdb::generate::solve_unit): WLD, then `--dtc`'s distance pass),
+//!   ([`solve_unit`](checkers_egdb::driver::solve_unit): WLD, then `--dtc`'s distance pass),
 //!   writes with the usual atomic, checksummed writes
-//!   ([`write_unit`](checkers_egdb::generate::write_unit)) and reports the counts to rank 0.
+//!   ([`write_unit`](checkers_egdb::driver::write_unit)) and reports the counts to rank 0.
 //!   The solved values stay in the rank's dependency store for later units.
 //! - **Same bytes**: a unit's values depend only on its dependencies' values and the solver is
 //!   deterministic, so the files are byte-identical to a single-process build whatever N is.
@@ -47,12 +47,11 @@
 /// # Errors
 /// Always: this `egdb` has no MPI support.
 pub fn run(
-    _opts: &checkers_egdb::generate::BuildOptions,
+    _opts: &checkers_egdb::BuildOptions,
     _quiet: bool,
     _verbose: bool,
-    _observer: &dyn checkers_egdb::generate::BuildObserver,
-) -> Result<Option<checkers_egdb::generate::BuildSummary>, Box<dyn std::error::Error + Send + Sync>>
-{
+    _observer: &dyn checkers_egdb::BuildObserver,
+) -> Result<Option<checkers_egdb::BuildSummary>, Box<dyn std::error::Error + Send + Sync>> {
     Err("this egdb was built without MPI support: rebuild it with `cargo build --release --features mpi` (needs Open MPI and libclang, see docs/mpi.md)".into())
 }
 
@@ -61,12 +60,14 @@ pub use imp::run;
 
 #[cfg(feature = "mpi")]
 mod imp {
-    use checkers_egdb::generate::{
-        build_order, drive, solve_unit, write_unit, BuildError, BuildObserver, BuildOptions,
-        BuildPlan, BuildSummary, DecodedTables, NoProgress, Runner, Unit, UnitOptions,
+    use checkers_egdb::driver::{
+        drive, solve_unit, write_unit, BuildPlan, DecodedTables, Runner, UnitOptions,
     };
-    use checkers_egdb::slice::Slice;
-    use checkers_egdb::table::table_path;
+    use checkers_egdb::format::table_path;
+    use checkers_egdb::planning::build_order;
+    use checkers_egdb::{
+        BuildError, BuildObserver, BuildOptions, BuildSummary, NoProgress, Slice, Unit,
+    };
     use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
     use mpi::topology::{Communicator, SimpleCommunicator};
     use mpi::Threading;
@@ -303,7 +304,7 @@ mod imp {
             needed.extend(
                 Slice::all_of(*m)
                     .into_iter()
-                    .filter(|s| checkers_egdb::index::SliceIndex::new(*s).size() > 0),
+                    .filter(|s| checkers_egdb::format::SliceIndex::new(*s).size() > 0),
             );
         }
         let t0 = Instant::now();
@@ -327,7 +328,7 @@ mod imp {
         wait_for_dependencies(dir, u);
         deps.begin_unit(
             u,
-            u.sizes.iter().sum::<u64>() * checkers_egdb::memory::UNIT_BYTES_PER_POSITION,
+            u.sizes.iter().sum::<u64>() * checkers_egdb::planning::UNIT_BYTES_PER_POSITION,
         );
         let deps = &*deps;
         let run = || -> Result<BuildSummary, String> {
@@ -815,7 +816,7 @@ mod imp {
                 let mut want: Vec<usize> = u.deps.iter().map(|s| unit_of[s]).collect();
                 for m in &u.capture_materials {
                     for s in Slice::all_of(*m) {
-                        if checkers_egdb::index::SliceIndex::new(s).size() > 0 {
+                        if checkers_egdb::format::SliceIndex::new(s).size() > 0 {
                             want.push(unit_of[&s]);
                         }
                     }

@@ -1,13 +1,13 @@
 //! `egdb check-proof FILE [--dir DIR]`: verify a prover certificate independently.
 //!
-//! The checker (`checkers_egdb::proofcheck`) shares no code with the search: it walks every
+//! The checker (`checkers_egdb::certificate`) shares no code with the search: it walks every
 //! proof with the path move generator and values leaves with table probes. On success it prints
 //! one line per root, in file order: `FEN<TAB>VALUE<TAB>proofs=N records=R positions=P`, where
 //! VALUE is `win`, `loss` or `draw` for the side to move when the proofs settle it, else
 //! `notloss` or `notwin` (a single not-lose proof); exit status 0. A rejected certificate gives
 //! one `egdb: error: ...` line naming the fault and exit status 1.
 use super::CliResult;
-use checkers_egdb::proofcheck::{check_file, Claim};
+use checkers_egdb::certificate::{check_file, Claim};
 use std::io::Write;
 use std::path::PathBuf;
 

@@ -1,7 +1,7 @@
 //! `egdb count`: number of positions by piece count (formula, A055213) or by slice.
 use super::CliResult;
-use checkers_egdb::count::{positions_formula, slices_with_pieces};
-use checkers_egdb::index::SliceIndex;
+use checkers_egdb::format::SliceIndex;
+use checkers_egdb::planning::{positions_formula, slices_with_pieces};
 
 /// Arguments of `egdb count`.
 #[derive(clap::Args)]

@@ -1,9 +1,9 @@
 //! `egdb info`: slices present, sizes, bytes, positions per byte, missing slices. See docs/cli.md.
 use super::CliResult;
-use checkers_egdb::generate::LOCK_FILE;
-use checkers_egdb::plan::build_order;
-use checkers_egdb::stats::read_dir_info_all;
-use checkers_egdb::table::slice_of_file_name;
+use checkers_egdb::driver::LOCK_FILE;
+use checkers_egdb::format::slice_of_file_name;
+use checkers_egdb::planning::build_order;
+use checkers_egdb::read_dir_info_all;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -37,7 +37,7 @@ fn manifest(dir: &std::path::Path) -> CliResult {
         .filter(|n| {
             slice_of_file_name(n).is_some()
                 || is_dtc_file_name(n)
-                || checkers_egdb::table::dtw::slice_of_dtw_file_name(n).is_some()
+                || checkers_egdb::format::slice_of_dtw_file_name(n).is_some()
         })
         .collect();
     if names.is_empty() {
@@ -85,7 +85,7 @@ fn manifest(dir: &std::path::Path) -> CliResult {
 
 /// Whether `name` is a distance file's name (`SLICE.dtc`, written by `egdb build --dtc`).
 fn is_dtc_file_name(name: &str) -> bool {
-    checkers_egdb::table::slice_of_dtc_file_name(name).is_some()
+    checkers_egdb::format::slice_of_dtc_file_name(name).is_some()
 }
 
 /// Run `egdb info`.
@@ -189,11 +189,12 @@ pub fn run(args: Args) -> CliResult {
     let dtc: Vec<(u32, u64, Option<u64>)> = infos
         .iter()
         .map(|f| {
-            let p = checkers_egdb::table::dtc_path(&args.dir, &f.slice);
+            let p = checkers_egdb::format::dtc_path(&args.dir, &f.slice);
             let there = std::fs::symlink_metadata(&p).is_ok();
             any_dtc |= there;
             let bytes = if there {
-                match checkers_egdb::table::DtcFile::open(&p, checkers_egdb::table::RULES_ENGLISH) {
+                match checkers_egdb::format::DtcFile::open(&p, checkers_egdb::format::RULES_ENGLISH)
+                {
                     Ok(d) if d.meta().slice == f.slice => Some(d.file_bytes()),
                     Ok(d) => {
                         eprintln!(

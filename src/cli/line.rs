@@ -1,11 +1,11 @@
-//! `egdb line FEN [--max-plies N] [--json]`: the perfect line from a position (both sides
-//! play the best move of the distance tables) to the end of the game.
+//! `egdb line FEN [--metric dtw|dtc] [--max-plies N] [--json]`: the perfect line from a position
+//! (both sides play the best move of the distance tables by the metric) to the end of the game.
 use super::moves::value_cols;
 use super::CliResult;
-use checkers_egdb::notation::format_move;
-use checkers_egdb::play::{line, LineEnd};
-use checkers_egdb::probe::Tablebase;
+use checkers_egdb::format_move;
 use checkers_egdb::Position;
+use checkers_egdb::Tablebase;
+use checkers_egdb::{line, LineEnd, Metric};
 use std::path::PathBuf;
 
 /// Arguments of `egdb line`.
@@ -13,16 +13,28 @@ use std::path::PathBuf;
 pub struct Args {
     /// Position in PDN FEN, e.g. `B:WK32:BK23,K19`.
     pub fen: String,
+    /// The metric both sides play by: `dtw` (depth to win: the fastest win against the
+    /// longest defence, to the end of the game; needs the `.dtw` files of `egdb build --dtw`)
+    /// or `dtc` (distance to conversion; the `.dtc` files of `egdb build --dtc`). Default:
+    /// `dtw` where the position's `.dtw` file is present, else `dtc`.
+    #[arg(long, value_parser = parse_metric)]
+    pub metric: Option<Metric>,
     /// Stop after this many plies (a drawn line otherwise stops at the first repetition).
     #[arg(long, default_value_t = 1000)]
     pub max_plies: u32,
-    /// One JSON object: start, value, moves (move, value and distance of the position after
-    /// it for the side to move there, FEN) and the reason the line ended.
+    /// One JSON object: start, metric, value, moves (move, value and distance of the position
+    /// after it for the side to move there, FEN) and the reason the line ended.
     #[arg(long)]
     pub json: bool,
-    /// Table directory (with the `.dtc` files of `egdb build --dtc`).
+    /// Table directory (with the `.dtw` or `.dtc` files).
     #[arg(long, env = "EGDB_DIR", default_value = super::DEFAULT_DIR)]
     pub dir: PathBuf,
+}
+
+/// clap's parser of `--metric`: `dtw` or `dtc`.
+pub fn parse_metric(s: &str) -> Result<Metric, String> {
+    s.parse()
+        .map_err(|e: checkers_egdb::ParseMetricError| e.to_string())
 }
 
 fn end_text(e: LineEnd) -> &'static str {
@@ -33,26 +45,33 @@ fn end_text(e: LineEnd) -> &'static str {
     }
 }
 
-/// Run `egdb line`: the start position with its value and distance, then one line per ply
-/// `N. MOVE<TAB>VALUE DTC<TAB>FEN` giving the position after the move (value and distance for
-/// its side to move), then the reason the line ended.
+/// Run `egdb line`: `metric<TAB>dtw|dtc`, the start position with its value and distance,
+/// then one line per ply
+/// `N. MOVE<TAB>VALUE D<TAB>FEN` giving the position after the move (value and distance by the
+/// metric for its side to move), then the reason the line ended.
 pub fn run(args: Args) -> CliResult {
     let pos = Position::from_fen(&args.fen)?;
     let tb = Tablebase::open(&args.dir)?;
-    let start = tb.probe_dtc(&pos)?;
-    let l = line(&tb, &pos, args.max_plies)?;
+    let metric = match args.metric {
+        Some(m) => m,
+        None => Metric::default_for(&tb, &pos)?,
+    };
+    let start = metric.probe(&tb, &pos)?;
+    let l = line(&tb, &pos, metric, args.max_plies)?;
+    let key = metric.as_str();
     if args.json {
         let moves: Vec<_> = l
             .moves
             .iter()
             .map(|m| {
-                serde_json::json!({
+                let mut o = serde_json::json!({
                     "move": format_move(&m.mv),
                     "conversion": m.conversion,
                     "after": m.after.to_fen(),
                     "value": m.after_value.wld().as_str(),
-                    "dtc": m.after_value.plies(),
-                })
+                });
+                o[key] = m.after_value.plies().into();
+                o
             })
             .collect();
         let end = match l.end {
@@ -60,20 +79,19 @@ pub fn run(args: Args) -> CliResult {
             LineEnd::Repetition => "repetition",
             LineEnd::MaxPlies => "max_plies",
         };
-        println!(
-            "{}",
-            serde_json::json!({
-                "start": pos.to_fen(),
-                "value": start.wld().as_str(),
-                "dtc": start.plies(),
-                "moves": moves,
-                "end": end,
-            })
-        );
+        let mut o = serde_json::json!({
+            "start": pos.to_fen(),
+            "metric": key,
+            "value": start.wld().as_str(),
+            "moves": moves,
+            "end": end,
+        });
+        o[key] = start.plies().into();
+        println!("{o}");
         return Ok(());
     }
     let (v, d) = value_cols(start);
-    let mut s = format!("start\t{v} {d}\t{}\n", pos.to_fen());
+    let mut s = format!("metric\t{key}\nstart\t{v} {d}\t{}\n", pos.to_fen());
     for (i, m) in l.moves.iter().enumerate() {
         let (v, d) = value_cols(m.after_value);
         s.push_str(&format!(

@@ -26,7 +26,7 @@ pub type CliResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 /// # Errors
 /// Any I/O error, naming the path.
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> CliResult {
-    checkers_egdb::atomic::replace(path, bytes)
+    checkers_egdb::replace_file(path, bytes)
         .map(|_| ())
         .map_err(|e| format!("cannot write {}: {e}", path.display()).into())
 }

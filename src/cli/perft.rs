@@ -1,7 +1,6 @@
 //! `egdb perft [--fen FEN] [--unique] [--threads N] DEPTH`: leaf counts of the move tree.
 use super::CliResult;
-use checkers_egdb::movegen::perft_parallel;
-use checkers_egdb::Position;
+use checkers_egdb::{perft_parallel, Position};
 
 /// Arguments of `egdb perft`.
 #[derive(clap::Args)]

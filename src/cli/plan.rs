@@ -1,8 +1,8 @@
 //! `egdb plan`: build order of slice units and their dependencies; with `--memory`, the
-//! predicted memory and disk of every step (see [`checkers_egdb::memory::predict`]).
+//! predicted memory and disk of every step (see [`checkers_egdb::planning::predict`]).
 use super::CliResult;
-use checkers_egdb::memory::{format_size, parse_size, predict, StepPrediction};
-use checkers_egdb::plan::{build_order, Unit};
+use checkers_egdb::planning::{build_order, format_size, parse_size, predict, StepPrediction};
+use checkers_egdb::Unit;
 
 /// Arguments of `egdb plan`.
 #[derive(clap::Args)]

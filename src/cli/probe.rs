@@ -19,9 +19,7 @@
 //! `{"input":..,"error":..}` (JSON string escaping, no extra escaping). The exit status is
 //! non-zero when any input failed, after all inputs were answered.
 use super::CliResult;
-use checkers_egdb::probe::{ProbeError, Tablebase};
-use checkers_egdb::table::Access;
-use checkers_egdb::Position;
+use checkers_egdb::{Access, Position, ProbeError, Tablebase};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 

@@ -19,11 +19,11 @@
 //! (a note on stderr). Exit status: 0 when every position was
 //! settled, 3 when some stayed unknown (and none failed), 1 on any error.
 use super::CliResult;
-use checkers_egdb::notation::format_move;
-use checkers_egdb::probe::{max_cache_bytes, Tablebase};
-use checkers_egdb::prove::search::{self, Outcome};
-use checkers_egdb::prove::{cert, layer, GoalReport, ProveOptions, ProveReport, Prover};
-use checkers_egdb::Position;
+use checkers_egdb::{
+    certificate as cert, format_move, max_cache_bytes, GoalReport, Position,
+    ProofOutcome as Outcome, ProveOptions, ProveReport, Prover, Tablebase,
+    LAYER_BYTES_PER_POSITION,
+};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -64,7 +64,7 @@ pub struct Args {
     pub build: u64,
     /// Memory budget of the layer retrograde and of a --build, as `egdb build --memory`, e.g.
     /// 512M or 4G (default: half the RAM). The transposition tables (--tt-mb) come on top.
-    #[arg(long, value_name = "SIZE", value_parser = checkers_egdb::memory::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = checkers_egdb::planning::parse_size)]
     pub memory: Option<u64>,
     /// Write the certificates of the settled positions to this file.
     #[arg(long)]
@@ -163,12 +163,12 @@ fn limit_note(limit: &str, args: &Args, layer: usize, memory: u64) -> String {
             "node limit {} per goal reached",
             args.nodes.unwrap_or_default()
         ),
-        "depth" => format!("depth limit {} plies reached", search::MAX_DEPTH),
+        "depth" => "depth limit (4000 plies below the root) reached".to_string(),
         "layer" => format!("layer limit {layer} positions reached"),
         "memory" => format!(
             "memory limit {:.0} MiB reached by the layer retrograde ({} B per position)",
             mib(memory),
-            checkers_egdb::prove::layer::BYTES_PER_POSITION
+            LAYER_BYTES_PER_POSITION
         ),
         "build" => format!("build limit {} positions reached", args.build),
         other => other.to_string(),
@@ -196,12 +196,12 @@ fn build_to_cover(
     memory: u64,
     deadline: Option<Instant>,
 ) -> Result<Built, String> {
-    use checkers_egdb::generate::first_missing_dependency;
+    use checkers_egdb::first_missing_dependency;
     let none = |stopped| Built {
         positions: 0,
         stopped,
     };
-    let units = checkers_egdb::prove::units_to_cover(tb.dir(), p)?;
+    let units = checkers_egdb::units_to_cover(tb.dir(), p).map_err(|e| e.to_string())?;
     let total: u64 = units.iter().map(|u| u.sizes.iter().sum::<u64>()).sum();
     let fen = p.to_fen();
     if total == 0 {
@@ -215,7 +215,7 @@ fn build_to_cover(
         return Ok(none(Some("build")));
     }
     // Present or about to be built (the units come in build order).
-    let mut avail: std::collections::HashSet<_> = checkers_egdb::stats::scan_dir(tb.dir())
+    let mut avail: std::collections::HashSet<_> = checkers_egdb::scan_dir(tb.dir())
         .map_err(|e| format!("{}: {e}", tb.dir().display()))?
         .into_iter()
         .map(|(s, _)| s)
@@ -239,7 +239,7 @@ fn build_to_cover(
         units.len(),
         tb.dir().display()
     );
-    let s = checkers_egdb::slice::Slice::of(&p.normalized());
+    let s = checkers_egdb::Slice::of(&p.normalized());
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the egdb binary: {e}"))?;
     let mut child = std::process::Command::new(exe)
         .arg("build")
@@ -261,7 +261,7 @@ fn build_to_cover(
             let _ = child.kill();
             let _ = child.wait();
             // Its temporary files (a unit being written) go.
-            checkers_egdb::generate::remove_stale_temp_files(tb.dir());
+            checkers_egdb::driver::remove_stale_temp_files(tb.dir());
             stopped = Some("time");
             break None;
         }
@@ -275,7 +275,8 @@ fn build_to_cover(
         }
     }
     tb.rescan().map_err(|e| e.to_string())?;
-    let left: u64 = checkers_egdb::prove::units_to_cover(tb.dir(), p)?
+    let left: u64 = checkers_egdb::units_to_cover(tb.dir(), p)
+        .map_err(|e| e.to_string())?
         .iter()
         .map(|u| u.sizes.iter().sum::<u64>())
         .sum();
@@ -306,8 +307,8 @@ pub fn run(args: Args) -> CliResult {
     // The layer retrograde's memory: refused up front when a --layer given does not fit.
     let memory = args
         .memory
-        .unwrap_or_else(checkers_egdb::memory::default_budget);
-    let per = layer::BYTES_PER_POSITION;
+        .unwrap_or_else(checkers_egdb::planning::default_budget);
+    let per = LAYER_BYTES_PER_POSITION;
     let layer_positions = match args.layer {
         Some(n) if (n as u64).saturating_mul(per) > memory => {
             return Err(format!(
@@ -494,7 +495,7 @@ pub fn run(args: Args) -> CliResult {
         let tables = prover.table_set()?;
         let text = cert::certificate_text(&tables, &proofs);
         // The prover checks its own certificate with the independent checker before writing.
-        checkers_egdb::proofcheck::check_certificate(&text, &args.dir)
+        checkers_egdb::certificate::check_certificate(&text, &args.dir)
             .map_err(|e| format!("internal error: the certificate does not verify: {e}"))?;
         cert::write_atomic(path, &text)?;
     }

@@ -1,6 +1,6 @@
 //! `egdb stats`: per-material statistics from the table headers. See docs/cli.md.
 use super::CliResult;
-use checkers_egdb::stats::{material_stats, missing_slices, read_dir_info, MaterialStats};
+use checkers_egdb::{material_stats, missing_slices, read_dir_info, MaterialStats};
 use std::path::PathBuf;
 
 /// Arguments of `egdb stats`.
@@ -22,6 +22,11 @@ pub struct Args {
     /// chart shows the win/draw/loss statistics).
     #[arg(long, conflicts_with = "plot")]
     pub dtc: bool,
+    /// List the longest depth to win instead (plies to the end of the game), per material and
+    /// side to move, with one position attaining it, in the shape of `--dtc`; needs the
+    /// `.dtw` files of `egdb build --dtw`. Not with --plot or --dtc.
+    #[arg(long, conflicts_with_all = ["plot", "dtc"])]
+    pub dtw: bool,
 }
 
 /// Label of one statistics row: `bm bk wm wk` digits and the side to move, e.g. `1101 B`.
@@ -123,11 +128,19 @@ pub fn run(args: Args) -> CliResult {
         )
         .into());
     }
-    if args.dtc {
-        let rows = checkers_egdb::stats::longest_dtc(&args.dir)?;
+    if args.dtc || args.dtw {
+        let (rows, ext, what) = if args.dtw {
+            (
+                checkers_egdb::longest_dtw(&args.dir)?,
+                "dtw",
+                "depth-to-win",
+            )
+        } else {
+            (checkers_egdb::longest_dtc(&args.dir)?, "dtc", "distance")
+        };
         if rows.is_empty() {
             return Err(format!(
-                "no distance files (*.dtc) in {} (run egdb build --dtc first)",
+                "no {what} files (*.{ext}) in {} (run egdb build --{ext} first)",
                 args.dir.display()
             )
             .into());
@@ -157,13 +170,20 @@ pub fn run(args: Args) -> CliResult {
         // partial or absent; say so and fail, as for missing WLD files.
         let no_dtc: Vec<String> = infos
             .iter()
-            .filter(|f| !checkers_egdb::table::dtc_path(&args.dir, &f.slice).exists())
+            .filter(|f| {
+                let path = if args.dtw {
+                    checkers_egdb::format::dtw_path(&args.dir, &f.slice)
+                } else {
+                    checkers_egdb::format::dtc_path(&args.dir, &f.slice)
+                };
+                !path.exists()
+            })
             .map(|f| f.slice.to_string())
             .collect();
         if let Some(first) = no_dtc.first() {
             return Err(format!(
-                "distance files incomplete: {} slices have a .egdb file but no .dtc file (first \
-                 {first}; run egdb build --dtc); the rows above leave them out",
+                "{what} files incomplete: {} slices have a .egdb file but no .{ext} file (first \
+                 {first}; run egdb build --{ext}); the rows above leave them out",
                 no_dtc.len()
             )
             .into());

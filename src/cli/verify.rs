@@ -1,6 +1,6 @@
 //! `egdb verify`: checksums, then every value re-derived from its successors. See docs/cli.md.
 use super::CliResult;
-use checkers_egdb::verify::{verify_dir_opts, VerifyError, VerifyOptions};
+use checkers_egdb::{verify_dir_opts, VerifyError, VerifyOptions};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -30,7 +30,7 @@ pub struct Args {
     /// Slices are released after their last reader; above the budget dependencies are read
     /// from the compressed files through a block cache (slower, same outcome). Default: half
     /// the physical memory.
-    #[arg(long, value_name = "SIZE", value_parser = checkers_egdb::memory::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = checkers_egdb::planning::parse_size)]
     pub memory: Option<u64>,
 }
 
@@ -51,7 +51,7 @@ pub fn run(args: Args) -> CliResult {
         journal: args.journal.clone(),
         memory: Some(
             args.memory
-                .unwrap_or_else(checkers_egdb::memory::default_budget),
+                .unwrap_or_else(checkers_egdb::planning::default_budget),
         ),
     };
     let rep = verify_dir_opts(&args.dir, &opts, &|s, k, n| {
@@ -121,6 +121,20 @@ pub fn run(args: Args) -> CliResult {
             }
         );
     }
+    if rep.dtw_slices > 0 || rep.dtw_absent > 0 {
+        println!(
+            "ok: {}, {} positions: every depth to win re-derived{}",
+            count(rep.dtw_slices, "depth-to-win file"),
+            rep.dtw_positions,
+            match (rep.dtw_absent, rep.dtw_unchecked) {
+                (0, _) => String::new(),
+                (a, u) => format!(
+                    "; {} of the largest piece count absent, {u} more left unchecked as their partner's is absent (--partial)",
+                    count(a, "depth-to-win file")
+                ),
+            }
+        );
+    }
     if rep.slices == 0 && rep.dtc_slices == 0 && rep.earlier_slices > 0 {
         println!(
             "ok: nothing left to verify: every file was verified by an earlier run (checksums checked again in {:.2} s)",
@@ -153,8 +167,8 @@ pub fn run(args: Args) -> CliResult {
     let st = &rep.store;
     println!(
         "dependencies: budget {}: peak {} decoded, {} slices loaded, {} released, {} evicted, {} lookups through the block cache",
-        opts.memory.map_or("unbounded".into(), checkers_egdb::memory::format_size),
-        checkers_egdb::memory::format_size(st.peak_resident_bytes),
+        opts.memory.map_or("unbounded".into(), checkers_egdb::planning::format_size),
+        checkers_egdb::planning::format_size(st.peak_resident_bytes),
         st.slices_loaded,
         st.slices_released,
         st.slices_evicted,

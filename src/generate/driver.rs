@@ -104,7 +104,7 @@ pub struct SolvedUnit {
 /// Solve one unit: its WLD values by retrograde analysis from the dependencies in `deps`
 /// (unless [`UnitOptions::wld_done`]), then, with [`UnitOptions::dtc`], its distance pass
 /// (from the values just solved, or from its WLD files). A distance pass that disagrees with
-/// the values once is rechecked ([`recheck`]): the note goes to
+/// the values once is rechecked (`recheck`): the note goes to
 /// [`BuildObserver::unit_rechecked`] and [`BuildSummary::rechecked`]. `observer` also gets
 /// the initial pass's progress. The unit's values are not handed to `deps`.
 ///
@@ -267,7 +267,7 @@ pub(crate) fn unit_report(unit: &Unit, s: &SolvedUnit, seconds: f64) -> UnitRepo
 ///   missing or corrupt (named);
 /// - [`BuildError::Write`]: writing a table failed;
 /// - [`BuildError::Inconsistent`], [`BuildError::Unreproducible`]: with `dtc`, the distance
-///   pass disagreed with the values (see [`recheck`]);
+///   pass disagreed with the values (see `recheck`);
 /// - [`BuildError::Io`]: creating or reading the directory, or its lock file, failed.
 pub fn build(opts: &BuildOptions) -> Result<BuildSummary, BuildError> {
     build_with(opts, &NoProgress)

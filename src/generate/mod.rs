@@ -19,6 +19,9 @@ pub mod dtw;
 pub mod recheck;
 pub mod solve;
 
+#[cfg(test)]
+mod store_lookup_tests;
+
 pub use driver::{
     build, build_with, drive, solve_unit, write_unit, BuildPlan, LocalRunner, Runner, SolvedUnit,
     UnitJob, UnitOptions,
@@ -26,7 +29,7 @@ pub use driver::{
 
 use crate::board::Position;
 use crate::index::SliceIndex;
-pub use crate::plan::{build_order, Unit};
+pub use crate::plan::Unit;
 use crate::probe::{resolve, ProbeError};
 use crate::slice::Slice;
 pub use crate::store::DecodedTables;
@@ -87,7 +90,7 @@ pub enum BuildError {
         dtc_pass: crate::board::Wld,
     },
     /// A unit's distance pass disagreed with its WLD solution, and solving the unit again did
-    /// not give the same results ([`recheck::recheck_unit`]): a solver or machine fault.
+    /// not give the same results (`recheck::recheck_unit`): a solver or machine fault.
     /// Nothing of the unit is written.
     #[error("internal error in unit {unit}: {detail}; nothing of the unit was written; please report this")]
     Unreproducible {
@@ -238,16 +241,16 @@ pub struct BuildOptions {
     /// skipped. The tables with fewer pieces must exist.
     pub with_deps: bool,
     /// Memory budget in bytes for the dependency store and its block cache, next to the unit
-    /// being solved (see [`crate::memory`]); `None`: unbounded (nothing spilled). Slices no
+    /// being solved (see `crate::memory`); `None`: unbounded (nothing spilled). Slices no
     /// remaining unit reads are released either way. The output does not depend on it.
     pub memory: Option<u64>,
     /// Also build the distance-to-conversion file of every slice (`<slice>.dtc`, see
-    /// [`crate::table::dtc`]). A unit whose WLD files already exist gets only its distance
+    /// `crate::table::dtc`). A unit whose WLD files already exist gets only its distance
     /// files (its WLD values are read from them).
     pub dtc: bool,
     /// Also build the depth-to-win file of every slice (`<slice>.dtw`, see
-    /// [`crate::table::dtw`]) after the WLD (and distance) files, unit by unit in build order
-    /// ([`dtw::build_dtw_units`]); units whose `.dtw` files are complete are skipped.
+    /// `crate::table::dtw`) after the WLD (and distance) files, unit by unit in build order
+    /// (`dtw::build_dtw_units`); units whose `.dtw` files are complete are skipped.
     pub dtw: bool,
     /// Value codec of the WLD files written ([`crate::table::WriteOptions::codec`]):
     /// [`crate::table::CODEC_2BIT_ZSTD`] (default) or [`crate::table::CODEC_2BIT_THREATS`]
@@ -315,7 +318,7 @@ pub trait BuildObserver: Sync {
         let _ = (unit, report);
     }
     /// A unit's distance pass disagreed with its WLD solution once, and the unit was solved
-    /// again consistently ([`recheck::recheck_unit`]); `note` says what happened. Also kept in
+    /// again consistently (`recheck::recheck_unit`); `note` says what happened. Also kept in
     /// [`BuildSummary::rechecked`].
     fn unit_rechecked(&self, unit: &Unit, note: &str) {
         let _ = (unit, note);
@@ -560,32 +563,6 @@ fn resume_codec(dir: &Path, units: &[Unit], valid: &[Vec<Option<u32>>]) -> Optio
         }
     }
     top.and_then(|(_, c)| c)
-}
-
-/// Check, before a build writes anything, that the valid files of the incomplete units of
-/// `units` in `dir` (those a resume rewrites) were written with `codec`.
-///
-/// # Errors
-/// [`BuildError::CodecMismatch`] naming the first file of another codec.
-pub fn check_codec(dir: &Path, units: &[Unit], codec: u32) -> Result<(), BuildError> {
-    // Only a file whose header names another codec needs its checksum read.
-    let other = |s: &Slice| TableFile::open(&table_path(dir, s)).is_ok_and(|f| f.codec() != codec);
-    let valid: Vec<Vec<Option<u32>>> = units
-        .iter()
-        .map(|u| {
-            u.slices
-                .iter()
-                .map(|s| {
-                    if other(s) {
-                        valid_file_codec(dir, s)
-                    } else {
-                        None
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    codec_mismatch(dir, units, &valid, codec).map_or(Ok(()), Err)
 }
 
 /// Whether this process may write into `dir` (`faccessat` with the effective ids): the error
@@ -948,6 +925,7 @@ pub fn peak_rss_bytes() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::build_order;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 

@@ -65,12 +65,6 @@ impl State {
     const CAP_WIN_T: u8 = 250;
     const CAP_LOSS_T: u8 = 252;
 
-    /// The raw byte.
-    #[inline(always)]
-    pub const fn byte(self) -> u8 {
-        self.0
-    }
-
     /// Unresolved with `count` in-unit moves (at most 111) and the "cannot lose" flag.
     #[inline(always)]
     const fn unresolved(count: u8, no_loss: bool) -> State {
@@ -288,25 +282,6 @@ impl Side {
 /// Positions per work unit of the parallel passes (and per dirty flag).
 const CHUNK: usize = 1 << 12;
 
-/// Solve slice `s` together with `s.partner()` under `rules`.
-///
-/// `lookup` returns the exact value, for the side to move, of any position outside the unit
-/// (either side to move; captures must be resolved by the callee); it is called only for
-/// successors after a capture, a crowning or a leading-man advance.
-///
-/// Returns one [`SolvedSlice`] if `s` is its own partner, else two (`s` first).
-///
-/// # Errors
-/// The first error `lookup` returns (e.g. a missing or corrupt dependency).
-pub fn solve_unit<R: Retro, E: Send>(
-    rules: R,
-    s: Slice,
-    lookup: &(dyn Fn(&Position) -> Result<Wld, E> + Sync),
-    progress: Progress<'_>,
-) -> Result<Vec<SolvedSlice>, E> {
-    solve_unit_opts(rules, s, lookup, progress, &SolveOptions::default())
-}
-
 /// [`solve_unit`] with options (e.g. recording every position's resolution ply).
 ///
 /// # Errors
@@ -508,7 +483,7 @@ pub fn propagate_ply<R: Retro>(rules: R, side: &Side, preds: &Side, ply: u32) ->
                     kings,
                     side: Color::Black,
                 };
-                for_each_predecessor(rules, &q, preds, policy, |k| batch.push(k, is_win));
+                for_each_predecessor(rules, &q, &preds.index, policy, |k| batch.push(k, is_win));
                 cell.store(fin.0, Ordering::Relaxed);
                 if let Some(pl) = &side.plies {
                     pl[i as usize].store(stamp, Ordering::Relaxed);
@@ -963,16 +938,17 @@ fn best_capture<R: Retro, E>(
     crate::probe::resolve::best_of_successors(rules, pos, lookup)
 }
 
-/// Call `f(index)` for every predecessor, in `preds`' slice, of Black-to-move position `q`
+/// Call `f(index)` for every predecessor, in the slice of index `preds`, of Black-to-move
+/// position `q`
 /// (the positions of `preds` with a quiet move that stays in the unit, per `policy`, and
 /// leads to `q`). Capture positions among them are included; their state is final, so the
 /// callers' updates skip them. (Filtering them out here with a capture test costs more than
 /// it saves: measured with callgrind, +5.6% instructions on `build --slice 2102-6n`.)
 #[inline]
-fn for_each_predecessor<R: Retro>(
+pub(super) fn for_each_predecessor<R: Retro>(
     rules: R,
     q: &Position,
-    preds: &Side,
+    preds: &SliceIndex,
     policy: UnitPolicy,
     mut f: impl FnMut(u64),
 ) {
@@ -988,8 +964,8 @@ fn for_each_predecessor<R: Retro>(
     // one of them; profile of a 6-piece unit: ranking king un-moves was 14% of the build).
     let (base, white_rank) = if black_kings != 0 {
         (
-            preds.index.men_base(black_men, white_men),
-            preds.index.white_king_rank(white_kings, men | black_kings),
+            preds.men_base(black_men, white_men),
+            preds.white_king_rank(white_kings, men | black_kings),
         )
     } else {
         (0, 0)
@@ -1002,9 +978,9 @@ fn for_each_predecessor<R: Retro>(
             let between = (hi - 1) & !((lo << 1) - 1);
             f(base
                 + if white_kings & between == 0 {
-                    preds.index.king_offset_with(bk, men, white_rank)
+                    preds.king_offset_with(bk, men, white_rank)
                 } else {
-                    preds.index.king_offset(bk, white_kings, men)
+                    preds.king_offset(bk, white_kings, men)
                 });
         } else {
             if policy.kings_only || !policy.stays((black_men ^ to) | from, false) {
@@ -1016,7 +992,7 @@ fn for_each_predecessor<R: Retro>(
                 kings: r.kings,
                 side: Color::Black,
             };
-            f(preds.index.rank(&p));
+            f(preds.rank(&p));
         }
     });
 }

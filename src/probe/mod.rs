@@ -12,8 +12,7 @@
 //! `cache` (the block cache), [`tablebase`] ([`Tablebase`]).
 //!
 //! ```no_run
-//! use checkers_egdb::probe::Tablebase;
-//! use checkers_egdb::Position;
+//! use checkers_egdb::{Position, Tablebase};
 //! let tb = Tablebase::builder("egdb").cache_bytes(64 << 20).open().unwrap();
 //! let p = Position::from_fen("W:WK19,K23:BK28,12").unwrap();
 //! println!("{}", tb.probe_wld(&p).unwrap()); // win
@@ -27,9 +26,7 @@ pub mod slots;
 pub mod tablebase;
 
 pub use cache::max_cache_bytes;
-pub use error::{ProbeError, SharedIoError};
-pub use resolve::{
-    has_quiet_move, is_dont_care, is_threat, resolve, resolve_with, with_index, RawSource,
-};
+pub use error::ProbeError;
+pub use resolve::{resolve, resolve_with, RawSource};
 pub use slots::MAX_PIECES;
 pub use tablebase::{Dtc, ProbeStats, Tablebase, TablebaseBuilder};

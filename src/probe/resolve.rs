@@ -7,8 +7,8 @@ use crate::index::SliceIndex;
 use crate::rules::{English, Rules};
 // The rules-level searches live beside the rules (`rules::search`, below `table/`); their
 // old paths under `probe` stay valid.
+pub use crate::rules::search::is_dont_care;
 pub(crate) use crate::rules::search::{best_of_successors, threat_search};
-pub use crate::rules::search::{has_quiet_move, is_dont_care, is_threat, THREAT_DEPTH};
 use crate::slice::Slice;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -29,6 +29,10 @@ pub trait RawSource: Sync {
     ///
     /// # Errors
     /// As [`RawSource::raw`].
+    #[allow(
+        dead_code,
+        reason = "no caller in the library today; its implementations stay"
+    )]
     fn raw_position(&self, p: &Position) -> Result<Wld, ProbeError> {
         let s = Slice::of(p);
         let index = with_index(&s, |ix| ix.rank(p));

@@ -603,7 +603,7 @@ impl<R: Rules> Tablebase<R> {
     }
 
     /// Exact value for the side to move of any position with at most
-    /// [`Tablebase::max_pieces`] pieces; captures are resolved by search (see [`resolve_with`]).
+    /// [`Tablebase::max_pieces`] pieces; captures are resolved by search (see `resolve_with`).
     ///
     /// # Errors
     /// [`ProbeError::TooManyPieces`], [`ProbeError::InvalidPosition`],
@@ -741,6 +741,38 @@ impl<R: Rules> Tablebase<R> {
         } else {
             Dtc::Loss(d)
         })
+    }
+
+    /// Whether the depth-to-win file (`<slice>.dtw`) of `p`'s slice is there and opens (it is
+    /// opened, and kept, for [`Tablebase::probe_dtw`]).
+    ///
+    /// # Errors
+    /// An invalid position, too many pieces; a damaged `.dtw` file ([`ProbeError::Table`]).
+    pub fn has_dtw(&self, p: &Position) -> Result<bool, ProbeError> {
+        self.check(p)?;
+        match self.distance_loaded(&Slice::of(&p.normalized()), true) {
+            Ok(_) => Ok(true),
+            Err(ProbeError::MissingDtw { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The depth stored for `p` in its slice's depth-to-win file (`<slice>.dtw`), plies,
+    /// without deciding the value: for a won or lost position its DTW, for a drawn one the
+    /// writer's filler (meaningless). `p` is normalized (colours flipped when White is to
+    /// move) to find the entry. For `egdb verify`, which decides the values itself and
+    /// re-derives every stored depth from the successors' stored depths; everyone else wants
+    /// [`Tablebase::probe_dtw`].
+    ///
+    /// # Errors
+    /// As [`Tablebase::probe_dtw`] for the slice and its files.
+    pub fn stored_dtw(&self, p: &Position) -> Result<u32, ProbeError> {
+        self.check(p)?;
+        let n = p.normalized();
+        let s = Slice::of(&n);
+        let t = self.loaded(&s, false)?;
+        let index = t.index.rank(&n);
+        self.distance_at(self.distance_loaded(&s, true)?, index, &self.dtw_cache)
     }
 
     fn dtc_loaded(&self, s: &Slice) -> Result<&DtcLoaded, ProbeError> {

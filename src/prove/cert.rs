@@ -22,7 +22,7 @@ use crate::movegen::Move;
 use crate::notation::format_move;
 use crate::proofcheck::TableSet;
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// A strategy for the claimant: the chosen successor of each claimant position.
@@ -430,8 +430,8 @@ impl Proof {
     /// position are no longer reached, and a certificate must hold exactly the records reached.
     ///
     /// # Errors
-    /// As [`proof_of`] (never expected for a proof that was complete).
-    pub fn pruned(&self, covered: impl Fn(&Position) -> bool) -> Result<Proof, String> {
+    /// As `proof_of` (never expected for a proof that was complete).
+    pub fn pruned(&self, covered: impl Fn(&Position) -> bool) -> Result<Proof, CertError> {
         let strategy = Strategy {
             root: self.root,
             claimant: self.claimant,
@@ -448,12 +448,13 @@ impl Proof {
 /// position met.
 ///
 /// # Errors
-/// A message if a claimant position reached has no choice or its choice is not a legal
-/// successor (an extraction bug; never expected).
+/// [`CertError::NoChoice`] if a claimant position reached has no choice,
+/// [`CertError::IllegalChoice`] if its choice is not a legal successor (an extraction bug;
+/// never expected).
 pub fn proof_of(
     strategy: &Strategy<Position>,
     covered: impl Fn(&Position) -> bool,
-) -> Result<Proof, String> {
+) -> Result<Proof, CertError> {
     let mut seen = HashSet::new();
     let mut queue = VecDeque::new();
     let mut records = Vec::new();
@@ -468,14 +469,11 @@ pub fn proof_of(
             continue;
         }
         if p.side == strategy.claimant {
-            let c = strategy
-                .choice
-                .get(&p)
-                .ok_or_else(|| format!("no move chosen at {}", p.to_fen()))?;
+            let c = strategy.choice.get(&p).ok_or(CertError::NoChoice(p))?;
             let m = moves
                 .iter()
                 .find(|m| p.apply(m) == *c)
-                .ok_or_else(|| format!("chosen successor of {} is not legal", p.to_fen()))?;
+                .ok_or(CertError::IllegalChoice(p))?;
             records.push((p, *m));
             if seen.insert(*c) {
                 queue.push_back(*c);
@@ -536,18 +534,58 @@ pub fn certificate_text(tables: &TableSet, proofs: &[Proof]) -> String {
     s
 }
 
+/// Why a certificate cannot be made or written.
+#[derive(Debug, thiserror::Error)]
+pub enum CertError {
+    /// A claimant position reached by the strategy has no chosen move (an extraction bug;
+    /// never expected).
+    #[error("no move chosen at {}", .0.to_fen())]
+    NoChoice(Position),
+    /// The chosen successor of a claimant position is not one of its legal successors (an
+    /// extraction bug; never expected).
+    #[error("chosen successor of {} is not legal", .0.to_fen())]
+    IllegalChoice(Position),
+    /// The certificate's path is not a place a regular file can be written: a directory, a
+    /// device such as `/dev/null`, a FIFO.
+    #[error("{}: {source}", path.display())]
+    NotAFile {
+        /// The path asked for.
+        path: PathBuf,
+        /// The reason ([`std::io::ErrorKind::InvalidInput`]).
+        source: std::io::Error,
+    },
+    /// The certificate's directory cannot be written (missing, read-only).
+    #[error("{}: cannot write there: {source}", path.display())]
+    Unwritable {
+        /// The path asked for.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Writing the certificate failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path written.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
 /// Check, before any work, that [`write_atomic`] can write `path`
-/// ([`crate::atomic::check_writable`]). Nothing is written to `path`.
+/// (`crate::atomic::check_writable`). Nothing is written to `path`.
 ///
 /// # Errors
-/// The reason, naming `path`: "is a directory", "not a regular file" (a device such as
-/// `/dev/null`, a FIFO), or "cannot write there: ..." (a missing or read-only directory).
-pub fn check_writable(path: &Path) -> Result<(), String> {
-    crate::atomic::check_writable(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::InvalidInput {
-            format!("{}: {e}", path.display())
+/// [`CertError::NotAFile`] ("is a directory", "not a regular file": a device such as
+/// `/dev/null`, a FIFO) or [`CertError::Unwritable`] ("cannot write there: ...": a missing or
+/// read-only directory), naming `path`.
+pub fn check_writable(path: &Path) -> Result<(), CertError> {
+    crate::atomic::check_writable(path).map_err(|source| {
+        let path = path.to_path_buf();
+        if source.kind() == std::io::ErrorKind::InvalidInput {
+            CertError::NotAFile { path, source }
         } else {
-            format!("{}: cannot write there: {e}", path.display())
+            CertError::Unwritable { path, source }
         }
     })
 }
@@ -556,17 +594,24 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
 /// directory, fsync, rename).
 ///
 /// # Errors
-/// The I/O error, with the path.
-pub fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
+/// [`CertError::Io`]: the I/O error, with the path.
+pub fn write_atomic(path: &Path, text: &str) -> Result<(), CertError> {
     crate::atomic::replace(path, text.as_bytes())
         .map(|_| ())
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(|source| CertError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// Write the certificate of `proofs` for the tables `tables` to `path` (atomically).
 ///
 /// # Errors
-/// The I/O error, with the path.
-pub fn write_certificate(path: &Path, tables: &TableSet, proofs: &[Proof]) -> Result<(), String> {
+/// [`CertError::Io`]: the I/O error, with the path.
+pub fn write_certificate(
+    path: &Path,
+    tables: &TableSet,
+    proofs: &[Proof],
+) -> Result<(), CertError> {
     write_atomic(path, &certificate_text(tables, proofs))
 }

@@ -99,6 +99,10 @@ pub struct Layer {
 /// the ply at which the retrograde decided it (0 for undecided draws).
 pub struct Model {
     /// The side the unknown exits count against.
+    #[allow(
+        dead_code,
+        reason = "describes the model (Debug); no reader in the library"
+    )]
     pub pessimistic_for: Color,
     value: Vec<Wld>,
     ply: Vec<u32>,
@@ -167,11 +171,6 @@ impl Layer {
     /// Number of positions in the layer.
     pub fn len(&self) -> usize {
         self.positions.len()
-    }
-
-    /// Whether the layer is empty (never: it holds its root).
-    pub fn is_empty(&self) -> bool {
-        self.positions.is_empty()
     }
 
     fn succ_of(&self, i: usize) -> &[u32] {

@@ -12,9 +12,7 @@
 //! (strategy extraction and the certificate writer). The checker is `crate::proofcheck`.
 //!
 //! ```no_run
-//! use checkers_egdb::probe::Tablebase;
-//! use checkers_egdb::prove::{prove, ProveOptions};
-//! use checkers_egdb::Position;
+//! use checkers_egdb::{prove, Position, ProveOptions, Tablebase};
 //! let tb = Tablebase::open("egdb").unwrap();
 //! let p = Position::from_fen("B:W30,K31,K32:BK20,21,K22,K23").unwrap();
 //! let r = prove(&tb, &p, &ProveOptions::default()).unwrap();
@@ -26,6 +24,9 @@ pub mod layer;
 pub mod search;
 pub mod state;
 pub mod tt;
+
+#[cfg(test)]
+mod ghi_tests;
 
 use crate::board::{Color, Position, Wld};
 use crate::movegen::Move;
@@ -59,15 +60,15 @@ pub struct ProveOptions {
     pub threads: usize,
     /// Extract certificates ([`ProveReport::proofs`]) for settled positions.
     pub certificate: bool,
-    /// Most positions of a layer retrograde ([`layer`]) tried on a position the search leaves
+    /// Most positions of a layer retrograde (`layer`) tried on a position the search leaves
     /// unknown (0: never). Capped further so that the layer's estimated memory
-    /// ([`layer::BYTES_PER_POSITION`] each) stays within [`ProveOptions::memory`].
+    /// (`layer::BYTES_PER_POSITION` each) stays within [`ProveOptions::memory`].
     pub layer_positions: usize,
     /// Memory budget of the layer retrograde in bytes (`None`: half the physical memory,
-    /// [`layer::default_budget`]). A layer that would need more is not built (the position
+    /// `layer::default_budget`). A layer that would need more is not built (the position
     /// stays unknown with [`Limit::Memory`]).
     pub memory: Option<u64>,
-    /// Save the search state of the position to this file ([`state`]) every
+    /// Save the search state of the position to this file (docs/cli.md, `--state`) every
     /// [`ProveOptions::state_interval`] and at the end, and resume from it when it exists (it
     /// must be of the same position and tables). `None`: no state.
     pub state: Option<PathBuf>,
@@ -93,6 +94,10 @@ impl Default for ProveOptions {
     }
 }
 
+/// Estimated peak bytes per position of a layer retrograde ([`ProveOptions::layer_positions`]
+/// times this must fit [`ProveOptions::memory`]).
+pub const LAYER_BYTES_PER_POSITION: u64 = layer::BYTES_PER_POSITION;
+
 /// A limit that stopped the work on a position before it was settled (see
 /// [`ProveReport::limits`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -101,7 +106,7 @@ pub enum Limit {
     Time,
     /// The node limit ([`ProveOptions::nodes`]).
     Nodes,
-    /// The search reached its depth limit ([`search::MAX_DEPTH`] plies below the root).
+    /// The search reached its depth limit (4,000 plies below the root).
     Depth,
     /// The layer retrograde would hold more positions than [`ProveOptions::layer_positions`].
     Layer,
@@ -165,7 +170,7 @@ pub struct ProveReport {
     /// loss, two for a draw (each side's *NotLose*).
     pub proofs: Vec<Proof>,
     /// Positions of the layer retrograde that settled the position (0: the search settled it
-    /// or no layer was tried; see [`layer`]).
+    /// or no layer was tried; see `layer`).
     pub layer: usize,
     /// For an unknown position: the limits that stopped the work on it, in the order of
     /// [`Limit`] (empty when settled).
@@ -195,6 +200,16 @@ pub enum ProveError {
     /// A state file ([`ProveOptions::state`]) was refused or could not be written.
     #[error("{0}")]
     State(String),
+    /// The position has more pieces than the builder handles ([`units_to_cover`]).
+    #[error("{fen} has {pieces} pieces; the builder handles at most {max}")]
+    TooManyPieces {
+        /// The position, in FEN.
+        fen: String,
+        /// Its piece count.
+        pieces: u32,
+        /// [`crate::generate::MAX_BUILD_PIECES`].
+        max: u32,
+    },
 }
 
 /// Checkers as a [`Game`] for the search: tables up to `max_pieces` are exact leaves.
@@ -211,11 +226,6 @@ impl<'t> Checkers<'t> {
             tb,
             max_pieces: tb.max_pieces(),
         }
-    }
-
-    /// Largest piece count valued by the tables.
-    pub fn max_pieces(&self) -> u32 {
-        self.max_pieces
     }
 
     /// Whether the tables value `p` exactly: its slice's file is present
@@ -325,7 +335,7 @@ impl<'t> Prover<'t> {
         }
     }
 
-    /// The tables in use (every file with at most [`Checkers::max_pieces`] pieces), as named in
+    /// The tables in use (every file with at most `Checkers::max_pieces` pieces), as named in
     /// certificate headers.
     ///
     /// # Errors
@@ -850,7 +860,7 @@ impl<'t> Prover<'t> {
         let game = self.game;
         cert::proof_of(&s, |p| game.covers(p))
             .map(Some)
-            .map_err(ProveError::Inconsistent)
+            .map_err(|e| ProveError::Inconsistent(e.to_string()))
     }
 
     /// Extract the certificates of a settled position (in parallel for a draw), the
@@ -881,7 +891,7 @@ impl<'t> Prover<'t> {
             };
             cert::proof_of(&s, |p| game.covers(p))
                 .map(Some)
-                .map_err(ProveError::Inconsistent)
+                .map_err(|e| ProveError::Inconsistent(e.to_string()))
         };
         let go = |d: &mut Dfpn<'_, Checkers<'t>>, proven: bool, nodes: Option<u64>| {
             std::thread::scope(|s| {
@@ -984,7 +994,7 @@ impl<'t> Prover<'t> {
         }
         // Inside the tables: the perfect line of the distance tables, where they exist.
         if self.game.covers(&cur) {
-            match crate::play::line(self.game.tb, &cur, MAX_TABLE_LINE) {
+            match crate::play::line(self.game.tb, &cur, crate::play::Metric::Dtc, MAX_TABLE_LINE) {
                 Ok(l) => line.extend(l.moves.into_iter().map(|m| m.mv)),
                 // No distance files, or (in a directory holding only some slices) a slice the
                 // line needs is absent: the principal variation stops at the tables.
@@ -1009,20 +1019,20 @@ const STACK: usize = 256 << 20;
 /// read by a capture; [`crate::generate::first_missing_dependency`] names one that is absent.
 ///
 /// # Errors
-/// A message when `pos` has more pieces than the builder handles
+/// [`ProveError::TooManyPieces`] when `pos` has more pieces than the builder handles
 /// ([`crate::generate::MAX_BUILD_PIECES`]).
 pub fn units_to_cover(
     dir: &std::path::Path,
     pos: &Position,
-) -> Result<Vec<crate::plan::Unit>, String> {
+) -> Result<Vec<crate::plan::Unit>, ProveError> {
     let s = crate::slice::Slice::of(&pos.normalized());
     let n = s.material.pieces();
     if n > crate::generate::MAX_BUILD_PIECES {
-        return Err(format!(
-            "{} has {n} pieces; the builder handles at most {}",
-            pos.to_fen(),
-            crate::generate::MAX_BUILD_PIECES
-        ));
+        return Err(ProveError::TooManyPieces {
+            fen: pos.to_fen(),
+            pieces: n,
+            max: crate::generate::MAX_BUILD_PIECES,
+        });
     }
     let all = crate::plan::build_order(n);
     Ok(crate::plan::closure(&all, &s)

@@ -250,11 +250,6 @@ pub struct Dfpn<'g, G: Game> {
 pub const MAX_DEPTH: usize = 4000;
 
 impl<'g, G: Game> Dfpn<'g, G> {
-    /// A searcher for `goal` with a table of about `tt_bytes` bytes.
-    pub fn new(game: &'g G, goal: Goal, tt_bytes: usize) -> Self {
-        Self::with_table(game, goal, Table::with_bytes(tt_bytes))
-    }
-
     /// A searcher for `goal` with the given table.
     pub fn with_table(game: &'g G, goal: Goal, tt: Table<G::Pos>) -> Self {
         // Worst case (16 dependencies) about 330 bytes per cached entry, about 41 bytes per table
@@ -317,19 +312,9 @@ impl<'g, G: Game> Dfpn<'g, G> {
         self.stop
     }
 
-    /// The transposition table (mutable: e.g. to load saved entries).
-    pub fn table_mut(&mut self) -> &mut Table<G::Pos> {
-        &mut self.tt
-    }
-
     /// The transposition table.
     pub fn table(&self) -> &Table<G::Pos> {
         &self.tt
-    }
-
-    /// Set the most plies below the root expanded (default [`MAX_DEPTH`]).
-    pub fn set_max_depth(&mut self, d: usize) {
-        self.max_depth = d;
     }
 
     /// What the table knows of `p` for a prover of colour `prover`.
@@ -355,6 +340,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
     ///
     /// # Errors
     /// Whatever [`Game::evaluate`] fails with.
+    #[cfg(test)]
     pub fn solve(&mut self, root: G::Pos, budget: &Budget) -> Result<Outcome, G::Error> {
         let prover = self.game.mover(&root);
         self.solve_for(root, prover, &[], budget).map(|s| s.outcome)

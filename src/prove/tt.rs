@@ -101,6 +101,7 @@ impl<P: Copy + Eq> Table<P> {
     }
 
     /// Slots allocated now.
+    #[cfg(test)]
     pub fn allocated(&self) -> usize {
         self.slots.len()
     }

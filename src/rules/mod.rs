@@ -7,18 +7,18 @@
 //! - the fast engine of this module ([`English`], in `english.rs`): bitboard successors
 //!   specialised by colour, quiet un-moves for the retrograde solver ([`Retro`]), used by the
 //!   generator and by probes;
-//! - the slow path generator of [`crate::movegen`] ([`crate::movegen::Oracle`]): every move
+//! - the slow path generator of `crate::movegen` (`crate::movegen::Oracle`): every move
 //!   with its full path, written separately and simply; `egdb verify`, perft cross-checks and
 //!   the tests use it as the independent oracle the fast engine is checked against.
 //!
 //! Both read the definitions of the English game (move directions of men and kings, crown
-//! rows, the rules id) from [`english`], so those are written once.
+//! rows, the rules id) from `english`, so those are written once.
 //!
 //! Adding a variant (Italian, Russian/Pool, Brazilian on 8x8): see "Adding a variant" in
 //! docs/architecture.md.
 
-pub mod english;
-pub mod search;
+pub(crate) mod english;
+pub(crate) mod search;
 
 pub use english::English;
 

@@ -4,16 +4,8 @@
 //! finds it by search). Below the file format (`table/` writes and encodes by these rules) and
 //! the probe (`probe::resolve` reads tables by them); it looks nothing up itself.
 
-use super::{English, Rules};
+use super::Rules;
 use crate::board::{Position, Wld};
-
-/// Whether the side to move has a non-capturing move under English rules
-/// ([`Rules::has_quiet_move`] of [`English`]). Together with [`Position::has_capture`] this
-/// decides "has a legal move".
-#[inline]
-pub fn has_quiet_move(p: &Position) -> bool {
-    English.has_quiet_move(p)
-}
 
 /// Whether the quiet position `pos` (the side to move has no capture and has a quiet move) is
 /// a threat position that resolves within [`THREAT_DEPTH`] plies: what a codec-4 file stores
@@ -55,14 +47,14 @@ pub(crate) fn threat_resolvable<R: Rules>(rules: R, pos: &Position, depth: u32) 
     ok
 }
 
-/// Whether the value of `pos` is never read from its table by [`crate::probe::resolve_with`] under `rules`
+/// Whether the value of `pos` is never read from its table by `crate::probe::resolve_with` under `rules`
 /// (so a writer may store anything there): the side to move has a capture (resolved by capture
-/// search), has no legal move (a loss), or `pos` is a threat position ([`is_threat`]) that
-/// resolves within [`THREAT_DEPTH`] plies: none of its successors is a threat position (a
+/// search), has no legal move (a loss), or `pos` is a threat position (`is_threat`) that
+/// resolves within `THREAT_DEPTH` plies: none of its successors is a threat position (a
 /// one-ply search), or each that is resolves so within one ply less. Tables of codec 4
 /// (docs/format.md) store no value at these positions; codec 2 stores the true value of the
 /// threat positions and of the positions without a move, and the probe reads the threat
-/// positions' values there ([`crate::probe::RawSource::threats_dont_care`]).
+/// positions' values there (`crate::probe::RawSource::threats_dont_care`).
 pub fn is_dont_care<R: Rules>(rules: R, pos: &Position) -> bool {
     rules.has_capture(pos)
         || !rules.has_quiet_move(pos)

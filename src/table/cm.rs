@@ -30,8 +30,8 @@ use crate::board::Position;
 use crate::index::SliceIndex;
 use crate::rules::{English, Rules};
 
-/// Codec id 5: codec 4's don't cares, context-model coded ([`encode_block`],
-/// [`decode_block`]). English rules only (the decoder generates moves).
+/// Codec id 5: codec 4's don't cares, context-model coded (`encode_block`,
+/// `decode_block`). English rules only (the decoder generates moves).
 pub const CODEC_CM_THREATS: u32 = 5;
 
 const PROB_BITS: u32 = 12;

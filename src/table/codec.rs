@@ -19,7 +19,7 @@ pub const CODEC_2BIT_ZSTD: u32 = 2;
 /// Codec id: the stored form of [`CODEC_2BIT_ZSTD`] (2 bits per value, zstd per block), with
 /// more don't-care positions: besides captures, the positions without a legal move and the
 /// threat positions [`crate::rules::search::is_dont_care`] resolves by a search of at most two plies; don't-care
-/// runs are filled from their neighbours (docs/format.md). Type [`Wld2BitThreats`].
+/// runs are filled from their neighbours (docs/format.md). Type `Wld2BitThreats`.
 pub const CODEC_2BIT_THREATS: u32 = 4;
 
 /// A value codec: the packing of symbols in stored blocks and in memory.

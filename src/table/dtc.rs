@@ -52,6 +52,10 @@ pub fn slice_of_dtc_file_name(name: &str) -> Option<Slice> {
 /// distance of 255 plies or more stored as a little-endian `u32` after the block's bytes
 /// ([`encode_block`], [`dtc_in_block`] handle the exceptions; the trait covers the bytes).
 #[derive(Clone, Copy, Debug, Default)]
+#[allow(
+    dead_code,
+    reason = "the codec's definition; encode_block and dtc_in_block code the blocks"
+)]
 pub struct DtcByte;
 
 impl ValueCodec for DtcByte {
@@ -156,14 +160,16 @@ pub fn encode_dtc(
 }
 
 /// [`encode_dtc`] for a file of `kind` ([`FileKind::Dtc`] or [`FileKind::Dtw`]: the same
-/// container and codec, told apart by the magic).
+/// container and codec, told apart by the magic). The distances may come as any unsigned
+/// type up to `u32` (the depth-to-win pass hands over its `u16` depths without a copy); the
+/// bytes written depend only on the values.
 ///
 /// # Errors
 /// As [`encode_dtc`].
-pub(crate) fn encode_distances(
+pub(crate) fn encode_distances<D: Copy + Into<u32> + Sync>(
     kind: FileKind,
     meta: &TableMeta,
-    dtc: &[u32],
+    dtc: &[D],
     dont_care: &BitSlice<u64, Lsb0>,
     opts: &WriteOptions,
 ) -> Result<Vec<u8>, TableError> {
@@ -191,7 +197,7 @@ pub(crate) fn encode_distances(
     if !(1..=22).contains(&opts.level) || opts.rules > 255 {
         return Err(TableError::Invalid("zstd level or rules id".into()));
     }
-    if dtc.contains(&NO_CONST) {
+    if dtc.par_iter().any(|&x| x.into() == NO_CONST) {
         return Err(TableError::Invalid("distance u32::MAX".into()));
     }
     let bp = opts.block_positions as usize;
@@ -204,12 +210,11 @@ pub(crate) fn encode_distances(
         .enumerate()
         .map(|(b, chunk)| {
             let m = &dont_care[b * bp..b * bp + chunk.len()];
-            let fill = majority(chunk, |i| !m[i]);
-            let v: Vec<u32> = chunk
-                .iter()
-                .enumerate()
-                .map(|(i, &x)| if m[i] { fill } else { x })
-                .collect();
+            let mut v: Vec<u32> = chunk.iter().map(|&x| x.into()).collect();
+            let fill = majority(&v, |i| !m[i]);
+            for i in m.iter_ones() {
+                v[i] = fill;
+            }
             if v.iter().all(|&x| x == v[0]) {
                 return Ok(Enc {
                     data: Vec::new(),
@@ -293,11 +298,11 @@ pub(crate) fn encode_distances(
     Ok(out)
 }
 
-/// [`encode_dtc`] and write the bytes atomically to `path` (temporary file, fsync, rename,
+/// `encode_dtc` and write the bytes atomically to `path` (temporary file, fsync, rename,
 /// directory fsync). Returns the bytes written.
 ///
 /// # Errors
-/// As [`encode_dtc`]; [`TableError::Io`].
+/// As `encode_dtc`; [`TableError::Io`].
 pub fn write_dtc(
     path: &Path,
     meta: &TableMeta,
@@ -358,8 +363,8 @@ impl DtcFile {
         Self::open_kind(path, rules, FileKind::Dtc)
     }
 
-    /// [`DtcFile::open`] for a file of `kind`: [`FileKind::Dtc`] (`.dtc`) or
-    /// [`FileKind::Dtw`] (`.dtw`, same container); the magic must be that kind's and a name
+    /// [`DtcFile::open`] for a file of `kind`: `FileKind::Dtc` (`.dtc`) or
+    /// `FileKind::Dtw` (`.dtw`, same container); the magic must be that kind's and a name
     /// `<slice>.<extension>` must match the header's slice.
     ///
     /// # Errors
@@ -602,6 +607,55 @@ impl DtcFile {
         Ok(parts?.concat())
     }
 
+    /// Every stored distance in index order in a compact form: one byte per position, the
+    /// distance when below 255, else 255 and the distance in the second vector (pairs of
+    /// index and distance, ascending by index). A quarter of [`DtcFile::decode_all`]'s memory
+    /// when few distances reach 255 (the depth-to-win pass keeps the depths of the slices it
+    /// reads this way).
+    ///
+    /// # Errors
+    /// As [`DtcFile::decode_block`].
+    pub fn decode_compact(&self) -> Result<CompactDistances, TableError> {
+        let n = self.meta.positions as usize;
+        let bp = self.block_positions as usize;
+        let mut bytes = vec![0u8; n];
+        let big: Result<Vec<Vec<(u64, u32)>>, TableError> = bytes
+            .par_chunks_mut(bp.max(1))
+            .enumerate()
+            .map(|(b, out)| {
+                let base = (b * bp) as u64;
+                let mut big = Vec::new();
+                let k = out.len();
+                let block = match self.uniform {
+                    Some(u) => DtcBlock::Const(u),
+                    None => self.decode_block(b as u64)?,
+                };
+                match block {
+                    DtcBlock::Const(d) => {
+                        out.fill(d.min(u32::from(ESCAPE)) as u8);
+                        if d >= u32::from(ESCAPE) {
+                            big.extend((0..k as u64).map(|i| (base + i, d)));
+                        }
+                    }
+                    DtcBlock::Data(m) => {
+                        out.copy_from_slice(&m[..k]);
+                        let mut esc = 0;
+                        for (i, &x) in m[..k].iter().enumerate() {
+                            if x == ESCAPE {
+                                let at = k + 4 * esc;
+                                esc += 1;
+                                let d = u32::from_le_bytes(m[at..at + 4].try_into().unwrap());
+                                big.push((base + i as u64, d));
+                            }
+                        }
+                    }
+                }
+                Ok(big)
+            })
+            .collect();
+        Ok((bytes, big?.concat()))
+    }
+
     /// Check the whole-file xxh64 checksum.
     ///
     /// # Errors
@@ -615,6 +669,10 @@ impl DtcFile {
         Ok(())
     }
 }
+
+/// Distances one byte per position (255: look in the list) and the list of (index, distance)
+/// pairs at 255 or above, ascending by index ([`DtcFile::decode_compact`]).
+pub type CompactDistances = (Vec<u8>, Vec<(u64, u32)>);
 
 #[cfg(test)]
 mod tests {

@@ -37,29 +37,30 @@ pub fn slice_of_dtw_file_name(name: &str) -> Option<Slice> {
     (s.to_string() == stem).then_some(s)
 }
 
-/// Encode the depth-to-win file of a slice: `dtw[i]` the depth of position `i` in plies,
-/// positions with `dont_care[i]` set (draws) filled by the writer; `meta`: the slice's counts
-/// and `longest` = the largest depth.
+/// Encode the depth-to-win file of a slice: `dtw[i]` the depth of position `i` in plies (any
+/// unsigned type up to `u32`; the bytes depend only on the values), positions with
+/// `dont_care[i]` set (draws) filled by the writer; `meta`: the slice's counts and `longest` =
+/// the largest depth.
 ///
 /// # Errors
 /// As [`super::dtc::encode_dtc`].
-pub fn encode_dtw(
+pub fn encode_dtw<D: Copy + Into<u32> + Sync>(
     meta: &TableMeta,
-    dtw: &[u32],
+    dtw: &[D],
     dont_care: &BitSlice<u64, Lsb0>,
     opts: &WriteOptions,
 ) -> Result<Vec<u8>, TableError> {
     encode_distances(FileKind::Dtw, meta, dtw, dont_care, opts)
 }
 
-/// [`encode_dtw`] and write the bytes atomically to `path`; returns the bytes written.
+/// `encode_dtw` and write the bytes atomically to `path`; returns the bytes written.
 ///
 /// # Errors
-/// As [`encode_dtw`]; [`TableError::Io`].
-pub fn write_dtw(
+/// As `encode_dtw`; [`TableError::Io`].
+pub fn write_dtw<D: Copy + Into<u32> + Sync>(
     path: &Path,
     meta: &TableMeta,
-    dtw: &[u32],
+    dtw: &[D],
     dont_care: &BitSlice<u64, Lsb0>,
     opts: &WriteOptions,
 ) -> Result<u64, TableError> {

@@ -15,12 +15,12 @@ pub const DTW_MAGIC: [u8; 8] = *b"EGDBDTW\0";
 /// What a table file holds, told by its magic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum FileKind {
-    /// Win/loss/draw values ([`MAGIC`], `.egdb`).
+    /// Win/loss/draw values (magic `EGDBWLD`, `.egdb`).
     #[default]
     Wld,
-    /// Distances to conversion ([`DTC_MAGIC`], `.dtc`).
+    /// Distances to conversion (magic `EGDBDTC`, `.dtc`).
     Dtc,
-    /// Depths to win ([`DTW_MAGIC`], `.dtw`): the container and codec of `.dtc` files.
+    /// Depths to win (magic `EGDBDTW`, `.dtw`): the container and codec of `.dtc` files.
     Dtw,
 }
 

@@ -32,20 +32,12 @@ pub mod read;
 pub mod write;
 
 pub use cm::CODEC_CM_THREATS;
-pub use codec::{
-    ValueCodec, Wld2Bit, Wld2BitThreats, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, DONT_CARE,
-};
-pub use dtc::{dtc_path, slice_of_dtc_file_name, DtcBlock, DtcByte, DtcFile, CODEC_DTC_BYTE};
+pub use codec::{ValueCodec, Wld2Bit, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, DONT_CARE};
+pub use dtc::{dtc_path, slice_of_dtc_file_name, DtcBlock, DtcFile, CODEC_DTC_BYTE};
 pub use error::{Fault, TableError};
-pub use header::{
-    FileKind, Header, TableMeta, DTC_MAGIC, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED, MAGIC,
-    RULES_ENGLISH,
-};
+pub use header::{FileKind, TableMeta, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED, RULES_ENGLISH};
 pub use read::{Access, Block, TableFile};
-pub use write::{
-    encode_table, write_table, write_table_masked, write_table_with, WriteOptions,
-    DEFAULT_BLOCK_POSITIONS,
-};
+pub use write::{write_table, write_table_masked, write_table_with, WriteOptions};
 
 use crate::slice::Slice;
 use std::path::{Path, PathBuf};
@@ -71,7 +63,7 @@ pub fn slice_of_file_name(name: &str) -> Option<Slice> {
 #[cfg(test)]
 mod tests {
     use super::codec::{pack_2bit, pack_base3, packed_value, repack_2bit_to_base3};
-    use super::write::{encode_with_width, fill_majority, fill_neighbours};
+    use super::write::{encode_table, encode_with_width, fill_majority, fill_neighbours};
     use super::*;
     use crate::board::Wld;
 

@@ -33,6 +33,7 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod dtw;
 pub mod journal;
 pub use journal::{Journal, JournalError};
 
@@ -95,6 +96,32 @@ pub enum VerifyError {
     /// A distance file does not belong with its WLD file (other counts) or cannot be read.
     #[error("slice {slice}: distance file: {why}")]
     DtcFile {
+        /// The slice.
+        slice: Slice,
+        /// What is wrong.
+        why: String,
+    },
+    /// A stored depth to win differs from the one derived from the successors
+    /// (`verify_dtw_slice`).
+    #[error(
+        "slice {slice}, index {index} ({fen}): stored depth to win {stored}, successors give {derived}"
+    )]
+    DtwMismatch {
+        /// The slice.
+        slice: Slice,
+        /// Position index in the slice.
+        index: u64,
+        /// The position in FEN.
+        fen: String,
+        /// Depth in the `.dtw` file.
+        stored: u32,
+        /// Depth derived from the successors (`u32::MAX`: no move reaches the value).
+        derived: u32,
+    },
+    /// A depth-to-win file does not belong with its WLD file (other counts, a header's
+    /// `longest` other than the largest depth), is missing, or cannot be read.
+    #[error("slice {slice}: depth-to-win file: {why}")]
+    DtwFile {
         /// The slice.
         slice: Slice,
         /// What is wrong.
@@ -176,6 +203,8 @@ impl VerifyError {
             | VerifyError::Counts { slice, .. }
             | VerifyError::DtcMismatch { slice, .. }
             | VerifyError::DtcFile { slice, .. }
+            | VerifyError::DtwMismatch { slice, .. }
+            | VerifyError::DtwFile { slice, .. }
             | VerifyError::Longest { slice, .. }
             | VerifyError::IndexWalk { slice, .. }
             | VerifyError::ReadsFailed { slice, .. } => Some(*slice),
@@ -259,7 +288,7 @@ pub struct VerifyReport {
     pub dtc_positions: u64,
     /// Wall time in seconds.
     pub seconds: f64,
-    /// Slices of the largest piece count absent and allowed to be ([`verify_dir_with`] with
+    /// Slices of the largest piece count absent and allowed to be (`verify_dir_with` with
     /// `partial`).
     pub absent: u64,
     /// Distance files of the largest piece count absent while others are present, allowed
@@ -278,14 +307,25 @@ pub struct VerifyReport {
     /// The dependency store's counters: peak decoded bytes, slices loaded and released,
     /// lookups served from the compressed files under the budget ([`VerifyOptions::memory`]).
     pub store: crate::store::StoreStats,
+    /// Depth-to-win files checked (`verify_dtw_slice`; not recorded in the journal: checked
+    /// again by every run).
+    pub dtw_slices: u64,
+    /// Positions of the depth-to-win files checked.
+    pub dtw_positions: u64,
+    /// Depth-to-win files of the largest piece count absent while others are present,
+    /// allowed with `partial` (a `build --dtw` in progress).
+    pub dtw_absent: u64,
+    /// Depth-to-win files present but left unchecked because their partner's is absent
+    /// (with `partial`).
+    pub dtw_unchecked: u64,
 }
 
 /// Options of [`verify_dir_opts`].
 #[derive(Clone, Debug, Default)]
 pub struct VerifyOptions {
-    /// Allow absent slices of the largest piece count ([`verify_dir_with`]).
+    /// Allow absent slices of the largest piece count (`verify_dir_with`).
     pub partial: bool,
-    /// A journal file ([`journal`]): slices verified are recorded there as they finish, and
+    /// A journal file (`journal`): slices verified are recorded there as they finish, and
     /// slices an earlier run recorded (with every file unchanged since) are skipped, so an
     /// interrupted verification resumes. The checksums of all files are still checked.
     pub journal: Option<PathBuf>,
@@ -412,22 +452,9 @@ fn walk(
     Ok(())
 }
 
-/// Verify one slice against `src` (which must hold the slice itself and its dependencies).
-/// `progress` is called with the number of positions done, per chunk.
-///
-/// # Errors
-/// [`VerifyError`] naming the slice and the first bad position (lowest index).
-pub fn verify_slice<R: Rules, S: RawSource + ?Sized>(
-    rules: R,
-    src: &S,
-    slice: &Slice,
-    header: (u64, u64, u64),
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<u64, VerifyError> {
-    verify_slice_entries(rules, src, slice, header, false, progress).map(|(n, _)| n)
-}
-
-/// [`verify_slice`]; with `entries`, also the slice's initial resolution-ply entries for
+/// Verify one slice against `src` (which must hold the slice itself and its dependencies);
+/// `progress` is called with the number of positions done, per chunk. With `entries`, also
+/// the slice's initial resolution-ply entries for
 /// [`derive_longest`] (the same successors' lookups serve both).
 fn verify_slice_entries<R: Rules, S: RawSource + ?Sized>(
     rules: R,
@@ -905,7 +932,7 @@ fn initial_entries<R: Rules, S: RawSource + ?Sized>(
 /// reported, not just the first: first every file's header and whole-file checksum (values
 /// are not checked when any fails, since slices depend on each other), then every slice's
 /// values. Then every distance file present
-/// (checksum, counts against the WLD header, [`verify_dtc_slice`]).
+/// (checksum, counts against the WLD header, `verify_dtc_slice`).
 ///
 /// # Errors
 /// The failure, naming the slice (and position), or [`VerifyError::Several`] listing all.
@@ -939,7 +966,7 @@ pub fn verify_dir_with(
     )
 }
 
-/// [`verify_dir_with`] with [`VerifyOptions`]: also resumable through a journal.
+/// `verify_dir_with` with [`VerifyOptions`]: also resumable through a journal.
 ///
 /// # Errors
 /// As [`verify_dir`]; [`VerifyError::Journal`].
@@ -1042,6 +1069,9 @@ pub fn verify_dir_opts(
     // A distance file whose value file is absent cannot be checked (its distances are derived
     // with the values): an error whatever `partial` says, never silently skipped.
     let named: std::collections::HashSet<Slice> = present.iter().map(|f| f.slice).collect();
+    // The same for the depth-to-win files (issue 33).
+    let (dtw_errors, dtw_absent) = dtw::check_dtw_files(dir, &infos, &named, partial, max_pieces);
+    errors.extend(dtw_errors);
     let mut orphans: Vec<Slice> = std::fs::read_dir(dir)
         .map_err(|e| {
             VerifyError::Stats(StatsError::Io {
@@ -1133,11 +1163,14 @@ pub fn verify_dir_opts(
     let mut rep = VerifyReport {
         absent,
         dtc_absent,
+        dtw_absent,
         journal_restarted: journal.as_ref().and_then(|j| j.restarted.clone()),
         ..VerifyReport::default()
     };
     let mut errors = Vec::new();
     let mut wld_failed = false;
+    // The tables, for the depths of successors in slices verified in earlier units.
+    let dtw_tables = std::sync::OnceLock::new();
     // Slices whose values failed so far; a later value failure of a slice that reads one is
     // told apart. (Distance failures are never a consequence of another slice's: a slice's
     // distances are derived from its own and its partner's with the values of the others,
@@ -1274,6 +1307,15 @@ pub fn verify_dir_opts(
                 progress,
             )?;
             errors.extend(dtc_errors);
+            errors.extend(dtw::verify_dtw_files(
+                dir,
+                &src,
+                &dtw_tables,
+                files,
+                partial.then_some(max_pieces),
+                &mut rep,
+                progress,
+            ));
         }
         if unit.is_some() {
             src.release_done(k, &last);

@@ -3,8 +3,8 @@
 //! writer of its results as table files.
 #![allow(dead_code)]
 
-use checkers_egdb::table::{table_path, write_table, TableMeta, DONT_CARE};
-use checkers_egdb::{Color, Material, Position, Slice, SliceIndex, Wld};
+use checkers_egdb::format::{table_path, write_table, SliceIndex, TableMeta, DONT_CARE};
+use checkers_egdb::{Color, Material, Position, Slice, Wld};
 use std::collections::HashMap;
 use std::path::Path;
 

@@ -1,4 +1,5 @@
-//! Seeded random positions, shared by the prover tests (`tests/prove.rs`, `tests/prove_ghi.rs`)
+//! Seeded random positions, shared by the prover tests (`tests/prove.rs`; the search's unit
+//! tests in src/prove/ghi_tests.rs copy the generator)
 //! and the prover benchmark (`examples/prove_random.rs`, which includes this file by path), so
 //! that a seed names the same sample everywhere.
 #![allow(dead_code)] // each includer uses part of it

@@ -2,13 +2,15 @@
 // each board layout, conditional then unconditional lookups, get_stats/reset_stats, verify,
 // close, plus misuse. Run by kingsrow/tests/client.rs:
 //
-//   client TABLES MAX_PIECES RANDOM_FILE CORRUPT_DIR EMPTY_DIR
+//   client TABLES MAX_PIECES RANDOM_FILE CORRUPT_DIR EMPTY_DIR [DISTANCE_FILE]
 //
 // TABLES holds complete tables of 1..MAX_PIECES pieces (MAX_PIECES >= 4); RANDOM_FILE has lines
 // "black white king color expected" (normal layout, expected = a lookup code computed through
 // the Rust API); CORRUPT_DIR is a copy of TABLES with one damaged file, named on its first line
-// of CORRUPT_DIR/damaged.txt; EMPTY_DIR holds no tables. Prints "N failures" and exits non-zero
-// when N > 0.
+// of CORRUPT_DIR/damaged.txt; EMPTY_DIR holds no tables. With DISTANCE_FILE (TABLES then also
+// holds the .dtc and .dtw files) the MTC and DTW handles (TABLES/mtc, TABLES/dtw) are tested:
+// published distances, and lines "black white king color mtc dtw" of expected answers. Prints
+// "N failures" and exits non-zero when N > 0.
 
 #include "egdb_kingsrow.h"
 
@@ -261,9 +263,136 @@ static void test_layout(const char *dir, int max_pieces, EGDB_BITBOARD_TYPE layo
     CHECK(d->close(d) == 0, "close");
 }
 
+// Distances of published kings-only endings (reference.md section 7): the expected MTC
+// answer (plies rounded up to even, 1 below 10 plies or for a draw) and DTW answer (moves,
+// plies / 2 rounded down; no men, so DTW = DTC here; -3 for a draw).
+struct Dist {
+    Pos p;
+    int mtc, dtw;
+};
+
+static const std::vector<Dist> &known_distances() {
+    static const std::vector<Dist> v = {
+        // King v king: Black to move wins in 11 plies (the longest).
+        {{"B:WK13:BK1", EGDB_BLACK, {}, {1}, {}, {13}, 0}, 12, 5},
+        // Two kings v one: the longest win, 33 plies; the longest loss, 34 plies.
+        {{"B:WK14:BK1,K2", EGDB_BLACK, {}, {1, 2}, {}, {14}, 0}, 34, 16},
+        {{"W:WK32:BK21,K29", EGDB_WHITE, {}, {21, 29}, {}, {32}, 0}, 34, 17},
+        // A capture that takes the last piece: converts and wins in 1 ply.
+        {{"W:WK29:BK25", EGDB_WHITE, {}, {25}, {}, {29}, 0}, MTC_LESS_THAN_THRESHOLD, 0},
+        // No legal move: lost, 0 plies.
+        {{"W:W29:B22,25", EGDB_WHITE, {22, 25}, {}, {}, {29}, 0}, MTC_LESS_THAN_THRESHOLD, 0},
+        // Draw (Lasker diagram 88, Black to move).
+        {{"B:WK32:BK26", EGDB_BLACK, {}, {26}, {}, {32}, 0}, MTC_LESS_THAN_THRESHOLD,
+         EGDB_DTW_NO_DEPTH},
+    };
+    return v;
+}
+
+static std::vector<std::pair<Pos, int>> read_distances(const char *path, bool mtc) {
+    std::vector<std::pair<Pos, int>> v;
+    std::ifstream in(path);
+    unsigned black, white, king;
+    int color, m, w;
+    while (in >> black >> white >> king >> color >> m >> w)
+        v.push_back({pos_of_normal(black, white, king, color, 0), mtc ? m : w});
+    return v;
+}
+
+// The MTC and DTW handles: identify, open (both layouts), published distances, the random
+// positions' expected answers, conditional lookups, misuse, verify, and a directory without
+// distance files.
+static void test_distances(const std::string &dir, int max_pieces, const char *file,
+                           const char *corrupt) {
+    for (int k = 0; k < 2; ++k) {
+        const bool mtc = k == 0;
+        const std::string sub = dir + (mtc ? "/mtc" : "/dtw");
+        const char *name = mtc ? "mtc" : "dtw";
+        const int none = mtc ? MTC_LESS_THAN_THRESHOLD : EGDB_DTW_NO_DEPTH;
+        EGDB_TYPE type = EGDB_KINGSROW_WLD;
+        int pieces = 0;
+        CHECK(egdb_identify(sub.c_str(), &type, &pieces) == 0, "identify %s", sub.c_str());
+        CHECK(type == (mtc ? EGDB_KINGSROW32_MTC : EGDB_KINGSROW_DTW), "%s type %d", name,
+              (int)type);
+        CHECK((int)type == (mtc ? 5 : 11), "%s type id %d", name, (int)type);
+        CHECK(pieces == max_pieces, "%s: %d pieces", name, pieces);
+        const std::vector<std::pair<Pos, int>> random = read_distances(file, mtc);
+        CHECK(random.size() >= 1000, "%s: %zu random positions", name, random.size());
+        for (EGDB_BITBOARD_TYPE layout : {EGDB_NORMAL, EGDB_ROW_REVERSED}) {
+            messages.clear();
+            EGDB_DRIVER *d = egdb_open(layout, max_pieces, 16, sub.c_str(), msg_fn);
+            CHECK(d != nullptr, "open %s", sub.c_str());
+            if (!d) {
+                for (const std::string &m : messages) std::printf("  msg: %s", m.c_str());
+                continue;
+            }
+            CHECK(any_message_contains(mtc ? "moves to conversion" : "depth to win"),
+                  "%s open message", name);
+            d->reset_stats(d);
+            unsigned n = 0;
+            for (const Dist &x : known_distances()) {
+                int want = mtc ? x.mtc : x.dtw;
+                int r = lookup(d, x.p, layout, 0);
+                ++n;
+                CHECK(r == want, "%s %s: %d, expected %d", name, x.p.name, r, want);
+                CHECK(lookup(d, x.p, layout, 1) == EGDB_NOT_IN_CACHE, "%s %s conditional", name,
+                      x.p.name);
+                ++n;
+            }
+            int wrong = 0;
+            for (const auto &x : random) {
+                int r = lookup(d, x.first, layout, 0);
+                ++n;
+                if (r != x.second && ++wrong <= 5)
+                    std::printf("  %s random b=%08x w=%08x k=%08x color %d: %d, expected %d\n",
+                                name, board_of(x.first, EGDB_NORMAL).normal.black,
+                                board_of(x.first, EGDB_NORMAL).normal.white,
+                                board_of(x.first, EGDB_NORMAL).normal.king, x.first.color, r,
+                                x.second);
+            }
+            CHECK(wrong == 0, "%s: %d of %zu random positions differ", name, wrong,
+                  random.size());
+            EGDB_STATS *s = d->get_stats(d);
+            CHECK(s && s->db_requests == n, "%s: %u requests, expected %u", name,
+                  s ? s->db_requests : 0, n);
+            // Misuse: the "no distance" answer.
+            CHECK(lookup(d, Pos{"color 2", 2, {}, {1}, {}, {2}, 0}, layout, 0) == none,
+                  "%s color 2", name);
+            CHECK(d->lookup(d, nullptr, EGDB_BLACK, 0) == none, "%s NULL position", name);
+            if (max_pieces == 4)
+                CHECK(lookup(d, Pos{"5", EGDB_WHITE, {9, 10, 17, 18}, {}, {}, {6}, 0}, layout, 0) ==
+                          none,
+                      "%s 5 pieces", name);
+            CHECK(d->verify(d) == 0, "%s verify", name);
+            CHECK(d->close(d) == 0, "%s close", name);
+        }
+        // Fewer pieces than the tables: larger positions have no distance.
+        EGDB_DRIVER *d = egdb_open(EGDB_NORMAL, 2, 8, sub.c_str(), nullptr);
+        CHECK(d != nullptr, "%s open with 2 pieces", name);
+        if (d) {
+            const Dist &two = known_distances()[0];
+            const Dist &three = known_distances()[1];
+            CHECK(lookup(d, two.p, EGDB_NORMAL, 0) == (mtc ? two.mtc : two.dtw), "%s 2 pieces",
+                  name);
+            CHECK(lookup(d, three.p, EGDB_NORMAL, 0) == none, "%s 3 pieces on 2", name);
+            CHECK(d->close(d) == 0, "close");
+        }
+        // A directory of value files only: no distance handle.
+        const std::string bare = std::string(corrupt) + (mtc ? "/mtc" : "/dtw");
+        messages.clear();
+        CHECK(egdb_open(EGDB_NORMAL, 2, 8, bare.c_str(), msg_fn) == nullptr, "%s without files",
+              name);
+        CHECK(any_message_contains(mtc ? "egdb build --dtc" : "egdb build --dtw"),
+              "%s: no message naming the build", name);
+        CHECK(egdb_identify(bare.c_str(), &type, &pieces) != 0, "identify %s", bare.c_str());
+    }
+}
+
 int main(int argc, char **argv) {
-    if (argc != 6) {
-        std::fprintf(stderr, "usage: client TABLES MAX_PIECES RANDOM_FILE CORRUPT_DIR EMPTY_DIR\n");
+    if (argc != 6 && argc != 7) {
+        std::fprintf(stderr,
+                     "usage: client TABLES MAX_PIECES RANDOM_FILE CORRUPT_DIR EMPTY_DIR "
+                     "[DISTANCE_FILE]\n");
         return 2;
     }
     const char *dir = argv[1];
@@ -364,6 +493,8 @@ int main(int argc, char **argv) {
             CHECK(d->close(d) == 0, "close");
         }
     }
+
+    if (argc == 7) test_distances(dir, max_pieces, argv[6], corrupt);
 
     std::printf("%d failures\n", failures);
     return failures == 0 ? 0 : 1;

@@ -121,6 +121,7 @@ async function probe() {
     $("error").textContent = data.error || ("HTTP " + resp.status);
     $("value").textContent = "-"; $("value").className = "";
     $("dtc").textContent = "-";
+    $("dtw").textContent = "-";
     $("fen-out").textContent = fen;
     $("side").textContent = side === "B" ? "Black" : "White";
     document.title = "egdb explorer: " + fen + " (" + (data.kind || "error") + ")";
@@ -132,12 +133,16 @@ async function probe() {
   $("value").textContent = data.value;
   $("value").className = data.value;
   $("dtc").textContent = data.dtc === null ? "-" : data.dtc + " plies";
+  $("dtw").textContent = data.dtw === null || data.dtw === undefined ? "-" : data.dtw + " plies";
   $("fen-out").textContent = data.fen;
   for (const m of data.moves) {
     const b = document.createElement("button");
     b.className = "move";
     b.dataset.move = m.move;
-    b.textContent = m.move + (m.dtc === null ? "" : " (" + m.dtc + ")");
+    const dists = [];
+    if (m.dtc !== null) dists.push("dtc " + m.dtc);
+    if (m.dtw !== null && m.dtw !== undefined) dists.push("dtw " + m.dtw);
+    b.textContent = m.move + (dists.length ? " (" + dists.join(", ") + ")" : "");
     b.title = m.fen + (m.capture ? " capture" : "") + (m.crowns ? " crowns" : "");
     b.addEventListener("click", () => playMove(m.move));
     $("moves-" + m.value).appendChild(b);
@@ -160,13 +165,16 @@ async function playMove(text) {
   return true;
 }
 
-async function perfectLine() {
+// The perfect line: by DTW where the tables have it (the server's default), else DTC; with
+// `metric` "dtw", the fastest win against the longest defence (an error without .dtw files).
+async function perfectLine(metric) {
   stopLine();
-  const resp = await fetch("/api/line?fen=" + encodeURIComponent(toFen()) + "&max=200");
+  const m = typeof metric === "string" ? "&metric=" + metric : "";
+  const resp = await fetch("/api/line?fen=" + encodeURIComponent(toFen()) + "&max=200" + m);
   const data = await resp.json();
   if (!resp.ok) { $("error").textContent = data.error; return; }
   const moves = data.moves.map((m) => m.move);
-  $("line").textContent = "line (" + data.end + "): " + (moves.join(" ") || "no moves");
+  $("line").textContent = "line by " + data.metric + " (" + data.end + "): " + (moves.join(" ") || "no moves");
   let i = 0;
   const step = async () => {
     if (i >= data.moves.length) { timer = null; return; }
@@ -204,7 +212,8 @@ $("copy-fen").onclick = async () => {
   try { await navigator.clipboard.writeText(fen); setStatus("ready", "copied " + fen); }
   catch (e) { $("fen-in").value = fen; $("fen-in").select(); setStatus("ready", "select and copy the FEN field"); }
 };
-$("perfect").onclick = perfectLine;
+$("perfect").onclick = () => perfectLine();
+$("fastest").onclick = () => perfectLine("dtw");
 $("stop").onclick = stopLine;
 
 // Start-up: ?fen=FEN sets the position, ?flip=1 turns the board, ?play=9-14,18x9 plays moves

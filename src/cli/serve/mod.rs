@@ -22,10 +22,10 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use checkers_egdb::notation::format_move;
-use checkers_egdb::probe::{ProbeError, Tablebase};
-use checkers_egdb::stats::{material_stats, read_dir_info, MaterialStats};
-use checkers_egdb::{Color, Material, Position};
+use checkers_egdb::{
+    format_move, material_stats, read_dir_info, Color, Material, MaterialStats, Position,
+    ProbeError, Tablebase,
+};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::Write;
@@ -215,7 +215,7 @@ impl From<ProbeError> for ApiError {
                 ApiError(StatusCode::NOT_FOUND, "outside_tables", e.to_string())
             }
             // A perfect line needs the distance files (`egdb build --dtc`).
-            ProbeError::MissingDtc { .. } => {
+            ProbeError::MissingDtc { .. } | ProbeError::MissingDtw { .. } => {
                 ApiError(StatusCode::NOT_FOUND, "no_distances", e.to_string())
             }
             ProbeError::InvalidPosition(_) => {
@@ -233,7 +233,7 @@ impl From<ProbeError> for ApiError {
 /// The text of `e` for a client: a table file named by its file name (the slice), never by
 /// the server's path.
 fn public_message(e: &ProbeError) -> String {
-    use checkers_egdb::table::TableError as T;
+    use checkers_egdb::format::TableError as T;
     let path = match e {
         ProbeError::Table(
             T::Io { path, .. }
@@ -264,19 +264,20 @@ fn color_word(c: Color) -> &'static str {
     }
 }
 
-/// `Eval` as JSON fields: `value` (`win`/`loss`/`draw`) and `dtc` (plies or null).
-fn eval_json(e: Eval) -> (Value, Value) {
-    (json!(e.wld.as_str()), json!(e.plies))
+/// `Eval` as JSON fields: `value` (`win`/`loss`/`draw`), `dtc` and `dtw` (plies or null).
+fn eval_json(e: Eval) -> (Value, Value, Value) {
+    (json!(e.wld.as_str()), json!(e.plies), json!(e.dtw))
 }
 
 /// One move of `/api/probe` or `/api/line`, values from the mover's view.
 fn move_json(m: &ScoredMove) -> Value {
-    let (value, dtc) = eval_json(m.value);
+    let (value, dtc, dtw) = eval_json(m.value);
     json!({
         "move": format_move(&m.mv),
         "fen": m.after.to_fen(),
         "value": value,
         "dtc": dtc,
+        "dtw": dtw,
         "capture": m.mv.is_capture(),
         "crowns": m.mv.crowns,
     })
@@ -305,13 +306,14 @@ fn parse_fen_param(q: &HashMap<String, String>) -> Result<Position, ApiError> {
 pub fn probe_json(tb: &Tablebase, p: &Position) -> Result<Value, ProbeError> {
     let e = values::eval(tb, p)?;
     let moves = values::scored_moves(tb, p)?;
-    let (value, dtc) = eval_json(e);
+    let (value, dtc, dtw) = eval_json(e);
     Ok(json!({
         "fen": p.to_fen(),
         "side": color_word(p.side),
         "pieces": (p.black | p.white).count_ones(),
         "value": value,
         "dtc": dtc,
+        "dtw": dtw,
         "moves": moves.iter().map(move_json).collect::<Vec<_>>(),
     }))
 }
@@ -355,14 +357,23 @@ async fn api_line(
             }
         },
     };
+    let metric = match q.get("metric") {
+        None => None,
+        Some(s) => Some(
+            s.parse::<checkers_egdb::Metric>()
+                .map_err(|e| ApiError(StatusCode::BAD_REQUEST, "bad_request", e.to_string()))?,
+        ),
+    };
     blocking(move || {
         let start = values::eval(&app.tb, &p)?;
-        let line = values::line(&app.tb, &p, max)?;
-        let (value, dtc) = eval_json(start);
+        let line = values::line(&app.tb, &p, max, metric)?;
+        let (value, dtc, dtw) = eval_json(start);
         Ok(Json(json!({
             "start": line.start.to_fen(),
+            "metric": line.metric.as_str(),
             "value": value,
             "dtc": dtc,
+            "dtw": dtw,
             "moves": line.moves.iter().map(move_json).collect::<Vec<_>>(),
             "end": line.end.as_str(),
         })))
@@ -516,7 +527,7 @@ mod tests {
     /// Issue 36 item 9: an error answer names the table file, never the server's path.
     #[test]
     fn error_answers_hide_the_server_paths() {
-        let e = ProbeError::Table(checkers_egdb::table::TableError::NotAFile {
+        let e = ProbeError::Table(checkers_egdb::format::TableError::NotAFile {
             path: "/srv/secret/tables/0201-nn.egdb".into(),
         });
         let ApiError(status, kind, text) = ApiError::from(e);

@@ -6,10 +6,10 @@
 //! endless play is a draw. Every node is proven as a root for both goals, with a tiny
 //! transposition table (forced replacement) and with a roomy one; every settled answer must
 //! equal the ground truth, and every extracted strategy must pass a strategy check written here.
-use checkers_egdb::prove::cert::extract;
-use checkers_egdb::prove::search::{Budget, Dfpn, Eval, Game, Goal, Outcome};
-use checkers_egdb::prove::tt::Table;
-use checkers_egdb::{Color, Wld};
+use super::cert::extract;
+use super::search::{Budget, Dfpn, Eval, Game, Goal, Outcome};
+use super::tt::Table;
+use crate::board::{Color, Wld};
 use std::collections::HashMap;
 
 struct Graph {
@@ -183,8 +183,24 @@ fn check_graph(g: &Graph, tt_entries: usize, weak: bool, label: &str) -> (usize,
     (settled, 2 * g.side.len())
 }
 
-mod random_positions;
-use random_positions::Rng;
+/// xorshift64* (Marsaglia 2003, Vigna 2016), 64-bit state (never 0): the generator of
+/// tests/random_positions (the same numbers for the same seed).
+struct Rng(u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A number in `0..n` (`n` > 0; the modulo bias is irrelevant here).
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
 
 fn random_graph(rng: &mut Rng, n: usize) -> Graph {
     let side: Vec<Color> = (0..n)

@@ -3,12 +3,12 @@
 //! test or search. It must answer exactly as the probe's capture-resolving search
 //! (`probe::resolve`) over the written files does, at every position: capture positions,
 //! positions without a move, either side to move.
-use checkers_egdb::board::{Color, Position};
-use checkers_egdb::generate::{
-    build, build_order, solve_unit, BuildOptions, DecodedTables, NoProgress, UnitOptions,
-};
-use checkers_egdb::index::SliceIndex;
-use checkers_egdb::probe::resolve;
+use crate::board::{Color, Position};
+use crate::generate::{build, solve_unit, BuildOptions, NoProgress, UnitOptions};
+use crate::index::SliceIndex;
+use crate::plan::build_order;
+use crate::probe::resolve;
+use crate::store::DecodedTables;
 
 #[test]
 fn lookup_of_handed_over_slices_agrees_with_the_capture_search_over_the_files() {
@@ -25,7 +25,7 @@ fn lookup_of_handed_over_slices_agrees_with_the_capture_search_over_the_files() 
         let uo = UnitOptions {
             wld_done: false,
             dtc: false,
-            codec: checkers_egdb::table::CODEC_2BIT_ZSTD,
+            codec: crate::table::CODEC_2BIT_ZSTD,
         };
         let solved = solve_unit(unit, &files, &uo, &NoProgress).expect("solves");
         for sv in solved.wld {
@@ -74,8 +74,8 @@ fn lookup_of_handed_over_slices_agrees_with_the_capture_search_over_the_files() 
 /// made, a lookup answers from what the store holds now.
 #[test]
 fn the_lookup_memo_follows_releases_and_new_stores() {
-    use checkers_egdb::board::Wld;
-    use checkers_egdb::slice::Slice;
+    use crate::board::Wld;
+    use crate::slice::Slice;
     let tmp = tempfile::tempdir().unwrap();
     // No files: a slice not handed over is a missing dependency.
     let s: Slice = "0101-nn".parse().unwrap();

@@ -1,0 +1,133 @@
+//! Depth-to-win benchmarks (not a timed test). Usage:
+//!   cargo run --release --example bench_dtw -- DIR [N_POSITIONS]
+//! DIR holds tables built with `egdb build --dtc --dtw`. Reports: positions per byte of the
+//! depth-to-win files per piece count (and of the `.dtc` and WLD files beside them); warm
+//! single-thread ns per `probe_dtw`, `probe_dtc` and `probe_wld` on the same N random
+//! positions (median over batches of 64, both sides to move, every position probed once
+//! before timing); the lengths of `play::line` by DTW and by DTC from the longest DTW win of
+//! the largest piece count present (`stats::longest_dtw`).
+use checkers_egdb::format::SliceIndex;
+use checkers_egdb::format::{dtc_path, slice_of_file_name, DtcFile, RULES_ENGLISH};
+use checkers_egdb::format::{dtw_path, open_dtw};
+use checkers_egdb::Position;
+use checkers_egdb::Tablebase;
+use checkers_egdb::{line, Metric};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+const BATCH: usize = 64;
+
+fn median_ns<T>(ps: &[Position], rounds: usize, f: impl Fn(&Position) -> T) -> f64 {
+    let mut per = Vec::new();
+    for _ in 0..rounds {
+        for chunk in ps.chunks(BATCH) {
+            let t = Instant::now();
+            for p in chunk {
+                std::hint::black_box(f(std::hint::black_box(p)));
+            }
+            per.push(t.elapsed().as_nanos() as f64 / chunk.len() as f64);
+        }
+    }
+    per.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    per[per.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let dir = std::path::PathBuf::from(args.get(1).expect("usage: bench_dtw DIR [N]"));
+    let n: usize = args.get(2).map_or(100_000, |s| s.parse().unwrap());
+    let mut slices = Vec::new();
+    let mut total = 0u64;
+    // piece count -> (positions, dtw bytes, dtc bytes, wld bytes)
+    let mut sizes: BTreeMap<u32, (u64, u64, u64, u64)> = BTreeMap::new();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    for name in names {
+        if let Some(s) = slice_of_file_name(&name) {
+            let ix = SliceIndex::new(s);
+            let w = open_dtw(&dtw_path(&dir, &s), RULES_ENGLISH).expect("a .dtw file");
+            let c = DtcFile::open(&dtc_path(&dir, &s), RULES_ENGLISH)
+                .map(|f| f.file_bytes())
+                .unwrap_or(0);
+            let x = sizes.entry(s.material.pieces()).or_default();
+            x.0 += ix.size();
+            x.1 += w.file_bytes();
+            x.2 += c;
+            x.3 += std::fs::metadata(dir.join(&name)).unwrap().len();
+            total += ix.size();
+            slices.push((total, ix));
+        }
+    }
+    for (k, (p, w, c, v)) in &sizes {
+        let per = |b: &u64| *p as f64 / (*b).max(1) as f64;
+        println!(
+            "{k} pieces: {p} positions; DTW {w} bytes ({:.2} positions/byte), DTC {c} bytes ({:.2}), WLD {v} bytes ({:.1})",
+            per(w),
+            per(c),
+            per(v)
+        );
+    }
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let ps: Vec<Position> = (0..n)
+        .map(|k| {
+            let r = rng.next() % total;
+            let (_, ix) = slices.iter().find(|(end, _)| r < *end).unwrap();
+            let p = ix.unrank(rng.next() % ix.size()).unwrap();
+            if k % 2 == 0 {
+                p
+            } else {
+                p.flip()
+            }
+        })
+        .collect();
+    let tb = Tablebase::builder(&dir)
+        .cache_bytes(1 << 30)
+        .open()
+        .unwrap();
+    for p in &ps {
+        tb.probe_dtw(p).unwrap();
+        tb.probe_dtc(p).unwrap();
+    }
+    let dtw = median_ns(&ps, 5, |p| tb.probe_dtw(p).unwrap());
+    let dtc = median_ns(&ps, 5, |p| tb.probe_dtc(p).unwrap());
+    let wld = median_ns(&ps, 5, |p| tb.probe_wld(p).unwrap());
+    println!(
+        "warm probe_dtw {dtw:.0} ns, probe_dtc {dtc:.0} ns, probe_wld {wld:.0} ns (median per probe; {n} positions, 1 thread)"
+    );
+
+    let rows = checkers_egdb::longest_dtw(&dir).unwrap();
+    let max_pieces = sizes.keys().max().copied().unwrap_or(0);
+    let best = rows
+        .iter()
+        .filter(|r| u32::from(r.bm + r.bk + r.wm + r.wk) == max_pieces)
+        .filter_map(|r| r.longest_win.clone())
+        .max_by_key(|(d, _)| *d)
+        .unwrap();
+    let p = Position::from_fen(&best.1).unwrap();
+    for metric in [Metric::Dtw, Metric::Dtc] {
+        let t = Instant::now();
+        let l = line(&tb, &p, metric, 10_000).unwrap();
+        println!(
+            "line by {metric} from the longest {max_pieces}-piece DTW win {} (DTW {}, DTC {}): {} plies, {:?}, {:.1} ms",
+            best.1,
+            best.0,
+            tb.probe_dtc(&p).unwrap(),
+            l.moves.len(),
+            l.end,
+            t.elapsed().as_secs_f64() * 1e3
+        );
+    }
+}
