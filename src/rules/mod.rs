@@ -22,7 +22,7 @@ pub mod search;
 
 pub use english::English;
 
-use crate::board::{Bitboard, Color, Position};
+use crate::board::{Bitboard, Color, Position, Wld};
 
 /// A rules variant: what the solver, probes and the verifier need to know about the game.
 ///
@@ -43,8 +43,15 @@ pub trait Rules: Copy + Send + Sync + std::fmt::Debug + 'static {
     fn has_capture(&self, p: &Position) -> bool;
 
     /// Whether the side to move has a non-capturing move. With [`Rules::has_capture`] this
-    /// decides "has a legal move"; a side without one loses.
+    /// decides "has a legal move"; a side without one has the value [`Rules::no_move_value`].
     fn has_quiet_move(&self, p: &Position) -> bool;
+
+    /// The terminal rule: the value, for the side to move, of a position in which it has no
+    /// legal move (having no pieces included). [`Wld::Loss`] in English checkers and in
+    /// Russian, Brazilian and Italian draughts; [`Wld::Win`] in giveaway (suicide) checkers.
+    /// Never [`Wld::Draw`]. Every solver, probe, verifier and prover takes the value of such
+    /// a position from here, at distance 0 (no move is left to play).
+    fn no_move_value(&self) -> Wld;
 
     /// Whether the side to move has any legal move.
     #[inline]

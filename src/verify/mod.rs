@@ -2,7 +2,8 @@
 //!
 //! For every file: the whole-file checksum, then every stored value of a quiet position is
 //! re-derived from its successors with the slow path generator ([`crate::movegen::Oracle`]:
-//! neither the generator's fast engine nor its un-move code): no move = loss, otherwise the
+//! neither the generator's fast engine nor its un-move code): no move = the terminal rule
+//! ([`Rules::no_move_value`], a loss in English), otherwise the
 //! best of the negated successor values, successors looked up in the tables with captures
 //! resolved by search ([`crate::probe::resolve_with`] over the oracle). Positions whose stored
 //! entry is "don't care" (captures; in a codec-4 slice also the threat positions and positions
@@ -296,8 +297,10 @@ pub fn derive_value<R: Rules, S: RawSource + ?Sized>(
     p: &Position,
 ) -> Result<Wld, ProbeError> {
     let mut best = Wld::Loss;
+    let mut any = false;
     let mut err = None;
     rules.for_each_successor(p, |s| {
+        any = true;
         if best == Wld::Win || err.is_some() {
             return;
         }
@@ -308,6 +311,8 @@ pub fn derive_value<R: Rules, S: RawSource + ?Sized>(
     });
     match err {
         Some(e) => Err(e),
+        // No legal move: the terminal rule (a loss in English, a win in giveaway).
+        None if !any => Ok(rules.no_move_value()),
         None => Ok(best),
     }
 }
@@ -539,7 +544,7 @@ pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
                 // The successor's value and d(m): a conversion counts 1 (its value resolved
                 // through the tables of fewer pieces or another slice); otherwise a king move,
                 // whose result lies in the partner slice: 1 + 1 if the result must capture
-                // (resolved by search), 1 if it has no move (lost), else 1 + its stored
+                // (resolved by search), 1 if it has no move (the terminal rule), else 1 + its stored
                 // distance, its value read at the same index (or, at a threat position of a
                 // codec-4 partner, resolved by search).
                 let step = if rules.is_conversion(p, &s) {
@@ -547,7 +552,7 @@ pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
                 } else if rules.has_capture(&s) {
                     resolve_with(rules, src, &s).map(|sv| (sv, 2))
                 } else if !rules.has_quiet_move(&s) {
-                    Ok((Wld::Loss, 1))
+                    Ok((rules.no_move_value(), 1))
                 } else {
                     let r = pindex.rank(&s.normalized());
                     let sv = if partner_threats_dc && crate::probe::resolve::is_dont_care(rules, &s)
