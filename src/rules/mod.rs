@@ -14,13 +14,27 @@
 //! Both read the definitions of the English game (move directions of men and kings, crown
 //! rows, the rules id) from [`english`], so those are written once.
 //!
-//! Adding a variant (Italian, Russian/Pool, Brazilian on 8x8): see "Adding a variant" in
-//! docs/architecture.md.
+//! The other 8x8 variants ([`Variant`]: Russian, Brazilian, Italian, giveaway, Pool, Spanish,
+//! Czech) are described once each (`russian.rs`, ...) as parameters of the slow path generator
+//! of [`paths`], their independent oracle; giveaway also has a fast engine ([`Giveaway`]: the
+//! English one with the terminal rule reversed), so its tables can be built. Adding a
+//! variant: see "Adding a variant" in docs/architecture.md.
 
+pub mod brazilian;
+pub mod czech;
 pub mod english;
+pub mod giveaway;
+pub mod italian;
+pub mod paths;
+pub mod pool;
+pub mod russian;
 pub mod search;
+pub mod spanish;
+pub mod variant;
 
 pub use english::English;
+pub use giveaway::Giveaway;
+pub use variant::Variant;
 
 use crate::board::{Bitboard, Color, Position, Wld};
 

@@ -1,0 +1,121 @@
+//! The variants this crate knows, as a run-time value ([`Variant`]): what `--rules NAME`
+//! selects, with each variant's name, rules id (table file headers, byte 9) and the rules of
+//! its slow path generator ([`crate::rules::paths::Game`]).
+//!
+//! | variant | id | kings | men capture | capture choice | crowning in a capture | no move |
+//! |---|---|---|---|---|---|---|
+//! | english | 1 | short | forward | any | crowned, move ends | loses |
+//! | russian | 2 | flying | both ways | any | crowned, goes on as a king | loses |
+//! | brazilian | 3 | flying | both ways | most pieces | only where the move ends | loses |
+//! | italian | 4 | short | forward, not kings | Italian precedence | crowned, move ends | loses |
+//! | giveaway | 5 | short | forward | any | crowned, move ends | **wins** |
+//! | pool | 6 | flying | both ways | any | only where the move ends | loses |
+//! | spanish | 7 | flying | forward | most pieces, then most kings | crowned, move ends | loses |
+//! | czech | 8 | flying | forward | by a king first | crowned, move ends | loses |
+//!
+//! Tables are built today for English and giveaway (the fast engines); the others are played
+//! by the path generator only (perft, tests) until their fast engines and un-moves exist.
+
+use super::paths::{game_of, Game};
+use crate::board::Wld;
+
+/// One of the 8x8 draughts variants (see the module docs for their rules and ids).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Variant {
+    /// English / American checkers ([`crate::rules::English`]).
+    English,
+    /// Russian draughts ([`crate::rules::russian`]).
+    Russian,
+    /// Brazilian draughts ([`crate::rules::brazilian`]).
+    Brazilian,
+    /// Italian draughts ([`crate::rules::italian`]).
+    Italian,
+    /// Giveaway checkers ([`crate::rules::giveaway`]).
+    Giveaway,
+    /// Pool checkers ([`crate::rules::pool`]).
+    Pool,
+    /// Spanish draughts ([`crate::rules::spanish`]).
+    Spanish,
+    /// Czech draughts ([`crate::rules::czech`]).
+    Czech,
+}
+
+impl Variant {
+    /// Every variant, in rules id order.
+    pub const ALL: [Variant; 8] = [
+        Variant::English,
+        Variant::Russian,
+        Variant::Brazilian,
+        Variant::Italian,
+        Variant::Giveaway,
+        Variant::Pool,
+        Variant::Spanish,
+        Variant::Czech,
+    ];
+
+    /// The rules id written in table headers (1-8).
+    pub const fn id(self) -> u32 {
+        match self {
+            Variant::English => super::english::ID,
+            Variant::Russian => super::russian::ID,
+            Variant::Brazilian => super::brazilian::ID,
+            Variant::Italian => super::italian::ID,
+            Variant::Giveaway => super::giveaway::ID,
+            Variant::Pool => super::pool::ID,
+            Variant::Spanish => super::spanish::ID,
+            Variant::Czech => super::czech::ID,
+        }
+    }
+
+    /// The rules of the variant's path generator.
+    pub const fn game(self) -> Game {
+        game_of(self.id())
+    }
+
+    /// Lower-case name, as `--rules` takes it (`"english"`, `"russian"`, ...).
+    pub const fn name(self) -> &'static str {
+        self.game().name
+    }
+
+    /// The terminal rule: the value for the side to move of a position without a legal move.
+    pub const fn no_move_value(self) -> Wld {
+        self.game().no_move
+    }
+
+    /// The variant of rules id `id`, if any.
+    pub fn from_id(id: u32) -> Option<Variant> {
+        Self::ALL.into_iter().find(|v| v.id() == id)
+    }
+
+    /// Whether tables can be built under this variant today (it has a fast engine with
+    /// un-moves): English and giveaway.
+    pub const fn has_tables(self) -> bool {
+        matches!(self, Variant::English | Variant::Giveaway)
+    }
+}
+
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A `--rules` name that is not a variant.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown rules {name:?}: expected one of english, russian, brazilian, italian, giveaway, pool, spanish, czech")]
+pub struct UnknownVariant {
+    /// The name given.
+    pub name: String,
+}
+
+impl std::str::FromStr for Variant {
+    type Err = UnknownVariant;
+    /// A variant by its name, case-insensitive, surrounding spaces ignored.
+    fn from_str(s: &str) -> Result<Variant, UnknownVariant> {
+        let t = s.trim().to_ascii_lowercase();
+        Self::ALL
+            .into_iter()
+            .find(|v| v.name() == t)
+            .ok_or_else(|| UnknownVariant { name: s.to_string() })
+    }
+}
