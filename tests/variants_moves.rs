@@ -176,3 +176,104 @@ fn italian_gilbert_positions() {
         &[13, 112, 828, 6_756, 46_241, 368_908],
     );
 }
+
+/// The moves as (from, landing squares, captured set, crowns), on our board, sorted.
+fn our_moves(v: Variant, p: &Position) -> Vec<(u8, Vec<u8>, u32, bool)> {
+    let mut out: Vec<_> = moves(&v.game(), p)
+        .into_iter()
+        .map(|m| (m.from, m.path.clone(), m.captured_set(), m.crowns))
+        .collect();
+    out.sort();
+    out
+}
+
+fn set(list: &[u8]) -> u32 {
+    it_squares(list) // the same bit layout: bit i = square i+1
+}
+
+/// A man reaching the crowning row during a capture (our board: Black's man on 22 jumps
+/// White's man on 26 and lands on 31, Black's crowning row). Russian: it is crowned at once
+/// and goes on as a flying king, along 31-27-24-20 over White's man on 24 to 20. English and
+/// Italian: crowned, the move ends. Brazilian and Pool: it stays a man while it can go on (it
+/// cannot: a man jumps only adjacent pieces) and is crowned where the move ends.
+#[test]
+fn crowning_during_a_capture() {
+    let p = Position::from_fen("B:W26,24:B22").unwrap();
+    assert_eq!(
+        our_moves(Variant::Russian, &p),
+        vec![(22, vec![31, 20], set(&[26, 24]), true)]
+    );
+    for v in [
+        Variant::English,
+        Variant::Italian,
+        Variant::Brazilian,
+        Variant::Pool,
+    ] {
+        assert_eq!(
+            our_moves(v, &p),
+            vec![(22, vec![31], set(&[26]), true)],
+            "{v}"
+        );
+    }
+}
+
+/// Passing through the crowning row: after 22x31 (taking 26) White's man on 27 is next to
+/// 31 with 24 empty beyond. Brazilian and Pool: the man goes on backward as a man, 31x24,
+/// and is not crowned (the move ends on 24). Russian: a king at once, it flies over 27 and
+/// may land on 24 or 20. English: crowned on 31, the move ends.
+#[test]
+fn passing_through_the_crowning_row() {
+    let p = Position::from_fen("B:W26,27:B22").unwrap();
+    for v in [Variant::Brazilian, Variant::Pool] {
+        assert_eq!(
+            our_moves(v, &p),
+            vec![(22, vec![31, 24], set(&[26, 27]), false)],
+            "{v}"
+        );
+    }
+    assert_eq!(
+        our_moves(Variant::Russian, &p),
+        vec![
+            (22, vec![31, 20], set(&[26, 27]), true),
+            (22, vec![31, 24], set(&[26, 27]), true),
+        ]
+    );
+    assert_eq!(
+        our_moves(Variant::English, &p),
+        vec![(22, vec![31], set(&[26]), true)]
+    );
+}
+
+/// The path generator under English rules and the English oracle written earlier
+/// (`movegen::Oracle`) give the same successors over the first plies from the start and from
+/// a king position, and the same has-a-capture and has-a-quiet-move answers.
+#[test]
+fn english_paths_agree_with_the_english_oracle() {
+    use checkers_egdb::movegen::Oracle;
+    use checkers_egdb::rules::paths::Paths;
+    use checkers_egdb::rules::Rules;
+    let paths = Paths::<1>;
+    let mut frontier = vec![
+        Position::START,
+        Position::from_fen("W:WK6:B9,10,17,18").unwrap(),
+        Position::from_fen("W:WK14,K22:BK18,K19,K26,10").unwrap(),
+    ];
+    for _ in 0..4 {
+        let mut next = Vec::new();
+        for p in &frontier {
+            let mut a = Vec::new();
+            let mut b = Vec::new();
+            paths.for_each_successor(p, |q| a.push(q));
+            Oracle.for_each_successor(p, |q| b.push(q));
+            a.sort_by_key(|q| (q.black, q.white, q.kings, q.side));
+            b.sort_by_key(|q| (q.black, q.white, q.kings, q.side));
+            assert_eq!(a, b, "{}", p.to_fen());
+            assert_eq!(paths.has_capture(p), Oracle.has_capture(p));
+            assert_eq!(paths.has_quiet_move(p), Oracle.has_quiet_move(p));
+            next.extend(a);
+        }
+        next.sort_by_key(|q| (q.black, q.white, q.kings, q.side));
+        next.dedup();
+        frontier = next;
+    }
+}
