@@ -7,7 +7,6 @@
 //! never a draw in giveaway (who wins depends on the side to move).
 
 #[path = "probe_common/mod.rs"]
-#[allow(dead_code)]
 mod probe_common;
 
 use checkers_egdb::generate::build_order;

@@ -22,7 +22,12 @@ fn it_squares(list: &[u8]) -> u32 {
 fn italian(wm: &[u8], wk: &[u8], bm: &[u8], bk: &[u8], black_to_move: bool) -> Position {
     let white = it_squares(wm) | it_squares(wk);
     let black = it_squares(bm) | it_squares(bk);
-    let p = from_italian(white, black, it_squares(wk) | it_squares(bk), !black_to_move);
+    let p = from_italian(
+        white,
+        black,
+        it_squares(wk) | it_squares(bk),
+        !black_to_move,
+    );
     p.validate().unwrap();
     p
 }
@@ -52,7 +57,10 @@ fn italian_mapping_is_a_vertical_flip_onto_our_board() {
     assert_eq!(from_italian_square(0), None);
     assert_eq!(from_italian_square(33), None);
     for s in 1..=32 {
-        assert_eq!(from_italian_square(from_italian_square(s).unwrap()), Some(s));
+        assert_eq!(
+            from_italian_square(from_italian_square(s).unwrap()),
+            Some(s)
+        );
     }
     // The Italian start (Black 1-12, White 21-32, White to move) is our start position.
     let start = from_italian(
@@ -139,7 +147,12 @@ fn perft_from(game: &Game, fen_it: (&[u8], &[u8], &[u8], &[u8], bool), counts: &
     let (wm, wk, bm, bk, black) = fen_it;
     let p = italian(wm, wk, bm, bk, black);
     for (d, &n) in counts.iter().enumerate() {
-        assert_eq!(paths::perft(game, &p, d as u32 + 1, false), n, "depth {}", d + 1);
+        assert_eq!(
+            paths::perft(game, &p, d as u32 + 1, false),
+            n,
+            "depth {}",
+            d + 1
+        );
     }
 }
 
@@ -166,13 +179,25 @@ fn italian_gilbert_positions() {
     // "B:W30,21,22,17,20,K6:B25,28,9,5,1,3"
     perft_from(
         &g,
-        (&[30, 21, 22, 17, 20], &[6], &[25, 28, 9, 5, 1, 3], &[], true),
+        (
+            &[30, 21, 22, 17, 20],
+            &[6],
+            &[25, 28, 9, 5, 1, 3],
+            &[],
+            true,
+        ),
         &[6, 47, 271, 1_916, 10_810, 73_137, 389_809],
     );
     // "W:WK27,K28,17,20,9,K12,8:B21,24,K19,K13,14,K11,4"
     perft_from(
         &g,
-        (&[17, 20, 9, 8], &[27, 28, 12], &[21, 24, 14, 4], &[19, 13, 11], false),
+        (
+            &[17, 20, 9, 8],
+            &[27, 28, 12],
+            &[21, 24, 14, 4],
+            &[19, 13, 11],
+            false,
+        ),
         &[13, 112, 828, 6_756, 46_241, 368_908],
     );
 }

@@ -21,8 +21,16 @@ use checkers_egdb::Position;
 fn check(v: Variant, rows: &[(u32, u64, u64)]) {
     let g: Game = v.game();
     for &(d, paths, unique) in rows {
-        assert_eq!(perft(&g, &Position::START, d, false), paths, "{v} depth {d}");
-        assert_eq!(perft(&g, &Position::START, d, true), unique, "{v} depth {d} unique");
+        assert_eq!(
+            perft(&g, &Position::START, d, false),
+            paths,
+            "{v} depth {d}"
+        );
+        assert_eq!(
+            perft(&g, &Position::START, d, true),
+            unique,
+            "{v} depth {d} unique"
+        );
     }
 }
 
@@ -33,7 +41,12 @@ fn russian() {
     check(Variant::Russian, &COMMON);
     check(
         Variant::Russian,
-        &[(5, 7482, 7482), (6, 37986, 37986), (7, 190146, 190146), (8, 929_905, 929_899)],
+        &[
+            (5, 7482, 7482),
+            (6, 37986, 37986),
+            (7, 190146, 190146),
+            (8, 929_905, 929_899),
+        ],
     );
 }
 
@@ -42,7 +55,12 @@ fn brazilian() {
     check(Variant::Brazilian, &COMMON);
     check(
         Variant::Brazilian,
-        &[(5, 7473, 7473), (6, 37628, 37628), (7, 187302, 187302), (8, 907_836, 907_830)],
+        &[
+            (5, 7473, 7473),
+            (6, 37628, 37628),
+            (7, 187302, 187302),
+            (8, 907_836, 907_830),
+        ],
     );
 }
 
@@ -51,7 +69,12 @@ fn pool() {
     check(Variant::Pool, &COMMON);
     check(
         Variant::Pool,
-        &[(5, 7482, 7482), (6, 37986, 37986), (7, 190146, 190146), (8, 929_902, 929_896)],
+        &[
+            (5, 7482, 7482),
+            (6, 37986, 37986),
+            (7, 190146, 190146),
+            (8, 929_902, 929_896),
+        ],
     );
 }
 
@@ -60,7 +83,12 @@ fn italian() {
     check(Variant::Italian, &COMMON);
     check(
         Variant::Italian,
-        &[(5, 7361, 7361), (6, 36473, 36473), (7, 177532, 177532), (8, 828_783, 828_783)],
+        &[
+            (5, 7361, 7361),
+            (6, 36473, 36473),
+            (7, 177532, 177532),
+            (8, 828_783, 828_783),
+        ],
     );
 }
 
@@ -69,7 +97,12 @@ fn spanish() {
     check(Variant::Spanish, &COMMON);
     check(
         Variant::Spanish,
-        &[(5, 7361, 7361), (6, 36473, 36473), (7, 177532, 177532), (8, 828_783, 828_783)],
+        &[
+            (5, 7361, 7361),
+            (6, 36473, 36473),
+            (7, 177532, 177532),
+            (8, 828_783, 828_783),
+        ],
     );
 }
 
@@ -78,7 +111,12 @@ fn czech() {
     check(Variant::Czech, &COMMON);
     check(
         Variant::Czech,
-        &[(5, 7361, 7361), (6, 36768, 36768), (7, 179740, 179740), (8, 845_931, 845_931)],
+        &[
+            (5, 7361, 7361),
+            (6, 36768, 36768),
+            (7, 179740, 179740),
+            (8, 845_931, 845_931),
+        ],
     );
 }
 
@@ -88,7 +126,12 @@ fn english_and_giveaway_paths() {
         check(v, &COMMON);
         check(
             v,
-            &[(5, 7361, 7361), (6, 36768, 36768), (7, 179740, 179740), (8, 845_931, 845_931)],
+            &[
+                (5, 7361, 7361),
+                (6, 36768, 36768),
+                (7, 179740, 179740),
+                (8, 845_931, 845_931),
+            ],
         );
     }
 }

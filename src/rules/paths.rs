@@ -119,7 +119,10 @@ pub struct PathMove {
 impl PathMove {
     /// Square the piece ends on.
     pub fn to(&self) -> u8 {
-        *self.path.last().expect("a move has at least one landing square")
+        *self
+            .path
+            .last()
+            .expect("a move has at least one landing square")
     }
     /// The captured pieces as a bitboard (bit i = square i+1).
     pub fn captured_set(&self) -> Bitboard {
@@ -251,7 +254,10 @@ impl Capture<'_> {
             let going_on: Vec<u8> = landings
                 .iter()
                 .copied()
-                .filter(|&t| !self.stops(t, king) && !self.jumps(t, self.king_after(t, king), jumped).is_empty())
+                .filter(|&t| {
+                    !self.stops(t, king)
+                        && !self.jumps(t, self.king_after(t, king), jumped).is_empty()
+                })
                 .collect();
             let chosen = if going_on.is_empty() {
                 landings

@@ -13,8 +13,9 @@
 //! | spanish | 7 | flying | forward | most pieces, then most kings | crowned, move ends | loses |
 //! | czech | 8 | flying | forward | by a king first | crowned, move ends | loses |
 //!
-//! Tables are built today for English and giveaway (the fast engines); the others are played
-//! by the path generator only (perft, tests) until their fast engines and un-moves exist.
+//! English and giveaway have fast engines with un-moves (the retrograde solver runs on them;
+//! `egdb build` builds English tables only so far); the others are played by the path
+//! generator only (perft, tests) until their fast engines and un-moves exist.
 
 use super::paths::{game_of, Game};
 use crate::board::Wld;
@@ -87,9 +88,9 @@ impl Variant {
         Self::ALL.into_iter().find(|v| v.id() == id)
     }
 
-    /// Whether tables can be built under this variant today (it has a fast engine with
-    /// un-moves): English and giveaway.
-    pub const fn has_tables(self) -> bool {
+    /// Whether the variant has a fast engine with un-moves ([`crate::rules::Retro`]), which
+    /// the retrograde solver needs: English and giveaway.
+    pub const fn has_fast_engine(self) -> bool {
         matches!(self, Variant::English | Variant::Giveaway)
     }
 }
@@ -116,6 +117,8 @@ impl std::str::FromStr for Variant {
         Self::ALL
             .into_iter()
             .find(|v| v.name() == t)
-            .ok_or_else(|| UnknownVariant { name: s.to_string() })
+            .ok_or_else(|| UnknownVariant {
+                name: s.to_string(),
+            })
     }
 }
