@@ -569,7 +569,30 @@ impl DecodedTables {
                 return d.value(&s, men_base + d.index.king_offset(bk, wk, bm | wm));
             }
         }
-        crate::probe::resolve(self, p)
+        if self.rules == English::ID {
+            return crate::probe::resolve(self, p);
+        }
+        self.resolve_by_rules(p)
+    }
+
+    /// [`crate::probe::resolve_with`] over this store under the rules of its id, English
+    /// aside: the fast engine of giveaway (English moves, the terminal rule reversed), the
+    /// path generator ([`crate::rules::paths::Paths`]) of the other variants.
+    #[cold]
+    fn resolve_by_rules(&self, p: &Position) -> Result<Wld, ProbeError> {
+        use crate::probe::resolve_with;
+        use crate::rules::{brazilian, czech, giveaway, italian, paths::Paths, pool, russian};
+        use crate::rules::{spanish, Giveaway};
+        match self.rules {
+            giveaway::ID => resolve_with(Giveaway, self, p),
+            russian::ID => resolve_with(Paths::<{ russian::ID }>, self, p),
+            brazilian::ID => resolve_with(Paths::<{ brazilian::ID }>, self, p),
+            italian::ID => resolve_with(Paths::<{ italian::ID }>, self, p),
+            pool::ID => resolve_with(Paths::<{ pool::ID }>, self, p),
+            spanish::ID => resolve_with(Paths::<{ spanish::ID }>, self, p),
+            czech::ID => resolve_with(Paths::<{ czech::ID }>, self, p),
+            _ => crate::probe::resolve(self, p),
+        }
     }
 }
 

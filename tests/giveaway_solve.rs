@@ -4,15 +4,20 @@
 //! compared position by position with an independent forward fixpoint over the slow path
 //! generator (`rules::giveaway::GiveawayPaths`, written apart from the English engine): no
 //! slices, no index, no un-moves. Also the published fact that one king against one king is
-//! never a draw in giveaway (who wins depends on the side to move).
+//! never a draw in giveaway (who wins depends on the side to move). Then the same values
+//! through files: written with the giveaway rules id, probed by a giveaway `Tablebase`,
+//! refused by an English one, and verified against the path generator by `verify_slice`.
 
 #[path = "probe_common/mod.rs"]
 mod probe_common;
 
-use checkers_egdb::generate::build_order;
-use checkers_egdb::generate::solve::{solve_unit_opts, SolveOptions};
-use checkers_egdb::rules::giveaway::GiveawayPaths;
+use checkers_egdb::generate::solve::{solve_unit_opts, SolveOptions, SolvedSlice};
+use checkers_egdb::generate::{build_order, DecodedTables};
+use checkers_egdb::probe::Tablebase;
+use checkers_egdb::rules::giveaway::{self, GiveawayPaths};
 use checkers_egdb::rules::{Giveaway, Rules};
+use checkers_egdb::table::{table_path, write_table_masked, TableMeta, WriteOptions};
+use checkers_egdb::verify::verify_slice;
 use checkers_egdb::{Position, SliceIndex, Wld};
 use std::collections::HashMap;
 
@@ -86,6 +91,7 @@ fn resolve(tables: &HashMap<Position, Wld>, p: &Position) -> Result<Wld, String>
 fn giveaway_tables_match_a_forward_solver_and_king_v_king_is_never_drawn() {
     // The retrograde solver, unit by unit.
     let mut tables: HashMap<Position, Wld> = HashMap::new();
+    let mut files: Vec<SolvedSlice> = Vec::new();
     for unit in build_order(PIECES) {
         let lookup = |p: &Position| resolve(&tables, p);
         let solved = solve_unit_opts(
@@ -105,6 +111,7 @@ fn giveaway_tables_match_a_forward_solver_and_king_v_king_is_never_drawn() {
             }
         }
         tables.extend(new);
+        files.extend(solved);
     }
 
     let all = probe_common::all_positions(PIECES);
@@ -130,4 +137,49 @@ fn giveaway_tables_match_a_forward_solver_and_king_v_king_is_never_drawn() {
         }
     }
     assert_eq!(kk, 992 * 2);
+
+    // The same values through files of the giveaway rules id.
+    let dir = std::env::temp_dir().join(format!("egdb-giveaway-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let wopts = WriteOptions {
+        rules: giveaway::ID,
+        codec: checkers_egdb::table::CODEC_2BIT_ZSTD,
+        ..WriteOptions::default()
+    };
+    for sv in &files {
+        let meta = TableMeta {
+            slice: sv.slice,
+            positions: sv.values.len() as u64,
+            wins: sv.wins,
+            losses: sv.losses,
+            draws: sv.draws,
+            longest: sv.longest,
+        };
+        write_table_masked(&table_path(&dir, &sv.slice), &meta, &sv.values, &sv.captures, &wopts)
+            .unwrap();
+    }
+    let tb = Tablebase::builder(&dir).rules(Giveaway).open().unwrap();
+    for p in &all {
+        assert_eq!(tb.probe_wld(p).unwrap(), oracle[p], "{}", p.to_fen());
+    }
+    // An English tablebase refuses the files (another rules id).
+    let english = Tablebase::open(&dir).unwrap();
+    let e = english
+        .probe_wld(&Position::from_fen("W:WK32:BK26").unwrap())
+        .unwrap_err();
+    assert!(e.to_string().contains("rules"), "{e}");
+    // Every slice verified against the path generator, through the dependency store.
+    let store = DecodedTables::with_rules(&dir, Giveaway);
+    for sv in &files {
+        let n = verify_slice(
+            GiveawayPaths::default(),
+            &store,
+            &sv.slice,
+            (sv.wins, sv.losses, sv.draws),
+            &|_| {},
+        )
+        .unwrap();
+        assert_eq!(n, sv.values.len() as u64);
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }
