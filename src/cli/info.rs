@@ -16,6 +16,71 @@ pub struct Args {
     /// Also list every slice file, then every missing slice (`missing<TAB>NAME`).
     #[arg(long)]
     pub slices: bool,
+    /// Print instead a manifest of every table file (`.egdb`, `.dtc`, `.dtw`): one line
+    /// `SHA256<two spaces>NAME` per file, sorted by name, the format of `sha256sum` (check a
+    /// copy elsewhere with `sha256sum -c` in its directory).
+    #[arg(long, conflicts_with = "slices")]
+    pub manifest: bool,
+}
+
+/// `egdb info --manifest`: the SHA-256 of every table file of `dir`, sorted by name (files
+/// hashed in parallel, each read in 1 MiB pieces). Files named like tables that are not
+/// regular files, or cannot be read, are errors naming them.
+fn manifest(dir: &std::path::Path) -> CliResult {
+    use rayon::prelude::*;
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+    let rd = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let mut names: Vec<String> = rd
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            slice_of_file_name(n).is_some()
+                || is_dtc_file_name(n)
+                || checkers_egdb::table::dtw::slice_of_dtw_file_name(n).is_some()
+        })
+        .collect();
+    if names.is_empty() {
+        return Err(format!("no table files in {} (run egdb build)", dir.display()).into());
+    }
+    names.sort();
+    let sums: Vec<Result<String, String>> = names
+        .par_iter()
+        .map(|n| {
+            let path = dir.join(n);
+            let bad = |e: std::io::Error| format!("{}: {e}", path.display());
+            let meta = std::fs::metadata(&path).map_err(bad)?;
+            if !meta.is_file() {
+                return Err(format!("{}: not a regular file", path.display()));
+            }
+            let mut f = std::fs::File::open(&path).map_err(bad)?;
+            let mut h = Sha256::new();
+            let mut buf = vec![0u8; 1 << 20];
+            loop {
+                let k = f.read(&mut buf).map_err(bad)?;
+                if k == 0 {
+                    break;
+                }
+                h.update(&buf[..k]);
+            }
+            let d = h.finalize();
+            Ok(d.iter().map(|b| format!("{b:02x}")).collect())
+        })
+        .collect();
+    let mut failed = 0;
+    for (n, s) in names.iter().zip(sums) {
+        match s {
+            Ok(s) => println!("{s}  {n}"),
+            Err(e) => {
+                eprintln!("egdb: bad table: {}", super::one_line(&e));
+                failed += 1;
+            }
+        }
+    }
+    if failed > 0 {
+        return Err(format!("{failed} table files could not be read (listed above)").into());
+    }
+    Ok(())
 }
 
 /// Whether `name` is a distance file's name (`SLICE.dtc`, written by `egdb build --dtc`).
@@ -25,6 +90,9 @@ fn is_dtc_file_name(name: &str) -> bool {
 
 /// Run `egdb info`.
 pub fn run(args: Args) -> CliResult {
+    if args.manifest {
+        return manifest(&args.dir);
+    }
     let (infos, bad) = read_dir_info_all(&args.dir)?;
     // Files that are not tables (other names, leftover temporaries) are not read: say so.
     if let Ok(rd) = std::fs::read_dir(&args.dir) {

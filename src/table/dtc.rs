@@ -377,7 +377,7 @@ impl DtcFile {
                 path: path.to_path_buf(),
             });
         }
-        let file = std::fs::File::open(path).map_err(|e| TableError::io(path, "open", e))?;
+        let file = super::read::open_file(path).map_err(|e| TableError::io(path, "open", e))?;
         let bad = |f: Fault| TableError::corrupt(path, f);
         let len = md.len();
         let min = HEADER_LEN as u64 + 8;

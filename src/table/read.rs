@@ -132,7 +132,7 @@ impl TableFile {
                 path: path.to_path_buf(),
             });
         }
-        let file = File::open(path).map_err(|e| TableError::io(path, "open", e))?;
+        let file = open_file(path).map_err(|e| TableError::io(path, "open", e))?;
         let fmd = file
             .metadata()
             .map_err(|e| TableError::io(path, "stat", e))?;
@@ -640,4 +640,44 @@ impl TableFile {
         }
         Ok(())
     }
+}
+
+/// Open a table file for reading. A table directory holds one file per slice and metric (4,446
+/// files for the values and distances of at most 5 pieces) and the readers keep the files they
+/// use open, which passes the common default soft limit of 1,024 open files of an ordinary
+/// user (root here had 20,000). On "too many open files" (`EMFILE`) the process's soft limit
+/// (`RLIMIT_NOFILE`) is raised once to its hard limit, as the Go runtime does for every
+/// program, and the open is tried again; past the hard limit the error stands (a bounded set of
+/// open files is planned with the one-file-per-material layout, issue 32).
+///
+/// # Errors
+/// The [`std::io::Error`] of the open.
+pub(crate) fn open_file(path: &Path) -> std::io::Result<File> {
+    match File::open(path) {
+        Err(e) if e.raw_os_error() == Some(libc::EMFILE) && raise_open_file_limit() => {
+            File::open(path)
+        }
+        r => r,
+    }
+}
+
+/// Raise the soft limit of open files to the hard limit (tried once per process); whether it
+/// was raised (then every caller that met `EMFILE` tries its open again).
+fn raise_open_file_limit() -> bool {
+    static RAISED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *RAISED.get_or_init(|| {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit and setrlimit are given a valid, initialised rlimit struct owned
+        // by this frame; they only read or write that struct.
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 || lim.rlim_cur >= lim.rlim_max {
+                return false;
+            }
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0
+        }
+    })
 }

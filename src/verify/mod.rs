@@ -10,7 +10,8 @@
 //! without a move of [`crate::probe::resolve::is_dont_care`], decided per slice by
 //! [`RawSource::threats_dont_care`]) are never read as values: they are derived the same way
 //! and, with all others, counted against the
-//! win/loss/draw totals in the header. The functions are generic over the [`Rules`] used as
+//! win/loss/draw totals in the header; the header's `longest` (the longest resolution ply)
+//! is re-derived from the verified values unit by unit (forward moves, level by level). The functions are generic over the [`Rules`] used as
 //! the oracle; [`verify_dir`] uses [`Oracle`].
 //!
 //! Distance files (`<slice>.dtc`, `egdb build --dtc`), where present, are verified the same
@@ -100,6 +101,16 @@ pub enum VerifyError {
         /// What is wrong.
         why: String,
     },
+    /// The header's `longest` (the longest resolution ply, shown by `egdb stats`) differs
+    /// from the one re-derived from the values (forward moves over the unit, level by level), or
+    /// cannot be derived.
+    #[error("slice {slice}: header statistic longest: {why}")]
+    Longest {
+        /// The slice.
+        slice: Slice,
+        /// What differs.
+        why: String,
+    },
     /// Slice files are missing (a build not finished, a deleted file).
     #[error(
         "tables incomplete: {missing} slice files missing (first {first}{}; see egdb info --slices)",
@@ -166,6 +177,7 @@ impl VerifyError {
             | VerifyError::Counts { slice, .. }
             | VerifyError::DtcMismatch { slice, .. }
             | VerifyError::DtcFile { slice, .. }
+            | VerifyError::Longest { slice, .. }
             | VerifyError::IndexWalk { slice, .. }
             | VerifyError::ReadsFailed { slice, .. } => Some(*slice),
             VerifyError::Stats(_)
@@ -417,10 +429,25 @@ pub fn verify_slice<R: Rules, S: RawSource + ?Sized>(
     header: (u64, u64, u64),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<u64, VerifyError> {
+    verify_slice_entries(rules, src, slice, header, false, progress).map(|(n, _)| n)
+}
+
+/// [`verify_slice`]; with `entries`, also the slice's initial resolution-ply entries for
+/// [`derive_longest`] (the same successors' lookups serve both).
+fn verify_slice_entries<R: Rules, S: RawSource + ?Sized>(
+    rules: R,
+    src: &S,
+    slice: &Slice,
+    header: (u64, u64, u64),
+    entries: bool,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(u64, Option<Vec<u16>>), VerifyError> {
     let index = SliceIndex::new(*slice);
     let n = index.size();
     const CHUNK: u64 = 1 << 14;
     let chunks = n.div_ceil(CHUNK);
+    let partner = slice.partner();
+    let inside = |s: &Position| Slice::of(&s.normalized()) == partner;
     // Codec 4 stores no value at the threat positions and the positions without a move.
     let threats_dc = src
         .threats_dont_care(slice)
@@ -428,17 +455,25 @@ pub fn verify_slice<R: Rules, S: RawSource + ?Sized>(
             slice: *slice,
             source: e,
         })?;
-    let per: Vec<Result<(u64, u64, u64), VerifyError>> = (0..chunks)
+    type Chunk = ((u64, u64, u64), Vec<u16>);
+    let per: Vec<Result<Chunk, VerifyError>> = (0..chunks)
         .into_par_iter()
         .map(|c| {
             let (mut w, mut l, mut d) = (0, 0, 0);
             let (start, end) = (c * CHUNK, ((c + 1) * CHUNK).min(n));
+            let mut out = Vec::with_capacity(if entries { (end - start) as usize } else { 0 });
             walk(&index, start, end, |i, p| {
                 let perr = |e| VerifyError::Probe {
                     slice: *slice,
                     source: e,
                 };
-                let derived = derive_value(rules, src, p).map_err(perr)?;
+                let derived = if entries {
+                    let (v, e) = derive_entry(rules, src, p, &inside).map_err(perr)?;
+                    out.push(e);
+                    v
+                } else {
+                    derive_value(rules, src, p).map_err(perr)?
+                };
                 // Positions whose entry is don't care (captures; in a codec-4 slice also
                 // threats and no move) are only counted.
                 let dont_care = if threats_dc {
@@ -466,15 +501,17 @@ pub fn verify_slice<R: Rules, S: RawSource + ?Sized>(
                 Ok(())
             })?;
             progress(end - start);
-            Ok((w, l, d))
+            Ok(((w, l, d), out))
         })
         .collect();
     let mut counted = (0, 0, 0);
+    let mut all = Vec::with_capacity(if entries { n as usize } else { 0 });
     for r in per {
-        let (w, l, d) = r?;
+        let ((w, l, d), e) = r?;
         counted.0 += w;
         counted.1 += l;
         counted.2 += d;
+        all.extend(e);
     }
     if counted != header {
         return Err(VerifyError::Counts {
@@ -483,7 +520,54 @@ pub fn verify_slice<R: Rules, S: RawSource + ?Sized>(
             counted,
         });
     }
-    Ok(n)
+    Ok((n, entries.then_some(all)))
+}
+
+/// The value of `p` derived from its successors (as [`derive_value`]) and its initial entry
+/// for [`derive_longest`]: [`RP_DRAW`]; 0 without a move; 1 for a capture position, a win
+/// by a move leaving the unit (`inside` false) to a lost position, or a loss whose every
+/// move leaves the unit; otherwise [`RP_OPEN`]. Wins carry [`RP_WIN`].
+fn derive_entry<R: Rules, S: RawSource + ?Sized>(
+    rules: R,
+    src: &S,
+    p: &Position,
+    inside: &(dyn Fn(&Position) -> bool + Sync),
+) -> Result<(Wld, u16), ProbeError> {
+    let mut best = Wld::Loss;
+    let (mut any_inside, mut exit_to_loss) = (false, false);
+    let mut err = None;
+    rules.for_each_successor(p, |s| {
+        if exit_to_loss || err.is_some() {
+            return;
+        }
+        let stays = inside(&s);
+        any_inside |= stays;
+        // Once a win is known, only the moves leaving the unit still matter (a win by one
+        // of them resolves at ply 1).
+        if best == Wld::Win && stays {
+            return;
+        }
+        match resolve_with(rules, src, &s) {
+            Ok(v) => {
+                best = best.max(v.negate());
+                exit_to_loss = !stays && v == Wld::Loss;
+            }
+            Err(e) => err = Some(e),
+        }
+    });
+    if let Some(e) = err {
+        return Err(e);
+    }
+    let e = if best == Wld::Draw {
+        RP_DRAW
+    } else if !rules.has_move(p) {
+        0
+    } else if rules.has_capture(p) || exit_to_loss || (best == Wld::Loss && !any_inside) {
+        1
+    } else {
+        RP_OPEN
+    };
+    Ok((best, if best == Wld::Win { e | RP_WIN } else { e }))
 }
 
 /// Verify the distances of one slice: `own` holds its stored distances (index order),
@@ -495,6 +579,10 @@ pub fn verify_slice<R: Rules, S: RawSource + ?Sized>(
 /// the minimum of d(m) over moves to a lost result, a loss the maximum over all moves (0 with
 /// no move).
 ///
+/// Returns the number of positions and the slice's longest distance as the header states it:
+/// the largest distance of a won or lost position, a capture position's counting 1 (its
+/// entry is don't care; it converts at once).
+///
 /// # Errors
 /// [`VerifyError::DtcMismatch`] for the lowest bad index; [`VerifyError::Probe`].
 pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
@@ -504,7 +592,7 @@ pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
     own: &[u32],
     partner: &[u32],
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<u64, VerifyError> {
+) -> Result<(u64, u32), VerifyError> {
     let index = SliceIndex::new(*slice);
     let partner_slice = slice.partner();
     let pindex = SliceIndex::new(partner_slice);
@@ -517,8 +605,10 @@ pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
     };
     let threats_dc = src.threats_dont_care(slice).map_err(perr)?;
     let partner_threats_dc = src.threats_dont_care(&partner_slice).map_err(perr)?;
-    (0..chunks).into_par_iter().try_for_each(|c| {
+    // Per chunk: the largest stored (and verified) distance of a won or lost quiet position.
+    let longest = (0..chunks).into_par_iter().map(|c| {
         let (start, end) = (c * CHUNK, ((c + 1) * CHUNK).min(n));
+        let mut longest: Option<u32> = None;
         walk(&index, start, end, |i, p| {
             if rules.has_capture(p) {
                 return Ok(());
@@ -593,12 +683,227 @@ pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
                     derived,
                 });
             }
+            longest = longest.max(Some(derived));
             Ok(())
         })?;
         progress(end - start);
-        Ok::<(), VerifyError>(())
+        Ok::<Option<u32>, VerifyError>(longest)
+    });
+    let longest = longest.try_reduce(|| None, |a, b| Ok(a.max(b)))?;
+    // A won or lost capture position counts 1: looked for only when no quiet distance
+    // reaches 1 (rare: a slice of draws, captures and positions without a move).
+    if longest.unwrap_or(0) >= 1 {
+        return Ok((n, longest.unwrap_or(0)));
+    }
+    let mut capture_decided = false;
+    walk(&index, 0, n, |_, p| {
+        if !capture_decided && rules.has_capture(p) {
+            capture_decided = resolve_with(rules, src, p).map_err(perr)? != Wld::Draw;
+        }
+        Ok(())
     })?;
-    Ok(n)
+    Ok((
+        n,
+        if capture_decided {
+            1
+        } else {
+            longest.unwrap_or(0)
+        },
+    ))
+}
+
+/// An entry of the resolution-ply arrays of [`derive_longest`]: a draw.
+const RP_DRAW: u16 = u16::MAX;
+/// A won or lost position whose resolution ply is not known yet (with [`RP_WIN`] for a win).
+const RP_OPEN: u16 = 0x7FFE;
+/// Flag of a won position in the resolution-ply arrays (the ply is in the low 15 bits).
+const RP_WIN: u16 = 0x8000;
+
+/// The header statistic `longest` of each slice of a unit (`slices`: a slice and its partner,
+/// or one slice that is its own partner), re-derived from the values by forward move
+/// generation under `rules` (the oracle), independently of the builder.
+///
+/// The statistic is the largest *resolution ply* over the slice's won and lost positions: the
+/// number of plies, both sides playing by the value, until the play leaves the unit (a capture,
+/// a crowning or a move that changes a leading rank, i.e. a move to a position outside the
+/// unit's two slices). By definition, for a won or lost position p:
+/// - no legal move: 0;
+/// - the side to move must capture: 1;
+/// - won: 1 if a move leaving the unit reaches a position lost for the opponent, else 1 + the
+///   least resolution ply of a lost successor inside the unit;
+/// - lost: 1 if every move leaves the unit, else 1 + the largest resolution ply of its
+///   successors inside the unit (all won for the opponent).
+///
+/// `initial` holds each slice's entries in index order as [`derive_entry`] gives them (the
+/// plies known from the position and the moves leaving the unit). The rest is computed level
+/// by level: level k assigns exactly the positions of ply k, reading only plies below k, so
+/// the result does not depend on the scheduling; each level looks only at the positions still
+/// open (a list, unranked one by one; a loss waits on one unresolved successor). Memory: two
+/// bytes per position of the unit, and sixteen per open position.
+///
+/// Returns the derived `longest` of each slice of `slices`, in order.
+///
+/// # Errors
+/// [`VerifyError::Longest`] when a won or lost position never resolves (values that
+/// contradict each other; verified values never do).
+fn derive_longest<R: Rules>(
+    rules: R,
+    slices: &[Slice],
+    mut rp: Vec<Vec<u16>>,
+) -> Result<Vec<u32>, VerifyError> {
+    let indexes: Vec<SliceIndex> = slices.iter().map(|s| SliceIndex::new(*s)).collect();
+    let other = |x: usize| if slices.len() == 1 { 0 } else { 1 - x };
+    let open = |e: u16| e != RP_DRAW && e & !RP_WIN == RP_OPEN;
+    // Open positions: (index, watched successor). A loss can resolve only once every
+    // successor has; the first one found unresolved (or of ply k or more) is watched, and the
+    // loss is looked at again only when the watched one has resolved below the level (one
+    // array read instead of an unrank and a move generation at every level).
+    const NO_WATCH: u64 = u64::MAX;
+    let mut open_list: Vec<Vec<(u64, u64)>> = rp
+        .iter()
+        .map(|a| {
+            a.par_iter()
+                .enumerate()
+                .filter(|(_, &e)| open(e))
+                .map(|(i, _)| (i as u64, NO_WATCH))
+                .collect()
+        })
+        .collect();
+    let mut k: u16 = 1;
+    while open_list.iter().any(|l| !l.is_empty()) {
+        if k >= RP_OPEN - 1 {
+            return Err(VerifyError::Longest {
+                slice: slices[0],
+                why: format!("resolution plies beyond {k}"),
+            });
+        }
+        let mut assigned = false;
+        for x in 0..slices.len() {
+            let y = other(x);
+            let (own, theirs) = (&rp[x], &rp[y]);
+            // New entries of ply k, computed against the arrays as they were before (a ply-k
+            // entry is never read as one below k, so the order of the slices cannot matter).
+            let below = |f: u16| f != RP_DRAW && !open(f) && f & !RP_WIN < k;
+            // Each open position: its ply-k entry, or the successor to watch (a loss).
+            let updates: Vec<Result<u16, u64>> = open_list[x]
+                .par_iter()
+                .map(|&(i, watch)| {
+                    if watch != NO_WATCH && !below(theirs[watch as usize]) {
+                        return Err(watch);
+                    }
+                    let Ok(p) = indexes[x].unrank(i) else {
+                        return Err(NO_WATCH);
+                    };
+                    let win = own[i as usize] & RP_WIN != 0;
+                    let mut hit = false; // win: a lost successor at ply k - 1
+                    let mut blocker = NO_WATCH; // loss: a successor not below ply k
+                    let mut top = 0u16;
+                    rules.for_each_successor(&p, |s| {
+                        if hit || blocker != NO_WATCH {
+                            return;
+                        }
+                        let q = s.normalized();
+                        if Slice::of(&q) != slices[y] {
+                            return;
+                        }
+                        let r = indexes[y].rank(&q);
+                        let f = theirs[r as usize];
+                        if !below(f) {
+                            if !win {
+                                blocker = r;
+                            }
+                            return;
+                        }
+                        let ply = f & !RP_WIN;
+                        hit |= win && f & RP_WIN == 0 && ply == k - 1;
+                        top = top.max(ply);
+                    });
+                    match (win, hit, blocker) {
+                        (true, true, _) => Ok(k | RP_WIN),
+                        (false, _, NO_WATCH) if top == k - 1 => Ok(k),
+                        (_, _, b) => Err(b),
+                    }
+                })
+                .collect();
+            let list = std::mem::take(&mut open_list[x]);
+            let mut still = Vec::with_capacity(list.len());
+            for ((i, _), u) in list.into_iter().zip(updates) {
+                match u {
+                    Ok(e) => {
+                        rp[x][i as usize] = e;
+                        assigned = true;
+                    }
+                    Err(w) => still.push((i, w)),
+                }
+            }
+            open_list[x] = still;
+        }
+        // Plies 0 and 1 are known before the levels (no move, captures, moves leaving the
+        // unit), so level 1 may assign nothing while level 2 does; from level 2 on, a level
+        // that assigns nothing leaves nothing for the next.
+        if !assigned && k >= 2 {
+            // Open positions left that no level can assign: the values contradict each other
+            // (a win with no way to realise it, a loss with a drawn successor).
+            let (x, i) = (0..slices.len())
+                .find_map(|x| open_list[x].first().map(|&(i, _)| (x, i)))
+                .expect("an open position remains");
+            let fen = indexes[x].unrank(i).map(|p| p.to_fen()).unwrap_or_default();
+            return Err(VerifyError::Longest {
+                slice: slices[x],
+                why: format!("position {i} ({fen}) never resolves"),
+            });
+        }
+        k += 1;
+    }
+    Ok(rp
+        .iter()
+        .map(|a| {
+            a.par_iter()
+                .filter(|&&e| e != RP_DRAW)
+                .map(|&e| u32::from(e & !RP_WIN))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect())
+}
+
+/// The initial entries of [`derive_longest`] for `slice` alone (for a slice whose values an
+/// earlier run verified, recorded in the journal, while its partner's are verified now).
+///
+/// # Errors
+/// [`VerifyError::Probe`].
+fn initial_entries<R: Rules, S: RawSource + ?Sized>(
+    rules: R,
+    src: &S,
+    slice: &Slice,
+) -> Result<Vec<u16>, VerifyError> {
+    let index = SliceIndex::new(*slice);
+    let n = index.size();
+    const CHUNK: u64 = 1 << 14;
+    let partner = slice.partner();
+    let inside = |s: &Position| Slice::of(&s.normalized()) == partner;
+    let parts: Vec<Result<Vec<u16>, VerifyError>> = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let (start, end) = (c * CHUNK, ((c + 1) * CHUNK).min(n));
+            let mut out = Vec::with_capacity((end - start) as usize);
+            walk(&index, start, end, |_, p| {
+                let (_, e) =
+                    derive_entry(rules, src, p, &inside).map_err(|e| VerifyError::Probe {
+                        slice: *slice,
+                        source: e,
+                    })?;
+                out.push(e);
+                Ok(())
+            })?;
+            Ok(out)
+        })
+        .collect();
+    let mut all = Vec::with_capacity(n as usize);
+    for p in parts {
+        all.extend(p?);
+    }
+    Ok(all)
 }
 
 /// Verify every table file in `dir` (checksums, values, header totals). Every bad file is
@@ -878,15 +1183,13 @@ pub fn verify_dir_opts(
     for (unit, files) in &steps {
         if let Some(u) = unit {
             // The unit's own memory: the decoded distances of its slices when it has any.
-            let own = if any_dtc {
-                u.sizes.iter().sum::<u64>() * 4
-            } else {
-                0
-            };
+            // Also two bytes per position for the resolution plies of `derive_longest`.
+            let own = u.sizes.iter().sum::<u64>() * if any_dtc { 6 } else { 2 };
             src.begin_unit(u, own);
         }
         let mut unit_ok = true;
         let mut unit_failed = Vec::new();
+        let mut verified = Vec::new();
         for f in files {
             let m = &f.meta;
             if let Some(n) = journal
@@ -898,18 +1201,66 @@ pub fn verify_dir_opts(
                 continue;
             }
             let tick = |k: u64| progress(&f.slice, k, m.positions);
-            match verify_slice(Oracle, &src, &f.slice, (m.wins, m.losses, m.draws), &tick) {
-                Ok(n) => {
-                    rep.positions += n;
-                    rep.slices += 1;
-                    if let Some(j) = &mut journal {
-                        j.record(journal::Part::Wld, &f.slice, n)?;
-                    }
-                }
+            // The longest-ply entries are kept when the whole unit is present.
+            let entries = unit.is_some_and(|u| files.len() == u.slices.len());
+            let header = (m.wins, m.losses, m.draws);
+            match verify_slice_entries(Oracle, &src, &f.slice, header, entries, &tick) {
+                Ok((n, e)) => verified.push((f, n, e)),
                 Err(e) => {
                     errors.push(blame(&src, *unit, &failed, e));
                     unit_failed.push(f.slice);
                     unit_ok = false;
+                }
+            }
+        }
+        // The header's `longest` of every slice of the unit, re-derived from the verified
+        // values (both slices of the unit at once; with `partial`, a unit whose partner is
+        // absent is left unchecked). The journal records a slice only after this check.
+        if let (Some(u), true) = (unit, unit_ok && !verified.is_empty()) {
+            if files.len() == u.slices.len() {
+                // Entries of a slice verified by an earlier run (journal) are derived now.
+                let mut initial = Vec::with_capacity(files.len());
+                for f in files.iter() {
+                    let kept = verified
+                        .iter_mut()
+                        .find(|v| v.0.slice == f.slice)
+                        .and_then(|v| v.2.take());
+                    initial.push(match kept {
+                        Some(e) => Ok(e),
+                        None => initial_entries(Oracle, &src, &f.slice),
+                    });
+                }
+                let initial: Result<Vec<Vec<u16>>, VerifyError> = initial.into_iter().collect();
+                match initial.and_then(|i| derive_longest(Oracle, &u.slices, i)) {
+                    Ok(derived) => {
+                        for (f, d) in files.iter().zip(derived) {
+                            if f.meta.longest != d {
+                                errors.push(VerifyError::Longest {
+                                    slice: f.slice,
+                                    why: format!(
+                                        "the header says {}, the values give {d}",
+                                        f.meta.longest
+                                    ),
+                                });
+                                unit_failed.push(f.slice);
+                                unit_ok = false;
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        errors.push(e);
+                        unit_failed.extend(u.slices.iter().copied());
+                        unit_ok = false;
+                    }
+                }
+            }
+        }
+        if unit_ok {
+            for (f, n, _) in verified {
+                rep.positions += n;
+                rep.slices += 1;
+                if let Some(j) = &mut journal {
+                    j.record(journal::Part::Wld, &f.slice, n)?;
                 }
             }
         }
@@ -1056,7 +1407,14 @@ fn verify_dtc_files(
         };
         let tick = |k: u64| progress(&f.slice, k, m.positions);
         match verify_dtc_slice(Oracle, src, &f.slice, own, other, &tick) {
-            Ok(n) => {
+            Ok((_, longest)) if longest != dm.longest => errors.push(VerifyError::DtcFile {
+                slice: f.slice,
+                why: format!(
+                    "the header's longest distance is {}, the verified distances give {longest}",
+                    dm.longest
+                ),
+            }),
+            Ok((n, _)) => {
                 rep.dtc_positions += n;
                 rep.dtc_slices += 1;
                 if let Some(j) = journal {
