@@ -186,6 +186,20 @@ impl DecodedTables {
         }
     }
 
+    /// This store reading the tables of `variant` instead (files of other rules are refused).
+    pub fn for_variant(self, variant: crate::rules::Variant) -> DecodedTables {
+        DecodedTables {
+            rules: variant.id(),
+            ..self
+        }
+    }
+
+    /// The variant whose tables this store reads (English for an id no variant has, which
+    /// [`DecodedTables::for_variant`] and [`DecodedTables::with_rules`] never give).
+    pub fn variant(&self) -> crate::rules::Variant {
+        crate::rules::Variant::from_id(self.rules).unwrap_or_default()
+    }
+
     /// An English store for the generator holding at most `budget` bytes (`None`: unbounded)
     /// of decoded slices plus its block cache; see the type's docs. A budget needs
     /// [`DecodedTables::begin_unit`] before each unit: until then nothing is admitted and every
@@ -575,23 +589,13 @@ impl DecodedTables {
         self.resolve_by_rules(p)
     }
 
-    /// [`crate::probe::resolve_with`] over this store under the rules of its id, English
-    /// aside: the fast engine of giveaway (English moves, the terminal rule reversed), the
-    /// path generator ([`crate::rules::paths::Paths`]) of the other variants.
+    /// [`crate::probe::resolve_with`] over this store under the fast engine of the rules of
+    /// its id ([`crate::rules::Variant`]), English aside.
     #[cold]
     fn resolve_by_rules(&self, p: &Position) -> Result<Wld, ProbeError> {
-        use crate::probe::resolve_with;
-        use crate::rules::{brazilian, czech, giveaway, italian, paths::Paths, pool, russian};
-        use crate::rules::{spanish, Giveaway};
-        match self.rules {
-            giveaway::ID => resolve_with(Giveaway, self, p),
-            russian::ID => resolve_with(Paths::<{ russian::ID }>, self, p),
-            brazilian::ID => resolve_with(Paths::<{ brazilian::ID }>, self, p),
-            italian::ID => resolve_with(Paths::<{ italian::ID }>, self, p),
-            pool::ID => resolve_with(Paths::<{ pool::ID }>, self, p),
-            spanish::ID => resolve_with(Paths::<{ spanish::ID }>, self, p),
-            czech::ID => resolve_with(Paths::<{ czech::ID }>, self, p),
-            _ => crate::probe::resolve(self, p),
+        match crate::rules::Variant::from_id(self.rules) {
+            Some(v) => crate::with_engine!(v, r => crate::probe::resolve_with(r, self, p)),
+            None => crate::probe::resolve(self, p),
         }
     }
 }

@@ -192,6 +192,7 @@ fn build_to_cover(
         with_deps: true,
         memory: Some(memory.unwrap_or_else(checkers_egdb::memory::default_budget)),
         codec_from_dir: true,
+        rules: checkers_egdb::rules::Variant::English,
         ..BuildOptions::new(tb.dir(), s.material.pieces())
     };
     build(&opts).map_err(|e| format!("building the tables of {s}: {e}"))?;

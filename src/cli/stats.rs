@@ -116,6 +116,8 @@ pub fn plot_svg(
 /// `bm bk wm wk stm positions wins losses draws longest`.
 pub fn run(args: Args) -> CliResult {
     let infos = read_dir_info(&args.dir)?;
+    // One variant per directory: a mix is refused before anything is summed.
+    checkers_egdb::table::dir_rules(&args.dir)?;
     if infos.is_empty() {
         return Err(format!(
             "no table files in {} (run egdb build first)",

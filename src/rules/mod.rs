@@ -22,6 +22,7 @@
 
 pub mod brazilian;
 pub mod czech;
+pub mod engine;
 pub mod english;
 pub mod giveaway;
 pub mod italian;

@@ -21,9 +21,10 @@ use super::paths::{game_of, Game};
 use crate::board::Wld;
 
 /// One of the 8x8 draughts variants (see the module docs for their rules and ids).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Variant {
-    /// English / American checkers ([`crate::rules::English`]).
+    /// English / American checkers ([`crate::rules::English`]); the default.
+    #[default]
     English,
     /// Russian draughts ([`crate::rules::russian`]).
     Russian,
@@ -89,9 +90,10 @@ impl Variant {
     }
 
     /// Whether the variant has a fast engine with un-moves ([`crate::rules::Retro`]), which
-    /// the retrograde solver needs: English and giveaway.
+    /// the retrograde solver needs: every variant (English and giveaway their bitboard
+    /// engine, the others [`crate::rules::engine::Fast`]).
     pub const fn has_fast_engine(self) -> bool {
-        matches!(self, Variant::English | Variant::Giveaway)
+        true
     }
 }
 
@@ -121,4 +123,96 @@ impl std::str::FromStr for Variant {
                 name: s.to_string(),
             })
     }
+}
+
+/// `with_engine!(variant, r => body)`: `body` with `r` bound to the variant's fast engine
+/// (a [`crate::rules::Retro`] value: [`crate::rules::English`], [`crate::rules::Giveaway`],
+/// else [`crate::rules::engine::Fast`] of the variant's id). The one place a run-time
+/// [`Variant`] becomes a type for the generator, the store and the probes.
+#[macro_export]
+macro_rules! with_engine {
+    ($v:expr, $r:ident => $body:expr) => {{
+        use $crate::rules::engine::Fast;
+        use $crate::rules::{brazilian, czech, italian, pool, russian, spanish, Variant};
+        match $v {
+            Variant::English => {
+                let $r = $crate::rules::English;
+                $body
+            }
+            Variant::Giveaway => {
+                let $r = $crate::rules::Giveaway;
+                $body
+            }
+            Variant::Russian => {
+                let $r = Fast::<{ russian::ID }>;
+                $body
+            }
+            Variant::Brazilian => {
+                let $r = Fast::<{ brazilian::ID }>;
+                $body
+            }
+            Variant::Italian => {
+                let $r = Fast::<{ italian::ID }>;
+                $body
+            }
+            Variant::Pool => {
+                let $r = Fast::<{ pool::ID }>;
+                $body
+            }
+            Variant::Spanish => {
+                let $r = Fast::<{ spanish::ID }>;
+                $body
+            }
+            Variant::Czech => {
+                let $r = Fast::<{ czech::ID }>;
+                $body
+            }
+        }
+    }};
+}
+
+/// `with_oracle!(variant, r => body)`: `body` with `r` bound to the variant's independent
+/// slow move generator (a [`crate::rules::Rules`] value: [`crate::movegen::Oracle`] for
+/// English, else [`crate::rules::paths::Paths`] of the variant's id), what `verify` derives
+/// values with.
+#[macro_export]
+macro_rules! with_oracle {
+    ($v:expr, $r:ident => $body:expr) => {{
+        use $crate::rules::paths::Paths;
+        use $crate::rules::{brazilian, czech, giveaway, italian, pool, russian, spanish, Variant};
+        match $v {
+            Variant::English => {
+                let $r = $crate::movegen::Oracle;
+                $body
+            }
+            Variant::Giveaway => {
+                let $r = Paths::<{ giveaway::ID }>;
+                $body
+            }
+            Variant::Russian => {
+                let $r = Paths::<{ russian::ID }>;
+                $body
+            }
+            Variant::Brazilian => {
+                let $r = Paths::<{ brazilian::ID }>;
+                $body
+            }
+            Variant::Italian => {
+                let $r = Paths::<{ italian::ID }>;
+                $body
+            }
+            Variant::Pool => {
+                let $r = Paths::<{ pool::ID }>;
+                $body
+            }
+            Variant::Spanish => {
+                let $r = Paths::<{ spanish::ID }>;
+                $body
+            }
+            Variant::Czech => {
+                let $r = Paths::<{ czech::ID }>;
+                $body
+            }
+        }
+    }};
 }

@@ -41,7 +41,7 @@ pub use header::{
     FileKind, Header, TableMeta, DTC_MAGIC, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED, MAGIC,
     RULES_ENGLISH,
 };
-pub use read::{Access, Block, TableFile};
+pub use read::{dir_rules, Access, Block, TableFile, ANY_RULES};
 pub use write::{
     encode_table, write_table, write_table_masked, write_table_with, WriteOptions,
     DEFAULT_BLOCK_POSITIONS,
