@@ -136,19 +136,21 @@ pub fn read_dir_info_all(
             continue;
         }
         // Any variant's tables (the header says which, `TableFile::rules`).
-        let f = match TableFile::open_rules(&path, crate::table::Access::Mmap, crate::table::ANY_RULES) {
-            Ok(f) => f,
-            Err(e) => {
-                bad.push((
-                    slice,
-                    StatsError::Table {
-                        path: path.clone(),
-                        source: e,
-                    },
-                ));
-                continue;
-            }
-        };
+        let f =
+            match TableFile::open_rules(&path, crate::table::Access::Mmap, crate::table::ANY_RULES)
+            {
+                Ok(f) => f,
+                Err(e) => {
+                    bad.push((
+                        slice,
+                        StatsError::Table {
+                            path: path.clone(),
+                            source: e,
+                        },
+                    ));
+                    continue;
+                }
+            };
         if f.meta().slice != slice {
             bad.push((
                 slice,
@@ -309,8 +311,9 @@ pub fn longest_dtc(dir: &Path) -> Result<Vec<LongestDtc>, StatsError> {
         let dfile =
             crate::table::DtcFile::open(&dpath, crate::table::ANY_RULES).map_err(terr(&dpath))?;
         let d = dfile.decode_all().map_err(terr(&dpath))?;
-        let wfile = TableFile::open_rules(&f.path, crate::table::Access::Mmap, crate::table::ANY_RULES)
-            .map_err(terr(&f.path))?;
+        let wfile =
+            TableFile::open_rules(&f.path, crate::table::Access::Mmap, crate::table::ANY_RULES)
+                .map_err(terr(&f.path))?;
         let w = wfile.decode_all().map_err(terr(&f.path))?;
         let threats_dc = wfile.threats_dont_care();
         if threats_dc && tb.is_none() {

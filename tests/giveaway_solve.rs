@@ -155,8 +155,14 @@ fn giveaway_tables_match_a_forward_solver_and_king_v_king_is_never_drawn() {
             draws: sv.draws,
             longest: sv.longest,
         };
-        write_table_masked(&table_path(&dir, &sv.slice), &meta, &sv.values, &sv.captures, &wopts)
-            .unwrap();
+        write_table_masked(
+            &table_path(&dir, &sv.slice),
+            &meta,
+            &sv.values,
+            &sv.captures,
+            &wopts,
+        )
+        .unwrap();
     }
     let tb = Tablebase::builder(&dir).rules(Giveaway).open().unwrap();
     for p in &all {

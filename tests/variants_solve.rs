@@ -142,7 +142,12 @@ fn forward(game: &Game, all: &[Position]) -> Forward {
         k += 1;
     }
     for (i, v) in value.iter().enumerate() {
-        assert_eq!(dtc[i].is_some(), *v != Wld::Draw, "forward solver: {}", all[i].to_fen());
+        assert_eq!(
+            dtc[i].is_some(),
+            *v != Wld::Draw,
+            "forward solver: {}",
+            all[i].to_fen()
+        );
     }
     Forward { id, value, dtc }
 }
@@ -150,7 +155,11 @@ fn forward(game: &Game, all: &[Position]) -> Forward {
 /// Build the tables of `variant` with at most `n` pieces (values and distances) in a fresh
 /// directory, check every position of at most `n` pieces against the forward solver, then
 /// verify the directory. Returns the directory and the forward solution.
-fn check<R: Rules>(variant: Variant, rules: R, n: u32) -> (tempfile::TempDir, Forward, Vec<Position>) {
+fn check<R: Rules>(
+    variant: Variant,
+    rules: R,
+    n: u32,
+) -> (tempfile::TempDir, Forward, Vec<Position>) {
     let dir = tempfile::tempdir().unwrap();
     let mut opts = BuildOptions::new(dir.path(), n);
     opts.rules = variant;
@@ -183,7 +192,12 @@ fn check<R: Rules>(variant: Variant, rules: R, n: u32) -> (tempfile::TempDir, Fo
             )
         })
         .collect();
-    assert!(bad.is_empty(), "{} differences, first {:?}", bad.len(), &bad[..bad.len().min(5)]);
+    assert!(
+        bad.is_empty(),
+        "{} differences, first {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
     for v in &fw.value {
         counts[*v as usize] += 1;
     }
@@ -211,24 +225,37 @@ fn check<R: Rules>(variant: Variant, rules: R, n: u32) -> (tempfile::TempDir, Fo
     (dir, fw, all)
 }
 
-/// Giveaway facts (published: in suicide checkers a lone king against a lone king is never
-/// drawn; a side without pieces or moves wins).
-fn giveaway_facts(fw: &Forward, all: &[Position]) {
+/// Giveaway facts. Published by M. Fierz ("Drawing tendencies in suicide checkers",
+/// checker-board.blogspot.com, 18 March 2005, with the games from his suicide-checkers
+/// database): "1 King vs 1 King is never a draw. Depending on who has the move, it is a win
+/// or a loss"; `W:WK5,K1:BK32` is won by White to move (the game given ends with Black
+/// capturing White's last king, and a side without pieces wins); `B:WK21,K1:BK18` is won by
+/// Black to move (the lone king close to the two kings); `B:WK23,K22:BK11,K8` is a draw.
+/// And the rule itself: a side without pieces (or moves) wins, at distance 0.
+fn giveaway_facts(dir: &std::path::Path, fw: &Forward, all: &[Position], n: u32) {
+    let tb = Tablebase::builder(dir).rules(Giveaway).open().unwrap();
     let mut kk = 0;
     for p in all {
         if p.piece_count() == 2 && p.kings.count_ones() == 2 && p.black != 0 && p.white != 0 {
             kk += 1;
             assert_ne!(fw.value[fw.id[p] as usize], Wld::Draw, "{}", p.to_fen());
+            assert_ne!(tb.probe_wld(p).unwrap(), Wld::Draw, "{}", p.to_fen());
         }
     }
     assert_eq!(kk, 992 * 2);
-    let p = Position::from_fen("B:WK32:B").unwrap();
-    assert_eq!(fw.value[fw.id[&p] as usize], Wld::Win);
+    let fen = |f: &str| Position::from_fen(f).unwrap();
+    assert_eq!(tb.probe_dtc(&fen("B:WK32:B")).unwrap(), Dtc::Win(0));
+    assert_eq!(tb.probe_dtc(&fen("W:W:BK1")).unwrap(), Dtc::Win(0));
+    assert_eq!(tb.probe_wld(&fen("W:WK5,K1:BK32")).unwrap(), Wld::Win);
+    assert_eq!(tb.probe_wld(&fen("B:WK21,K1:BK18")).unwrap(), Wld::Win);
+    if n >= 4 {
+        assert_eq!(tb.probe_wld(&fen("B:WK23,K22:BK11,K8")).unwrap(), Wld::Draw);
+    }
 }
 
 fn all_variants(n: u32) {
-    let (_d, fw, all) = check(Variant::Giveaway, Giveaway, n);
-    giveaway_facts(&fw, &all);
+    let (d, fw, all) = check(Variant::Giveaway, Giveaway, n);
+    giveaway_facts(d.path(), &fw, &all, n);
     check(Variant::Italian, Fast::<{ italian::ID }>, n);
     check(Variant::Russian, Fast::<{ russian::ID }>, n);
     check(Variant::Brazilian, Fast::<{ brazilian::ID }>, n);

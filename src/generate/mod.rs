@@ -451,9 +451,9 @@ pub fn valid_file_codec(dir: &Path, slice: &Slice) -> Option<u32> {
         crate::table::ANY_RULES,
     )
     .and_then(|f| f.verify_checksum().map(|_| f))
-        .ok()
-        .filter(|f| f.meta().slice == *slice)
-        .map(|f| f.codec())
+    .ok()
+    .filter(|f| f.meta().slice == *slice)
+    .map(|f| f.codec())
 }
 
 /// The first valid table file (see [`valid_file_codec`]) of an incomplete unit of `units` in
@@ -650,9 +650,9 @@ pub(crate) fn solve_unit_with_opts(
         solve::solve_unit_opts(r, s, &lookup, progress, opts)
     })
     .map_err(|e| BuildError::Dependency {
-            building: s,
-            source: e,
-        })?;
+        building: s,
+        source: e,
+    })?;
     let mut sum = BuildSummary {
         solve_seconds: t0.elapsed().as_secs_f64(),
         ..Default::default()

@@ -289,7 +289,12 @@ mod tests {
                     continue;
                 }
                 assert_eq!(fast.has_capture(&p), slow.has_capture(&p), "{}", p.to_fen());
-                assert_eq!(fast.has_quiet_move(&p), slow.has_quiet_move(&p), "{}", p.to_fen());
+                assert_eq!(
+                    fast.has_quiet_move(&p),
+                    slow.has_quiet_move(&p),
+                    "{}",
+                    p.to_fen()
+                );
                 let mut a = Vec::new();
                 fast.for_each_successor(&p, |q| a.push(q));
                 let mut b = Vec::new();

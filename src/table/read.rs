@@ -729,7 +729,8 @@ pub fn dir_rules(dir: &Path) -> Result<Option<u32>, TableError> {
         match &first {
             None => first = Some((f.rules(), p)),
             Some((r, q)) if *r != f.rules() => {
-                let name = |id: u32| crate::rules::Variant::from_id(id).map_or("unknown", |v| v.name());
+                let name =
+                    |id: u32| crate::rules::Variant::from_id(id).map_or("unknown", |v| v.name());
                 return Err(TableError::Invalid(format!(
                     "{} holds tables of two variants: {} ({}) and {} ({}); a directory holds the tables of one variant",
                     dir.display(),

@@ -301,6 +301,51 @@ pub struct VerifyOptions {
     pub rules: Option<crate::rules::Variant>,
 }
 
+/// `with_oracle!(variant, r => body)` (this module's): `body` with `r` bound to the variant's independent
+/// slow move generator (a [`crate::rules::Rules`] value: [`crate::movegen::Oracle`] for
+/// English, else [`crate::rules::paths::Paths`] of the variant's id), what `verify` derives
+/// values with.
+macro_rules! with_oracle {
+    ($v:expr, $r:ident => $body:expr) => {{
+        use $crate::rules::paths::Paths;
+        use $crate::rules::{brazilian, czech, giveaway, italian, pool, russian, spanish, Variant};
+        match $v {
+            Variant::English => {
+                let $r = $crate::movegen::Oracle;
+                $body
+            }
+            Variant::Giveaway => {
+                let $r = Paths::<{ giveaway::ID }>;
+                $body
+            }
+            Variant::Russian => {
+                let $r = Paths::<{ russian::ID }>;
+                $body
+            }
+            Variant::Brazilian => {
+                let $r = Paths::<{ brazilian::ID }>;
+                $body
+            }
+            Variant::Italian => {
+                let $r = Paths::<{ italian::ID }>;
+                $body
+            }
+            Variant::Pool => {
+                let $r = Paths::<{ pool::ID }>;
+                $body
+            }
+            Variant::Spanish => {
+                let $r = Paths::<{ spanish::ID }>;
+                $body
+            }
+            Variant::Czech => {
+                let $r = Paths::<{ czech::ID }>;
+                $body
+            }
+        }
+    }};
+}
+
 /// Value of `p` (any side to move) derived from its successors by forward move generation
 /// under `rules` (the oracle, e.g. [`Oracle`](crate::movegen::Oracle)).
 ///
@@ -982,7 +1027,7 @@ pub fn verify_dir_opts(
         (Some(v), _) | (None, Some(v)) => v,
         (None, None) => crate::rules::Variant::English,
     };
-    crate::with_oracle!(variant, oracle => verify_dir_rules(oracle, variant, dir, opts, progress))
+    with_oracle!(variant, oracle => verify_dir_rules(oracle, variant, dir, opts, progress))
 }
 
 /// [`verify_dir_opts`] for the tables of `variant`, values derived with `oracle` (its slow
@@ -1060,8 +1105,10 @@ fn verify_dir_rules<R: Rules>(
         .unwrap_or(0);
     let mut dtc_absent = 0;
     for f in &infos {
-        if let Err(e) = crate::table::TableFile::open_rules(&f.path, crate::table::Access::Mmap, R::ID)
-            .and_then(|t| t.verify_checksum()) {
+        if let Err(e) =
+            crate::table::TableFile::open_rules(&f.path, crate::table::Access::Mmap, R::ID)
+                .and_then(|t| t.verify_checksum())
+        {
             errors.push(VerifyError::Probe {
                 slice: f.slice,
                 source: e.into(),
@@ -1069,8 +1116,7 @@ fn verify_dir_rules<R: Rules>(
         }
         let d = crate::table::dtc_path(dir, &f.slice);
         if d.exists() {
-            if let Err(e) = crate::table::DtcFile::open(&d, R::ID)
-                .and_then(|t| t.verify_checksum())
+            if let Err(e) = crate::table::DtcFile::open(&d, R::ID).and_then(|t| t.verify_checksum())
             {
                 errors.push(VerifyError::DtcFile {
                     slice: f.slice,
