@@ -1401,6 +1401,7 @@ fn check_blocks(path: &Path, rules: u32) -> Result<(), crate::table::TableError>
 ///
 /// # Errors
 /// Only a journal that cannot be written ([`VerifyError::Journal`]).
+#[allow(clippy::too_many_arguments)]
 fn verify_dtc_files<R: Rules>(
     oracle: R,
     dir: &Path,
