@@ -316,6 +316,7 @@ pub fn longest_dtc(dir: &Path) -> Result<Vec<LongestDtc>, StatsError> {
                 .map_err(terr(&f.path))?;
         let w = wfile.decode_all().map_err(terr(&f.path))?;
         let threats_dc = wfile.threats_dont_care();
+        let variant = crate::rules::Variant::from_id(wfile.rules()).unwrap_or_default();
         if threats_dc && tb.is_none() {
             tb = Some(
                 crate::probe::Tablebase::open(dir).map_err(|source| StatsError::Probe {
@@ -356,7 +357,8 @@ pub fn longest_dtc(dir: &Path) -> Result<Vec<LongestDtc>, StatsError> {
                     }
                     let i = c * CHUNK + j;
                     let p = ix.unrank(i as u64).expect("index below size");
-                    if p.has_capture() {
+                    // (Under the file's rules: captures differ between variants.)
+                    if crate::with_engine!(variant, r => crate::rules::Rules::has_capture(&r, &p)) {
                         continue;
                     }
                     let v = match &tb {

@@ -204,6 +204,36 @@ fn check<R: Rules>(
     // Every kind of value occurs: the comparison is not vacuous.
     assert!(counts.iter().all(|&c| c > 0), "{variant}: {counts:?}");
 
+    // `egdb stats --dtc`: every longest distance it names is the forward solver's distance
+    // of the position it names, and the longest of all is the forward solver's longest.
+    let rows = checkers_egdb::stats::longest_dtc(dir.path()).unwrap();
+    let mut top = (0, 0);
+    for r in &rows {
+        for (x, want) in [(&r.longest_win, Wld::Win), (&r.longest_loss, Wld::Loss)] {
+            if let Some((d, f)) = x {
+                let i = fw.id[&Position::from_fen(f).unwrap()] as usize;
+                assert_eq!(
+                    (fw.value[i], fw.dtc[i]),
+                    (want, Some(*d)),
+                    "{variant} stats: {f}"
+                );
+                if want == Wld::Win {
+                    top.0 = top.0.max(*d);
+                } else {
+                    top.1 = top.1.max(*d);
+                }
+            }
+        }
+    }
+    let longest = |w: Wld| {
+        (0..all.len())
+            .filter(|&i| fw.value[i] == w)
+            .filter_map(|i| fw.dtc[i])
+            .max()
+            .unwrap()
+    };
+    assert_eq!(top, (longest(Wld::Win), longest(Wld::Loss)), "{variant}");
+
     // The directory holds this variant: an English tablebase refuses it, a build of other
     // rules into it is refused, verify (rules from the headers) re-derives everything.
     if variant != Variant::English {

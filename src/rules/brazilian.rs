@@ -5,7 +5,9 @@
 //! the move ends, a side without a move loses. White moves first: it is this crate's Black
 //! ([`crate::rules::paths`], "Orientation").
 //!
-//! Only the slow path generator plays it so far ([`Brazilian`] = [`Paths`] of [`ID`]).
+//! Two implementations: [`Brazilian`] = [`Paths`] of [`ID`], the slow path generator (the
+//! independent oracle of `verify` and the tests), and [`BrazilianFast`] = [`crate::rules::engine::Fast`]
+//! of [`ID`], the retrograde engine the tables are built with (`egdb build --rules brazilian`).
 
 use super::paths::{CaptureChoice, Crowning, Game, KingRange, Paths};
 use crate::board::Wld;
@@ -27,3 +29,7 @@ pub const GAME: Game = Game {
 
 /// Brazilian draughts through the slow path generator (the oracle; [`crate::rules::Rules`]).
 pub type Brazilian = Paths<ID>;
+
+/// The retrograde engine of this variant (quiet moves and un-moves, the capture test;
+/// captures from the path generator): what its tables are built and probed with.
+pub type BrazilianFast = super::engine::Fast<ID>;

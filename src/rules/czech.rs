@@ -3,7 +3,9 @@
 //! pieces removed when the move ends, a side without a move loses. White moves first: it is
 //! this crate's Black.
 //!
-//! Only the slow path generator plays it so far ([`Czech`] = [`Paths`] of [`ID`]).
+//! Two implementations: [`Czech`] = [`Paths`] of [`ID`], the slow path generator (the
+//! independent oracle of `verify` and the tests), and [`CzechFast`] = [`crate::rules::engine::Fast`]
+//! of [`ID`], the retrograde engine the tables are built with (`egdb build --rules czech`).
 
 use super::paths::{CaptureChoice, Crowning, Game, KingRange, Paths};
 use crate::board::Wld;
@@ -25,3 +27,7 @@ pub const GAME: Game = Game {
 
 /// Czech draughts through the slow path generator (the oracle; [`crate::rules::Rules`]).
 pub type Czech = Paths<ID>;
+
+/// The retrograde engine of this variant (quiet moves and un-moves, the capture test;
+/// captures from the path generator): what its tables are built and probed with.
+pub type CzechFast = super::engine::Fast<ID>;

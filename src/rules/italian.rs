@@ -16,7 +16,9 @@
 //! reflection maps the game onto itself (every rule is symmetric), so values and move counts
 //! are unchanged by it. The same mapping serves Spanish draughts.
 //!
-//! Only the slow path generator plays it so far ([`Italian`] = [`Paths`] of [`ID`]).
+//! Two implementations: [`Italian`] = [`Paths`] of [`ID`], the slow path generator (the
+//! independent oracle of `verify` and the tests), and [`ItalianFast`] = [`crate::rules::engine::Fast`]
+//! of [`ID`], the retrograde engine the tables are built with (`egdb build --rules italian`).
 
 use super::paths::{CaptureChoice, Crowning, Game, KingRange, Paths};
 use crate::board::{Bitboard, Color, Position, Wld};
@@ -82,3 +84,7 @@ pub const fn from_italian(
         },
     }
 }
+
+/// The retrograde engine of this variant (quiet moves and un-moves, the capture test;
+/// captures from the path generator): what its tables are built and probed with.
+pub type ItalianFast = super::engine::Fast<ID>;

@@ -16,9 +16,11 @@
 //!
 //! The other 8x8 variants ([`Variant`]: Russian, Brazilian, Italian, giveaway, Pool, Spanish,
 //! Czech) are described once each (`russian.rs`, ...) as parameters of the slow path generator
-//! of [`paths`], their independent oracle; giveaway also has a fast engine ([`Giveaway`]: the
-//! English one with the terminal rule reversed), so its tables can be built. Adding a
-//! variant: see "Adding a variant" in docs/architecture.md.
+//! of [`paths`], their independent oracle; their tables are built with a fast engine:
+//! [`Giveaway`] (the English one with the terminal rule reversed) and [`engine::Fast`] (the
+//! others: quiet moves and un-moves, flying kings included, and the capture test; capture
+//! successors from [`paths`]). Adding a variant: see "Adding a variant" in
+//! docs/architecture.md.
 
 pub mod brazilian;
 pub mod czech;

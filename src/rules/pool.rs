@@ -4,7 +4,9 @@
 //! with the piece as a man. A side without a move loses; the side that moves first is this
 //! crate's Black.
 //!
-//! Only the slow path generator plays it so far ([`Pool`] = [`Paths`] of [`ID`]).
+//! Two implementations: [`Pool`] = [`Paths`] of [`ID`], the slow path generator (the
+//! independent oracle of `verify` and the tests), and [`PoolFast`] = [`crate::rules::engine::Fast`]
+//! of [`ID`], the retrograde engine the tables are built with (`egdb build --rules pool`).
 
 use super::paths::{CaptureChoice, Crowning, Game, KingRange, Paths};
 use crate::board::Wld;
@@ -26,3 +28,7 @@ pub const GAME: Game = Game {
 
 /// Pool checkers through the slow path generator (the oracle; [`crate::rules::Rules`]).
 pub type Pool = Paths<ID>;
+
+/// The retrograde engine of this variant (quiet moves and un-moves, the capture test;
+/// captures from the path generator): what its tables are built and probed with.
+pub type PoolFast = super::engine::Fast<ID>;

@@ -5,8 +5,10 @@
 //! White moves first in Russian notation: it is this crate's Black
 //! ([`crate::rules::paths`], "Orientation").
 //!
-//! Only the slow path generator plays it so far ([`Russian`] = [`Paths`] of [`ID`]); the fast
-//! engine and the flying-king un-moves the table builder needs are future work (issue 34).
+//! Two implementations: [`Russian`] = [`Paths`] of [`ID`], the slow path generator (the
+//! independent oracle of `verify` and the tests), and [`RussianFast`] =
+//! [`crate::rules::engine::Fast`] of [`ID`], the retrograde engine the tables are built with
+//! (`egdb build --rules russian`; flying kings' un-moves slide back along whole diagonals).
 
 use super::paths::{CaptureChoice, Crowning, Game, KingRange, Paths};
 use crate::board::Wld;
@@ -28,3 +30,7 @@ pub const GAME: Game = Game {
 
 /// Russian draughts through the slow path generator (the oracle; [`crate::rules::Rules`]).
 pub type Russian = Paths<ID>;
+
+/// The retrograde engine of this variant (quiet moves and un-moves, the capture test;
+/// captures from the path generator): what its tables are built and probed with.
+pub type RussianFast = super::engine::Fast<ID>;

@@ -4,7 +4,9 @@
 //! the mirror image of ours and White moves first (it is this crate's Black); square numbers
 //! map as Italian ones do ([`crate::rules::italian::from_italian_square`]).
 //!
-//! Only the slow path generator plays it so far ([`Spanish`] = [`Paths`] of [`ID`]).
+//! Two implementations: [`Spanish`] = [`Paths`] of [`ID`], the slow path generator (the
+//! independent oracle of `verify` and the tests), and [`SpanishFast`] = [`crate::rules::engine::Fast`]
+//! of [`ID`], the retrograde engine the tables are built with (`egdb build --rules spanish`).
 
 use super::paths::{CaptureChoice, Crowning, Game, KingRange, Paths};
 use crate::board::Wld;
@@ -26,3 +28,7 @@ pub const GAME: Game = Game {
 
 /// Spanish draughts through the slow path generator (the oracle; [`crate::rules::Rules`]).
 pub type Spanish = Paths<ID>;
+
+/// The retrograde engine of this variant (quiet moves and un-moves, the capture test;
+/// captures from the path generator): what its tables are built and probed with.
+pub type SpanishFast = super::engine::Fast<ID>;

@@ -13,9 +13,9 @@
 //! | spanish | 7 | flying | forward | most pieces, then most kings | crowned, move ends | loses |
 //! | czech | 8 | flying | forward | by a king first | crowned, move ends | loses |
 //!
-//! English and giveaway have fast engines with un-moves (the retrograde solver runs on them;
-//! `egdb build` builds English tables only so far); the others are played by the path
-//! generator only (perft, tests) until their fast engines and un-moves exist.
+//! Every variant has a fast engine with un-moves, which the retrograde solver runs on
+//! ([`crate::with_engine!`]): English and giveaway the English bitboard engine, the others
+//! [`crate::rules::engine::Fast`]; `egdb build --rules NAME` builds the tables of any.
 
 use super::paths::{game_of, Game};
 use crate::board::Wld;
