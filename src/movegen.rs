@@ -10,7 +10,7 @@
 //! captured set counted once), which is what the database needs. [`perft`] (the fast engine's
 //! perft) is re-exported here.
 
-use crate::board::{shift, Bitboard, Bits, Color, Position, NEIGHBOUR};
+use crate::board::{shift, Bitboard, Bits, Color, Position, Wld, NEIGHBOUR};
 pub use crate::rules::english::perft;
 use crate::rules::english::{crown_row, man_directions, KING_DIRECTIONS};
 use crate::rules::Rules;
@@ -400,6 +400,10 @@ impl Rules for Oracle {
         // The count of the reference perft's leaves (checked against published counts,
         // tests/perft.rs).
         p.count_simple() != 0
+    }
+    fn no_move_value(&self) -> Wld {
+        // English checkers: a side without a move (or without pieces) loses.
+        Wld::Loss
     }
     fn for_each_successor(&self, p: &Position, mut f: impl FnMut(Position)) {
         // The successors of `unique_moves`, in its order. Simple moves are never duplicates,

@@ -135,19 +135,22 @@ pub fn read_dir_info_all(
             bad.push((slice, StatsError::NotAFile { path }));
             continue;
         }
-        let f = match TableFile::open(&path) {
-            Ok(f) => f,
-            Err(e) => {
-                bad.push((
-                    slice,
-                    StatsError::Table {
-                        path: path.clone(),
-                        source: e,
-                    },
-                ));
-                continue;
-            }
-        };
+        // Any variant's tables (the header says which, `TableFile::rules`).
+        let f =
+            match TableFile::open_rules(&path, crate::table::Access::Mmap, crate::table::ANY_RULES)
+            {
+                Ok(f) => f,
+                Err(e) => {
+                    bad.push((
+                        slice,
+                        StatsError::Table {
+                            path: path.clone(),
+                            source: e,
+                        },
+                    ));
+                    continue;
+                }
+            };
         if f.meta().slice != slice {
             bad.push((
                 slice,
@@ -335,14 +338,17 @@ fn longest_distances(dir: &Path, dtw: bool) -> Result<Vec<LongestDtc>, StatsErro
         if !dpath.exists() {
             continue;
         }
-        let dfile = crate::table::DtcFile::open_kind(&dpath, crate::rules::english::ID, kind)
+        let dfile = crate::table::DtcFile::open_kind(&dpath, crate::table::ANY_RULES, kind)
             .map_err(terr(&dpath))?;
         let d = dfile.decode_all().map_err(terr(&dpath))?;
-        let wfile = TableFile::open(&f.path).map_err(terr(&f.path))?;
+        let wfile =
+            TableFile::open_rules(&f.path, crate::table::Access::Mmap, crate::table::ANY_RULES)
+                .map_err(terr(&f.path))?;
         let w = wfile.decode_all().map_err(terr(&f.path))?;
         let threats_dc = wfile.threats_dont_care();
+        let variant = crate::rules::Variant::from_id(wfile.rules()).unwrap_or_default();
         // Depth-to-win files store the capture positions, whose value the WLD file does not:
-        // resolved through the tables.
+        // resolved through the tables (English only: `--dtw` is refused for other variants).
         if (threats_dc || dtw) && tb.is_none() {
             tb = Some(
                 crate::probe::Tablebase::open(dir).map_err(|source| StatsError::Probe {
@@ -383,7 +389,9 @@ fn longest_distances(dir: &Path, dtw: bool) -> Result<Vec<LongestDtc>, StatsErro
                     }
                     let i = c * CHUNK + j;
                     let p = ix.unrank(i as u64).expect("index below size");
-                    let capture = p.has_capture();
+                    // (Under the file's rules: captures differ between variants.)
+                    let capture =
+                        crate::with_engine!(variant, r => crate::rules::Rules::has_capture(&r, &p));
                     if capture && !dtw {
                         continue;
                     }

@@ -186,6 +186,20 @@ impl DecodedTables {
         }
     }
 
+    /// This store reading the tables of `variant` instead (files of other rules are refused).
+    pub fn for_variant(self, variant: crate::rules::Variant) -> DecodedTables {
+        DecodedTables {
+            rules: variant.id(),
+            ..self
+        }
+    }
+
+    /// The variant whose tables this store reads (English for an id no variant has, which
+    /// [`DecodedTables::for_variant`] and [`DecodedTables::with_rules`] never give).
+    pub fn variant(&self) -> crate::rules::Variant {
+        crate::rules::Variant::from_id(self.rules).unwrap_or_default()
+    }
+
     /// An English store for the generator holding at most `budget` bytes (`None`: unbounded)
     /// of decoded slices plus its block cache; see the type's docs. A budget needs
     /// [`DecodedTables::begin_unit`] before each unit: until then nothing is admitted and every
@@ -569,7 +583,20 @@ impl DecodedTables {
                 return d.value(&s, men_base + d.index.king_offset(bk, wk, bm | wm));
             }
         }
-        crate::probe::resolve(self, p)
+        if self.rules == English::ID {
+            return crate::probe::resolve(self, p);
+        }
+        self.resolve_by_rules(p)
+    }
+
+    /// [`crate::probe::resolve_with`] over this store under the fast engine of the rules of
+    /// its id ([`crate::rules::Variant`]), English aside.
+    #[cold]
+    fn resolve_by_rules(&self, p: &Position) -> Result<Wld, ProbeError> {
+        match crate::rules::Variant::from_id(self.rules) {
+            Some(v) => crate::with_engine!(v, r => crate::probe::resolve_with(r, self, p)),
+            None => crate::probe::resolve(self, p),
+        }
     }
 }
 

@@ -66,6 +66,12 @@ pub struct Args {
     /// written in another codec is refused before anything is written.
     #[arg(long, value_parser = parse_codec)]
     pub codec: Option<u32>,
+    /// The game: english (default), russian, brazilian, italian, giveaway, pool, spanish,
+    /// czech. Its rules id goes into every file header; a directory holds one variant's
+    /// tables (a build into a directory of another variant is refused). Variants other than
+    /// English: codec 2 only, no --dtw, no --mpi.
+    #[arg(long, default_value = "english")]
+    pub rules: String,
 }
 
 /// `--codec`: 2, 4 or 5, read as every other integer option is (`05` is 5; spaces are
@@ -180,6 +186,10 @@ impl BuildObserver for Bars {
 /// Run `egdb build`.
 pub fn run(args: Args) -> CliResult {
     super::init_threads(args.threads)?;
+    let rules: checkers_egdb::rules::Variant = args.rules.parse()?;
+    if args.mpi && rules != checkers_egdb::rules::Variant::English {
+        return Err(format!("--mpi builds English tables only, not {rules}").into());
+    }
     let opts = BuildOptions {
         dir: args.dir.clone(),
         // Without --pieces, --slice builds its slice whatever its piece count.
@@ -194,6 +204,7 @@ pub fn run(args: Args) -> CliResult {
         dtw: args.dtw,
         codec: args.codec.unwrap_or(checkers_egdb::format::CODEC_2BIT_ZSTD),
         codec_from_dir: args.codec.is_none(),
+        rules,
     };
     let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal(), args.verbose);
     let s = if args.mpi {

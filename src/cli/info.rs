@@ -193,8 +193,7 @@ pub fn run(args: Args) -> CliResult {
             let there = std::fs::symlink_metadata(&p).is_ok();
             any_dtc |= there;
             let bytes = if there {
-                match checkers_egdb::format::DtcFile::open(&p, checkers_egdb::format::RULES_ENGLISH)
-                {
+                match checkers_egdb::format::DtcFile::open(&p, checkers_egdb::format::ANY_RULES) {
                     Ok(d) if d.meta().slice == f.slice => Some(d.file_bytes()),
                     Ok(d) => {
                         eprintln!(

@@ -88,6 +88,27 @@ fn check_threads(threads: Option<usize>, env: Option<&str>) -> CliResult {
     }
 }
 
+/// The variant a command runs under: `--rules NAME` when given, else the rules in the
+/// headers of the tables in `dir` (English when there are none or it cannot be read: the
+/// command then reports that itself).
+///
+/// # Errors
+/// An unknown name; a directory holding two variants' tables.
+pub fn variant_of(
+    rules: Option<&str>,
+    dir: &std::path::Path,
+) -> Result<checkers_egdb::rules::Variant, Box<dyn std::error::Error + Send + Sync>> {
+    use checkers_egdb::rules::Variant;
+    if let Some(r) = rules {
+        return Ok(r.parse::<Variant>()?);
+    }
+    Ok(match checkers_egdb::format::dir_rules(dir) {
+        Ok(Some(id)) => Variant::from_id(id).unwrap_or_default(),
+        Ok(None) | Err(checkers_egdb::format::TableError::Io { .. }) => Variant::English,
+        Err(e) => return Err(e.into()),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,6 +48,12 @@ pub struct Args {
     /// Print probe statistics (probes, cache hits, blocks decoded) to stderr at the end.
     #[arg(long)]
     pub stats: bool,
+    /// The game the tables are of (english, russian, brazilian, italian, giveaway, pool,
+    /// spanish, czech): moves, captures and the end of the game follow its rules. Default:
+    /// the rules in the files' headers (a directory holds one variant); given and not those,
+    /// every probe is refused naming both.
+    #[arg(long)]
+    pub rules: Option<String>,
     /// Positions in PDN FEN, e.g. `W:WK19,K23:BK28,12`; read from stdin when none are given.
     pub fens: Vec<String>,
 }
@@ -163,9 +169,16 @@ pub fn run(args: Args) -> CliResult {
     } else {
         Access::Pread
     };
+    let variant = super::variant_of(args.rules.as_deref(), &args.dir)?;
+    checkers_egdb::with_engine!(variant, r => answer(&args, access, r))
+}
+
+/// `egdb probe` on the tables of `rules`.
+fn answer<R: checkers_egdb::rules::Rules>(args: &Args, access: Access, rules: R) -> CliResult {
     // Same wording as the other commands for a directory that cannot be read.
     let tb = Tablebase::builder(&args.dir)
         .access(access)
+        .rules(rules)
         .open()
         .map_err(|e| match e {
             ProbeError::Io { .. } => format!("{e} (set --dir or EGDB_DIR)"),

@@ -121,6 +121,8 @@ pub fn plot_svg(
 /// `bm bk wm wk stm positions wins losses draws longest`.
 pub fn run(args: Args) -> CliResult {
     let infos = read_dir_info(&args.dir)?;
+    // One variant per directory: a mix is refused before anything is summed.
+    checkers_egdb::format::dir_rules(&args.dir)?;
     if infos.is_empty() {
         return Err(format!(
             "no table files in {} (run egdb build first)",

@@ -32,6 +32,11 @@ pub struct Args {
     /// the physical memory.
     #[arg(long, value_name = "SIZE", value_parser = checkers_egdb::planning::parse_size)]
     pub memory: Option<u64>,
+    /// The game the tables must be of (english, russian, brazilian, italian, giveaway, pool,
+    /// spanish, czech); default: the rules in the files' headers (a directory holds one
+    /// variant). Values are re-derived with that variant's slow move generator.
+    #[arg(long)]
+    pub rules: Option<String>,
 }
 
 /// Run `egdb verify`; exits non-zero naming every bad file (slice and position).
@@ -46,7 +51,12 @@ pub fn run(args: Args) -> CliResult {
             .expect("static template")
             .progress_chars("=> "),
     );
+    let rules = match &args.rules {
+        Some(r) => Some(r.parse::<checkers_egdb::rules::Variant>()?),
+        None => None,
+    };
     let opts = VerifyOptions {
+        rules,
         partial: args.partial,
         journal: args.journal.clone(),
         memory: Some(

@@ -99,6 +99,9 @@ pub struct SolvedUnit {
     /// The solve's times, plies, distance-file count and recheck notes (no WLD counts: those
     /// come from writing).
     pub summary: BuildSummary,
+    /// The rules the unit was solved under (the dependency store's): their id goes into the
+    /// headers [`write_unit`] writes.
+    pub rules: crate::rules::Variant,
 }
 
 /// Solve one unit: its WLD values by retrograde analysis from the dependencies in `deps`
@@ -123,7 +126,10 @@ pub fn solve_unit(
     let t0 = Instant::now();
     if uo.wld_done {
         if !uo.dtc {
-            return Ok(SolvedUnit::default());
+            return Ok(SolvedUnit {
+                rules: deps.variant(),
+                ..SolvedUnit::default()
+            });
         }
         // Only the distance files: WLD values from the files. An inconsistency gets two more
         // passes (over the same values, decoded and resolved again by the store), which must
@@ -168,6 +174,7 @@ pub fn solve_unit(
                 ..Default::default()
             },
             dtc,
+            rules: deps.variant(),
         });
     }
     let sopts = solve::SolveOptions {
@@ -207,18 +214,22 @@ pub fn solve_unit(
         wld: solved,
         dtc,
         summary: r,
+        rules: deps.variant(),
     })
 }
 
 /// Write the files of a unit solved by [`solve_unit`] into `dir` (atomically, see
-/// [`crate::table::write_table`]): its WLD files in `codec`, its distance files. Returns the
+/// [`crate::table::write_table`]): its WLD files in `codec`, its distance files, with the
+/// rules id of [`SolvedUnit::rules`] in their headers. Returns the
 /// counts and bytes written.
 ///
 /// # Errors
 /// [`BuildError::Write`].
 pub fn write_unit(dir: &Path, solved: &SolvedUnit, codec: u32) -> Result<BuildSummary, BuildError> {
+    let rules = solved.rules.id();
     let wopts = WriteOptions {
         codec,
+        rules,
         ..WriteOptions::default()
     };
     let mut sum = BuildSummary::default();
@@ -226,7 +237,7 @@ pub fn write_unit(dir: &Path, solved: &SolvedUnit, codec: u32) -> Result<BuildSu
         sum.add(&super::write_solved_with(dir, sv, &wopts)?);
     }
     for d in &solved.dtc {
-        sum.add(&super::write_dtc_solved(dir, d)?);
+        sum.add(&super::write_dtc_solved(dir, d, rules)?);
     }
     Ok(sum)
 }
@@ -335,6 +346,40 @@ pub fn drive(
     result
 }
 
+/// The checks of [`BuildOptions::rules`]: the directory holds no tables of other rules (one
+/// variant per directory); the variants other than English build codec-2 value files and
+/// distance-to-conversion files only (codecs 4 and 5 and the depth-to-win pass are English's).
+fn check_rules(opts: &BuildOptions) -> Result<(), BuildError> {
+    let v = opts.rules;
+    match crate::table::dir_rules(&opts.dir) {
+        Ok(Some(id)) if id != v.id() => {
+            let there = crate::rules::Variant::from_id(id).map_or("unknown", |w| w.name());
+            return Err(BuildError::Options(format!(
+                "{} holds {there} tables, and this build is for {v} (--rules {v}): a directory \
+                 holds the tables of one variant; use another --dir",
+                opts.dir.display()
+            )));
+        }
+        Ok(_) => {}
+        Err(e) => return Err(BuildError::Options(e.to_string())),
+    }
+    if v != crate::rules::Variant::English {
+        if opts.codec != crate::table::CODEC_2BIT_ZSTD {
+            return Err(BuildError::Options(format!(
+                "--codec {} is for English tables only; {v} tables use codec {}",
+                opts.codec,
+                crate::table::CODEC_2BIT_ZSTD
+            )));
+        }
+        if opts.dtw {
+            return Err(BuildError::Options(format!(
+                "--dtw builds English tables only, not {v} (--rules {v})"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Create `dir` and its missing parents; returns those this call created (the table
 /// directory first). A directory another process created meanwhile is not listed.
 fn create_dirs(dir: &Path) -> Result<Vec<PathBuf>, BuildError> {
@@ -415,6 +460,7 @@ fn drive_locked(
 ) -> Result<BuildSummary, BuildError> {
     remove_stale_temp_files(&opts.dir);
     let start = Instant::now();
+    check_rules(opts)?;
     let units: Vec<Unit> = match opts.slice {
         Some(s) => {
             if s.material.pieces() > opts.pieces {
@@ -618,7 +664,7 @@ impl Runner for LocalRunner {
         let opts = plan.opts;
         let todo: Vec<&Unit> = plan.jobs.iter().map(|j| j.unit).collect();
         let last_reads = crate::memory::last_reads(&todo);
-        let mut deps = DecodedTables::with_budget(&opts.dir, opts.memory);
+        let mut deps = DecodedTables::with_budget(&opts.dir, opts.memory).for_variant(opts.rules);
         let mut present = plan.present.clone();
         let mut sum = BuildSummary::default();
         // A killed build simply has fewer finished files.

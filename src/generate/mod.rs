@@ -264,6 +264,11 @@ pub struct BuildOptions {
     /// [`BuildOptions::codec`] otherwise. Stray files (of interrupted units, damaged) have no
     /// say. The codec used is in [`BuildSummary::codec`]. False in [`BuildOptions::new`].
     pub codec_from_dir: bool,
+    /// The game ([`crate::rules::Variant`], `--rules`): its fast engine solves the units, its
+    /// rules id goes into every file header. A directory holds one variant's tables: a build
+    /// into a directory holding tables of other rules is refused ([`BuildError::Options`]).
+    /// English in [`BuildOptions::new`].
+    pub rules: crate::rules::Variant,
 }
 
 impl BuildOptions {
@@ -279,6 +284,7 @@ impl BuildOptions {
             dtw: false,
             codec: crate::table::CODEC_2BIT_ZSTD,
             codec_from_dir: false,
+            rules: crate::rules::Variant::English,
         }
     }
 }
@@ -404,7 +410,7 @@ pub struct BuildSummary {
 /// Whether every distance file of `unit` exists and passes its checksum.
 pub fn unit_dtc_complete(dir: &Path, unit: &Unit) -> bool {
     unit.slices.iter().all(|s| {
-        DtcFile::open(&dtc_path(dir, s), crate::rules::english::ID)
+        DtcFile::open(&dtc_path(dir, s), crate::table::ANY_RULES)
             .and_then(|f| f.verify_checksum().map(|_| f))
             .is_ok_and(|f| f.meta().slice == *s)
     })
@@ -419,10 +425,11 @@ fn damaged_file(path: &Path, slice: &Slice, dtc: bool) -> Option<String> {
         return Some("a symbolic link to nothing".into());
     }
     let checked = if dtc {
-        DtcFile::open(path, crate::rules::english::ID)
+        DtcFile::open(path, crate::table::ANY_RULES)
             .and_then(|f| f.verify_checksum().map(|_| f.meta().slice))
     } else {
-        TableFile::open(path).and_then(|f| f.verify_checksum().map(|_| f.meta().slice))
+        TableFile::open_rules(path, crate::table::Access::Mmap, crate::table::ANY_RULES)
+            .and_then(|f| f.verify_checksum().map(|_| f.meta().slice))
     };
     match checked {
         Ok(s) if s == *slice => None,
@@ -441,11 +448,15 @@ pub fn unit_complete(dir: &Path, unit: &Unit) -> bool {
 /// The value codec of `slice`'s table file in `dir` when the file exists, holds that slice and
 /// passes its whole-file checksum (a file a resumed build keeps); `None` otherwise.
 pub fn valid_file_codec(dir: &Path, slice: &Slice) -> Option<u32> {
-    TableFile::open(&table_path(dir, slice))
-        .and_then(|f| f.verify_checksum().map(|_| f))
-        .ok()
-        .filter(|f| f.meta().slice == *slice)
-        .map(|f| f.codec())
+    TableFile::open_rules(
+        &table_path(dir, slice),
+        crate::table::Access::Mmap,
+        crate::table::ANY_RULES,
+    )
+    .and_then(|f| f.verify_checksum().map(|_| f))
+    .ok()
+    .filter(|f| f.meta().slice == *slice)
+    .map(|f| f.codec())
 }
 
 /// The first valid table file (see [`valid_file_codec`]) of an incomplete unit of `units` in
@@ -557,7 +568,11 @@ fn resume_codec(dir: &Path, units: &[Unit], valid: &[Vec<Option<u32>>]) -> Optio
             if own.contains(&slice) {
                 continue;
             }
-            if let Ok(f) = TableFile::open(&e.path()) {
+            if let Ok(f) = TableFile::open_rules(
+                &e.path(),
+                crate::table::Access::Mmap,
+                crate::table::ANY_RULES,
+            ) {
                 see(&mut top, slice.material.pieces(), f.codec());
             }
         }
@@ -601,11 +616,13 @@ pub(crate) fn solve_unit_with_opts(
     let s = unit.slices[0];
     let lookup = |p: &Position| deps.lookup(p);
     let t0 = Instant::now();
-    let solved = solve::solve_unit_opts(crate::rules::English, s, &lookup, progress, opts)
-        .map_err(|e| BuildError::Dependency {
-            building: s,
-            source: e,
-        })?;
+    let solved = crate::with_engine!(deps.variant(), r => {
+        solve::solve_unit_opts(r, s, &lookup, progress, opts)
+    })
+    .map_err(|e| BuildError::Dependency {
+        building: s,
+        source: e,
+    })?;
     let mut sum = BuildSummary {
         solve_seconds: t0.elapsed().as_secs_f64(),
         ..Default::default()
@@ -689,7 +706,9 @@ pub(crate) fn dtc_unit_with(
                         .into_par_iter()
                         .map(|i| {
                             let p = ix.unrank(i).expect("index below size unranks");
-                            let cap = p.has_capture();
+                            let cap = crate::with_engine!(deps.variant(), r => {
+                                crate::rules::Rules::has_capture(&r, &p)
+                            });
                             resolve(deps, &p).map(|v| (v as u8, cap))
                         })
                         .collect();
@@ -711,7 +730,9 @@ pub(crate) fn dtc_unit_with(
         }
     };
     let lookup = |p: &Position| deps.lookup(p);
-    let result = solve::solve_dtc_unit(crate::rules::English, s, &inputs, &lookup);
+    let result = crate::with_engine!(deps.variant(), r => {
+        solve::solve_dtc_unit(r, s, &inputs, &lookup)
+    });
     #[cfg(test)]
     let result = tests::inject_inconsistency(s, result);
     result.map_err(|e| match e {
@@ -733,7 +754,8 @@ pub(crate) fn dtc_unit_with(
     })
 }
 
-/// Write one slice's distance file to `dir` (atomically); returns the bytes as a summary
+/// Write one slice's distance file to `dir` (atomically) with rules id `rules` in its
+/// header; returns the bytes as a summary
 /// (`slices_built` counts WLD files only, so it stays 0 here).
 ///
 /// # Errors
@@ -741,6 +763,7 @@ pub(crate) fn dtc_unit_with(
 pub(crate) fn write_dtc_solved(
     dir: &Path,
     d: &solve::DtcSlice,
+    rules: u32,
 ) -> Result<BuildSummary, BuildError> {
     let t0 = Instant::now();
     let n = d.dtc.len() as u64;
@@ -760,6 +783,7 @@ pub(crate) fn write_dtc_solved(
         &d.dont_care,
         &WriteOptions {
             level: crate::table::dtc::DTC_LEVEL,
+            rules,
             ..WriteOptions::default()
         },
     )

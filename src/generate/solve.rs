@@ -9,7 +9,8 @@
 //! Schaeffer et al. 2003), in three named steps:
 //! 1. [`initial_pass`], in parallel over each array: a position whose side to move must
 //!    capture gets its value from the capture successors (looked up, captures resolved by
-//!    search) and is resolved at ply 1; a position with no move is lost at ply 0; a quiet
+//!    search) and is resolved at ply 1; a position with no move takes the terminal value
+//!    ([`crate::rules::Rules::no_move_value`]: lost in English) at ply 0; a quiet
 //!    position wins at ply 1 if a move leaving the unit reaches a position lost for the
 //!    opponent; otherwise it keeps a counter of its in-unit moves, and a flag if a move leaving
 //!    the unit reaches a draw (then it can no longer lose).
@@ -767,7 +768,8 @@ pub fn solve_dtc_unit<R: Retro, E: Send>(
 }
 
 /// Initial state of Black-to-move position `pos` (index `i`) in the distance pass: draws and
-/// capture positions are final; a position with no move is lost at ply 0; a conversion
+/// capture positions are final; a position with no move has the terminal value
+/// ([`crate::rules::Rules::no_move_value`]) at ply 0; a conversion
 /// reaching a position lost for the opponent wins at ply 1; otherwise a counter of the king
 /// moves. Conversions are looked up only where they can matter given the WLD value (never for
 /// a loss; for a win, moves leaving the unit only when the WLD plies are unknown), so the pass
@@ -849,7 +851,8 @@ fn dtc_initial_state<R: Retro, E>(
         return Ok(State::tagged(Wld::Win, false, 1));
     }
     if moves == 0 {
-        return Ok(State::tagged(Wld::Loss, false, 0));
+        // The terminal rule (a loss in English, a win in giveaway), resolved at ply 0.
+        return Ok(State::tagged(rules.no_move_value(), false, 0));
     }
     Ok(match (count, no_loss) {
         (0, false) => State::tagged(Wld::Loss, false, 1),
@@ -916,7 +919,8 @@ fn initial_state<R: Retro, E>(
         return Ok(State::tagged(Wld::Win, false, 1));
     }
     if moves == 0 {
-        return Ok(State::tagged(Wld::Loss, false, 0));
+        // The terminal rule (a loss in English, a win in giveaway), resolved at ply 0.
+        return Ok(State::tagged(rules.no_move_value(), false, 0));
     }
     Ok(match (count, no_loss) {
         (0, false) => State::tagged(Wld::Loss, false, 1),

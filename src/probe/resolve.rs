@@ -110,7 +110,8 @@ pub fn resolve<S: RawSource + ?Sized>(src: &S, pos: &Position) -> Result<Wld, Pr
 /// Exact value for the side to move of any position under `rules`, looking quiet positions up
 /// in `src`.
 ///
-/// - No legal move (or no pieces): [`Wld::Loss`], no table needed.
+/// - No legal move (or no pieces): the terminal rule, [`Rules::no_move_value`] ([`Wld::Loss`]
+///   in English, [`Wld::Win`] in giveaway), no table needed.
 /// - The side to move must capture: the best of `negate(resolve(successor))` over the
 ///   de-duplicated capture successors, stopping at the first win. A successor whose lookup
 ///   fails does not hide a win found among the others; otherwise its error is returned (the
@@ -133,7 +134,7 @@ pub fn resolve_with<R: Rules, S: RawSource + ?Sized>(
         return best_successor(rules, src, pos);
     }
     if !rules.has_quiet_move(pos) {
-        return Ok(Wld::Loss);
+        return Ok(rules.no_move_value());
     }
     match src.raw_quiet(&pos.normalized(), &|| threat_search(rules, pos))? {
         Some(v) => Ok(v),

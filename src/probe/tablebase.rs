@@ -47,6 +47,8 @@ type DtcSlot = OnceLock<Result<Box<DtcLoaded>, ProbeError>>;
 /// - `Loss(n)`: the side to move loses; `Loss(0)` means it has no legal move (the game is
 ///   over); otherwise, with best play on both sides (the loser delaying as long as it can),
 ///   the next conversion happens on the `n`-th ply from now.
+/// - Under rules where a side without a move wins (giveaway, [`Rules::no_move_value`]), that
+///   position is `Win(0)` instead ([`Dtc::no_move`]).
 /// - `Draw`: no distance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum Dtc {
@@ -72,6 +74,16 @@ impl Dtc {
         match self {
             Dtc::Win(n) | Dtc::Loss(n) => Some(n),
             Dtc::Draw => None,
+        }
+    }
+    /// The value of a position whose side to move has no legal move under `rules`: the
+    /// terminal rule [`Rules::no_move_value`] at distance 0 (`Loss(0)` in English, `Win(0)`
+    /// in giveaway).
+    pub fn no_move<R: Rules>(rules: R) -> Dtc {
+        match rules.no_move_value() {
+            Wld::Win => Dtc::Win(0),
+            Wld::Loss => Dtc::Loss(0),
+            Wld::Draw => Dtc::Draw,
         }
     }
     /// The same outcome seen from the other side (win and loss swap, the distance stays).
@@ -628,7 +640,7 @@ impl<R: Rules> Tablebase<R> {
             return Err(ProbeError::CapturePosition);
         }
         if !self.rules.has_quiet_move(p) {
-            return Ok(Wld::Loss);
+            return Ok(self.rules.no_move_value());
         }
         let n = p.normalized();
         match self.lookup_quiet(&n, false, &|| threat_search(self.rules, p))? {
@@ -678,7 +690,7 @@ impl<R: Rules> Tablebase<R> {
             });
         }
         if !self.rules.has_quiet_move(p) {
-            return Ok(Dtc::Loss(0));
+            return Ok(Dtc::no_move(self.rules));
         }
         // A quiet position: the same slice and index in the WLD and the distance file.
         let n = p.normalized();
@@ -726,7 +738,7 @@ impl<R: Rules> Tablebase<R> {
         self.check(p)?;
         let n = p.normalized();
         if n.black == 0 || !self.rules.has_move(p) {
-            return Ok(Dtc::Loss(0));
+            return Ok(Dtc::no_move(self.rules));
         }
         let v = self.probe_wld(p)?;
         if v == Wld::Draw {

@@ -32,6 +32,7 @@ use super::search::Goal;
 use crate::board::{Color, Position, Wld};
 use crate::movegen::Move;
 use crate::probe::{ProbeError, Tablebase};
+use crate::rules::Rules;
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
@@ -93,6 +94,9 @@ pub struct Layer {
     unknown_exit: Vec<bool>,
     /// Positions with no legal move at all.
     stuck: Vec<bool>,
+    /// Their value for the side to move: the terminal rule of the tables' rules
+    /// ([`crate::rules::Rules::no_move_value`]).
+    no_move: Wld,
 }
 
 /// One solved model (pessimistic for one side): each position's value for its side to move and
@@ -129,6 +133,7 @@ impl Layer {
             best_exit: Vec::new(),
             unknown_exit: Vec::new(),
             stuck: Vec::new(),
+            no_move: tb.rules().no_move_value(),
         };
         let mut kids = Vec::new();
         let mut i = 0;
@@ -154,7 +159,8 @@ impl Layer {
                 } else if tb.covers(c) {
                     best = best.max(code(tb.probe_wld(c)?.negate()));
                 } else if c.moves().is_empty() {
-                    best = code(Wld::Win);
+                    // The terminal rule for the child's side to move, seen from here.
+                    best = best.max(code(tb.rules().no_move_value().negate()));
                 } else {
                     unknown = true;
                 }
@@ -227,7 +233,7 @@ impl Layer {
             let e = self.exit_value(i, s);
             if self.stuck[i] {
                 decided[i] = true;
-                value[i] = Wld::Loss;
+                value[i] = self.no_move;
                 level.push(i as u32);
             } else if e == code(Wld::Win) {
                 decided[i] = true;

@@ -32,6 +32,7 @@ use crate::board::{Color, Position, Wld};
 use crate::movegen::Move;
 use crate::probe::{ProbeError, Tablebase};
 use crate::proofcheck::TableSet;
+use crate::rules::Rules;
 pub use cert::Proof;
 use layer::Layer;
 use search::{Budget, Dfpn, Eval, Game, Goal, Outcome, Stop};
@@ -276,7 +277,8 @@ impl Game for Checkers<'_> {
         let mut n = 0u32;
         p.for_each_successor(|_| n += 1);
         if n == 0 {
-            return Ok(Eval::Exact(Wld::Loss));
+            // The terminal rule of the tables' rules (a loss in English).
+            return Ok(Eval::Exact(self.tb.rules().no_move_value()));
         }
         // Initial numbers: the side to move's mobility counts against the side that must
         // refute every move; pieces above the tables make both harder; material favours the

@@ -77,7 +77,8 @@ impl Goal {
 /// What the game knows about a position without searching it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Eval {
-    /// The exact value for the side to move (no legal move: [`Wld::Loss`]; a table value).
+    /// The exact value for the side to move (no legal move: the terminal rule, a loss in
+    /// English; a table value).
     Exact(Wld),
     /// Unknown: initial proof and disproof numbers (each at least 1, below [`INF`]).
     Open {

@@ -12,7 +12,7 @@
 //! 32), 2 = down A, 3 = down B (toward square 1).
 
 use super::{Retro, Rules};
-use crate::board::{Bitboard, Color, Position};
+use crate::board::{Bitboard, Color, Position, Wld};
 
 /// Rules id of English checkers in table file headers.
 pub const ID: u32 = 1;
@@ -68,6 +68,11 @@ impl Rules for English {
             Color::Black => fast::has_quiet::<fast::B>(p.black, p.white, p.kings),
             Color::White => fast::has_quiet::<fast::W>(p.white, p.black, p.kings),
         }
+    }
+
+    #[inline(always)]
+    fn no_move_value(&self) -> Wld {
+        Wld::Loss
     }
 
     #[inline(always)]

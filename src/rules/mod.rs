@@ -14,15 +14,32 @@
 //! Both read the definitions of the English game (move directions of men and kings, crown
 //! rows, the rules id) from `english`, so those are written once.
 //!
-//! Adding a variant (Italian, Russian/Pool, Brazilian on 8x8): see "Adding a variant" in
+//! The other 8x8 variants ([`Variant`]: Russian, Brazilian, Italian, giveaway, Pool, Spanish,
+//! Czech) are described once each (`russian.rs`, ...) as parameters of the slow path generator
+//! of [`paths`], their independent oracle; their tables are built with a fast engine:
+//! [`Giveaway`] (the English one with the terminal rule reversed) and [`engine::Fast`] (the
+//! others: quiet moves and un-moves, flying kings included, and the capture test; capture
+//! successors from [`paths`]). Adding a variant: see "Adding a variant" in
 //! docs/architecture.md.
 
+pub mod brazilian;
+pub mod czech;
+pub mod engine;
 pub(crate) mod english;
+pub mod giveaway;
+pub mod italian;
+pub mod paths;
+pub mod pool;
+pub mod russian;
 pub(crate) mod search;
+pub mod spanish;
+pub mod variant;
 
 pub use english::English;
+pub use giveaway::Giveaway;
+pub use variant::Variant;
 
-use crate::board::{Bitboard, Color, Position};
+use crate::board::{Bitboard, Color, Position, Wld};
 
 /// A rules variant: what the solver, probes and the verifier need to know about the game.
 ///
@@ -43,8 +60,15 @@ pub trait Rules: Copy + Send + Sync + std::fmt::Debug + 'static {
     fn has_capture(&self, p: &Position) -> bool;
 
     /// Whether the side to move has a non-capturing move. With [`Rules::has_capture`] this
-    /// decides "has a legal move"; a side without one loses.
+    /// decides "has a legal move"; a side without one has the value [`Rules::no_move_value`].
     fn has_quiet_move(&self, p: &Position) -> bool;
+
+    /// The terminal rule: the value, for the side to move, of a position in which it has no
+    /// legal move (having no pieces included). [`Wld::Loss`] in English checkers and in
+    /// Russian, Brazilian and Italian draughts; [`Wld::Win`] in giveaway (suicide) checkers.
+    /// Never [`Wld::Draw`]. Every solver, probe, verifier and prover takes the value of such
+    /// a position from here, at distance 0 (no move is left to play).
+    fn no_move_value(&self) -> Wld;
 
     /// Whether the side to move has any legal move.
     #[inline]

@@ -49,7 +49,7 @@ pub(crate) fn threat_resolvable<R: Rules>(rules: R, pos: &Position, depth: u32) 
 
 /// Whether the value of `pos` is never read from its table by `crate::probe::resolve_with` under `rules`
 /// (so a writer may store anything there): the side to move has a capture (resolved by capture
-/// search), has no legal move (a loss), or `pos` is a threat position (`is_threat`) that
+/// search), has no legal move (the terminal rule, [`crate::rules::Rules::no_move_value`]), or `pos` is a threat position (`is_threat`) that
 /// resolves within `THREAT_DEPTH` plies: none of its successors is a threat position (a
 /// one-ply search), or each that is resolves so within one ply less. Tables of codec 4
 /// (docs/format.md) store no value at these positions; codec 2 stores the true value of the
@@ -65,8 +65,9 @@ pub fn is_dont_care<R: Rules>(rules: R, pos: &Position) -> bool {
 /// ([`Rules::for_each_successor`]), given the value of each successor for its own side to move
 /// (`value`, not called after a win is found): the best of the negated values. An error of
 /// one successor does not hide a win found among the others; otherwise the first error met
-/// is returned, so a missing table is never read as a draw. Shared by the probe's searches and
-/// the generator's capture positions.
+/// is returned, so a missing table is never read as a draw. A position without a legal move
+/// has the terminal value [`Rules::no_move_value`]. Shared by the probe's searches and the
+/// generator's capture positions.
 ///
 /// # Errors
 /// The first error `value` returns, unless a win was found.
@@ -77,8 +78,10 @@ pub(crate) fn best_of_successors<R: Rules, E>(
     mut value: impl FnMut(&Position) -> Result<Wld, E>,
 ) -> Result<Wld, E> {
     let mut best = Wld::Loss;
+    let mut any = false;
     let mut err = None;
     rules.for_each_successor(pos, |succ| {
+        any = true;
         if best == Wld::Win {
             return;
         }
@@ -93,6 +96,10 @@ pub(crate) fn best_of_successors<R: Rules, E>(
     });
     if best == Wld::Win {
         return Ok(Wld::Win);
+    }
+    if !any {
+        // No legal move: the terminal rule (a loss in English, a win in giveaway).
+        return Ok(rules.no_move_value());
     }
     match err {
         Some(e) => Err(e),

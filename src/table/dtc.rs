@@ -399,7 +399,7 @@ impl DtcFile {
         if header.kind != kind || kind == FileKind::Wld || h[..8] != kind.magic() {
             return Err(bad(Fault::BadMagic));
         }
-        if u32::from(header.rules) != rules {
+        if !super::read::rules_accepted(u32::from(header.rules), rules) {
             return Err(bad(Fault::Rules {
                 found: u32::from(header.rules),
                 expected: rules,

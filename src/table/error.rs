@@ -33,7 +33,11 @@ pub enum Fault {
     )]
     Version(u32),
     /// The file was built for other rules than those it is opened with.
-    #[error("rules id {found}, expected {expected} (the rules in use)")]
+    #[error(
+        "rules id {found} ({}), expected {expected} ({}, the rules in use): a directory holds the tables of one variant",
+        rules_name(*found),
+        rules_name(*expected)
+    )]
     Rules {
         /// Rules id in the header.
         found: u32,
@@ -192,4 +196,10 @@ impl TableError {
             what,
         }
     }
+}
+
+/// The name of the variant of rules id `id` (`"unknown rules"` for an id no variant has), for
+/// [`Fault::Rules`].
+fn rules_name(id: u32) -> &'static str {
+    crate::rules::Variant::from_id(id).map_or("unknown rules", |v| v.name())
 }

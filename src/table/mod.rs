@@ -36,7 +36,7 @@ pub use codec::{ValueCodec, Wld2Bit, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, DONT_C
 pub use dtc::{dtc_path, slice_of_dtc_file_name, DtcBlock, DtcFile, CODEC_DTC_BYTE};
 pub use error::{Fault, TableError};
 pub use header::{FileKind, TableMeta, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED, RULES_ENGLISH};
-pub use read::{Access, Block, TableFile};
+pub use read::{dir_rules, Access, Block, TableFile, ANY_RULES};
 pub use write::{write_table, write_table_masked, write_table_with, WriteOptions};
 
 use crate::slice::Slice;

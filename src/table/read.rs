@@ -120,7 +120,10 @@ impl TableFile {
     }
 
     /// [`TableFile::open_with`] for a file of the rules with id `rules`
-    /// ([`crate::rules::Rules::ID`]); a file of other rules gives [`Fault::Rules`].
+    /// ([`crate::rules::Rules::ID`]); a file of other rules gives [`Fault::Rules`]. With
+    /// [`ANY_RULES`], a file of any variant this crate knows ([`crate::rules::Variant`]) is
+    /// accepted ([`TableFile::rules`] says which): for the code that reads headers and checks
+    /// files whatever the game (`stats`, `info`, the build's resume, [`dir_rules`]).
     ///
     /// # Errors
     /// As [`TableFile::open`].
@@ -277,7 +280,7 @@ impl TableFile {
         if header.kind != super::header::FileKind::Wld {
             return Err(self.fault(Fault::BadMagic));
         }
-        if u32::from(header.rules) != rules {
+        if !rules_accepted(u32::from(header.rules), rules) {
             return Err(self.fault(Fault::Rules {
                 found: u32::from(header.rules),
                 expected: rules,
@@ -287,7 +290,8 @@ impl TableFile {
         // Codec 5 (codec 4's don't cares, context-model coded) decodes with English move
         // generation, so only English files may use it.
         let codec = u32::from(header.codec);
-        let cm_ok = codec == super::cm::CODEC_CM_THREATS && rules == crate::rules::english::ID;
+        let cm_ok = codec == super::cm::CODEC_CM_THREATS
+            && u32::from(header.rules) == crate::rules::english::ID;
         if codec != Wld2Bit::ID && codec != CODEC_2BIT_THREATS && !cm_ok {
             return Err(self.fault(Fault::Codec(codec)));
         }
@@ -680,4 +684,64 @@ fn raise_open_file_limit() -> bool {
             libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0
         }
     })
+}
+
+/// The `rules` argument of [`TableFile::open_rules`] and [`crate::table::DtcFile::open`] that
+/// accepts a file of any rules id a variant of [`crate::rules::Variant`] has (no variant has
+/// id 0).
+pub const ANY_RULES: u32 = 0;
+
+/// Whether a file whose header holds rules id `found` may be opened for `expected`
+/// ([`ANY_RULES`]: any known variant).
+pub(crate) fn rules_accepted(found: u32, expected: u32) -> bool {
+    if expected == ANY_RULES {
+        crate::rules::Variant::from_id(found).is_some()
+    } else {
+        found == expected
+    }
+}
+
+/// The rules id of the tables in `dir` (one variant per directory): the id in the headers of
+/// its WLD files (`<slice>.egdb`) that open; `None` when none does (an empty directory, or
+/// only damaged files, which the callers report themselves).
+///
+/// # Errors
+/// [`TableError::Invalid`] when the files hold tables of two or more variants (naming two
+/// files of different rules); [`TableError::Io`] when the directory cannot be listed.
+pub fn dir_rules(dir: &Path) -> Result<Option<u32>, TableError> {
+    let rd = std::fs::read_dir(dir).map_err(|e| TableError::io(dir, "read directory", e))?;
+    let mut names: Vec<std::path::PathBuf> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(slice_of_file_name)
+                .is_some()
+        })
+        .collect();
+    names.sort();
+    let mut first: Option<(u32, std::path::PathBuf)> = None;
+    for p in names {
+        let Ok(f) = TableFile::open_rules(&p, Access::Pread, ANY_RULES) else {
+            continue;
+        };
+        match &first {
+            None => first = Some((f.rules(), p)),
+            Some((r, q)) if *r != f.rules() => {
+                let name =
+                    |id: u32| crate::rules::Variant::from_id(id).map_or("unknown", |v| v.name());
+                return Err(TableError::Invalid(format!(
+                    "{} holds tables of two variants: {} ({}) and {} ({}); a directory holds the tables of one variant",
+                    dir.display(),
+                    q.display(),
+                    name(*r),
+                    p.display(),
+                    name(f.rules())
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(first.map(|(r, _)| r))
 }

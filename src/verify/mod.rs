@@ -2,7 +2,8 @@
 //!
 //! For every file: the whole-file checksum, then every stored value of a quiet position is
 //! re-derived from its successors with the slow path generator ([`crate::movegen::Oracle`]:
-//! neither the generator's fast engine nor its un-move code): no move = loss, otherwise the
+//! neither the generator's fast engine nor its un-move code): no move = the terminal rule
+//! ([`Rules::no_move_value`], a loss in English), otherwise the
 //! best of the negated successor values, successors looked up in the tables with captures
 //! resolved by search ([`crate::probe::resolve_with`] over the oracle). Positions whose stored
 //! entry is "don't care" (captures; in a codec-4 slice also the threat positions and positions
@@ -11,7 +12,7 @@
 //! and, with all others, counted against the
 //! win/loss/draw totals in the header; the header's `longest` (the longest resolution ply)
 //! is re-derived from the verified values unit by unit (forward moves, level by level). The functions are generic over the [`Rules`] used as
-//! the oracle; [`verify_dir`] uses [`Oracle`].
+//! the oracle; [`verify_dir`] uses [`Oracle`](crate::movegen::Oracle).
 //!
 //! Distance files (`<slice>.dtc`, `egdb build --dtc`), where present, are verified the same
 //! way ([`verify_dtc_slice`]): every stored distance of a won or lost quiet position is
@@ -23,7 +24,6 @@
 
 use crate::board::{Position, Wld};
 use crate::index::SliceIndex;
-use crate::movegen::Oracle;
 use crate::probe::{resolve_with, ProbeError, RawSource};
 use crate::rules::Rules;
 use crate::slice::Slice;
@@ -335,10 +335,59 @@ pub struct VerifyOptions {
     /// reads that do not fit are served from the compressed files through a block cache. The
     /// outcome does not depend on the budget, only the speed.
     pub memory: Option<u64>,
+    /// The game the tables are expected to be of (`egdb verify --rules`): `None` takes it
+    /// from the files' headers (one variant per directory); given and not the headers' rules,
+    /// the verification is refused ([`VerifyError::Stats`] naming both).
+    pub rules: Option<crate::rules::Variant>,
+}
+
+/// `with_oracle!(variant, r => body)` (this module's): `body` with `r` bound to the variant's independent
+/// slow move generator (a [`crate::rules::Rules`] value: [`crate::movegen::Oracle`] for
+/// English, else [`crate::rules::paths::Paths`] of the variant's id), what `verify` derives
+/// values with.
+macro_rules! with_oracle {
+    ($v:expr, $r:ident => $body:expr) => {{
+        use $crate::rules::paths::Paths;
+        use $crate::rules::{brazilian, czech, giveaway, italian, pool, russian, spanish, Variant};
+        match $v {
+            Variant::English => {
+                let $r = $crate::movegen::Oracle;
+                $body
+            }
+            Variant::Giveaway => {
+                let $r = Paths::<{ giveaway::ID }>;
+                $body
+            }
+            Variant::Russian => {
+                let $r = Paths::<{ russian::ID }>;
+                $body
+            }
+            Variant::Brazilian => {
+                let $r = Paths::<{ brazilian::ID }>;
+                $body
+            }
+            Variant::Italian => {
+                let $r = Paths::<{ italian::ID }>;
+                $body
+            }
+            Variant::Pool => {
+                let $r = Paths::<{ pool::ID }>;
+                $body
+            }
+            Variant::Spanish => {
+                let $r = Paths::<{ spanish::ID }>;
+                $body
+            }
+            Variant::Czech => {
+                let $r = Paths::<{ czech::ID }>;
+                $body
+            }
+        }
+    }};
 }
 
 /// Value of `p` (any side to move) derived from its successors by forward move generation
-/// under `rules` (the oracle, e.g. [`Oracle`]).
+/// under `rules` (the oracle, e.g. [`Oracle`](crate::movegen::Oracle)).
 ///
 /// # Errors
 /// A missing or corrupt table needed by a successor.
@@ -348,8 +397,10 @@ pub fn derive_value<R: Rules, S: RawSource + ?Sized>(
     p: &Position,
 ) -> Result<Wld, ProbeError> {
     let mut best = Wld::Loss;
+    let mut any = false;
     let mut err = None;
     rules.for_each_successor(p, |s| {
+        any = true;
         if best == Wld::Win || err.is_some() {
             return;
         }
@@ -360,6 +411,8 @@ pub fn derive_value<R: Rules, S: RawSource + ?Sized>(
     });
     match err {
         Some(e) => Err(e),
+        // No legal move: the terminal rule (a loss in English, a win in giveaway).
+        None if !any => Ok(rules.no_move_value()),
         None => Ok(best),
     }
 }
@@ -546,7 +599,8 @@ fn verify_slice_entries<R: Rules, S: RawSource + ?Sized>(
 }
 
 /// The value of `p` derived from its successors (as [`derive_value`]) and its initial entry
-/// for [`derive_longest`]: [`RP_DRAW`]; 0 without a move; 1 for a capture position, a win
+/// for [`derive_longest`]: [`RP_DRAW`]; 0 without a move (the terminal rule's value,
+/// [`Rules::no_move_value`]); 1 for a capture position, a win
 /// by a move leaving the unit (`inside` false) to a lost position, or a loss whose every
 /// move leaves the unit; otherwise [`RP_OPEN`]. Wins carry [`RP_WIN`].
 fn derive_entry<R: Rules, S: RawSource + ?Sized>(
@@ -580,10 +634,13 @@ fn derive_entry<R: Rules, S: RawSource + ?Sized>(
     if let Some(e) = err {
         return Err(e);
     }
+    if !rules.has_move(p) {
+        // The terminal rule (a loss in English, a win in giveaway), at ply 0.
+        let v = rules.no_move_value();
+        return Ok((v, if v == Wld::Win { RP_WIN } else { 0 }));
+    }
     let e = if best == Wld::Draw {
         RP_DRAW
-    } else if !rules.has_move(p) {
-        0
     } else if rules.has_capture(p) || exit_to_loss || (best == Wld::Loss && !any_inside) {
         1
     } else {
@@ -656,7 +713,7 @@ pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
                 // The successor's value and d(m): a conversion counts 1 (its value resolved
                 // through the tables of fewer pieces or another slice); otherwise a king move,
                 // whose result lies in the partner slice: 1 + 1 if the result must capture
-                // (resolved by search), 1 if it has no move (lost), else 1 + its stored
+                // (resolved by search), 1 if it has no move (the terminal rule), else 1 + its stored
                 // distance, its value read at the same index (or, at a threat position of a
                 // codec-4 partner, resolved by search).
                 let step = if rules.is_conversion(p, &s) {
@@ -664,7 +721,7 @@ pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
                 } else if rules.has_capture(&s) {
                     resolve_with(rules, src, &s).map(|sv| (sv, 2))
                 } else if !rules.has_quiet_move(&s) {
-                    Ok((Wld::Loss, 1))
+                    Ok((rules.no_move_value(), 1))
                 } else {
                     let r = pindex.rank(&s.normalized());
                     let sv = if partner_threats_dc && crate::probe::resolve::is_dont_care(rules, &s)
@@ -975,6 +1032,40 @@ pub fn verify_dir_opts(
     opts: &VerifyOptions,
     progress: &(dyn Fn(&Slice, u64, u64) + Sync),
 ) -> Result<VerifyReport, VerifyError> {
+    let table_err = |e| {
+        VerifyError::Stats(StatsError::Table {
+            path: dir.to_path_buf(),
+            source: e,
+        })
+    };
+    // (A directory that cannot be listed is reported below, as before.)
+    let found = match crate::table::dir_rules(dir) {
+        Err(crate::table::TableError::Io { .. }) => None,
+        r => r.map_err(table_err)?,
+    }
+    .and_then(crate::rules::Variant::from_id);
+    let variant = match (opts.rules, found) {
+        (Some(want), Some(have)) if want != have => {
+            return Err(table_err(crate::table::TableError::Invalid(format!(
+                "{} holds {have} tables, not {want} (--rules {want})",
+                dir.display()
+            ))))
+        }
+        (Some(v), _) | (None, Some(v)) => v,
+        (None, None) => crate::rules::Variant::English,
+    };
+    with_oracle!(variant, oracle => verify_dir_rules(oracle, variant, dir, opts, progress))
+}
+
+/// [`verify_dir_opts`] for the tables of `variant`, values derived with `oracle` (its slow
+/// move generator).
+fn verify_dir_rules<R: Rules>(
+    oracle: R,
+    variant: crate::rules::Variant,
+    dir: &Path,
+    opts: &VerifyOptions,
+    progress: &(dyn Fn(&Slice, u64, u64) + Sync),
+) -> Result<VerifyReport, VerifyError> {
     let partial = opts.partial;
     let start = Instant::now();
     let (infos, bad) = read_dir_info_all(dir)?;
@@ -1041,7 +1132,10 @@ pub fn verify_dir_opts(
         .unwrap_or(0);
     let mut dtc_absent = 0;
     for f in &infos {
-        if let Err(e) = crate::table::TableFile::open(&f.path).and_then(|t| t.verify_checksum()) {
+        if let Err(e) =
+            crate::table::TableFile::open_rules(&f.path, crate::table::Access::Mmap, R::ID)
+                .and_then(|t| t.verify_checksum())
+        {
             errors.push(VerifyError::Probe {
                 slice: f.slice,
                 source: e.into(),
@@ -1049,8 +1143,7 @@ pub fn verify_dir_opts(
         }
         let d = crate::table::dtc_path(dir, &f.slice);
         if d.exists() {
-            if let Err(e) = crate::table::DtcFile::open(&d, crate::rules::english::ID)
-                .and_then(|t| t.verify_checksum())
+            if let Err(e) = crate::table::DtcFile::open(&d, R::ID).and_then(|t| t.verify_checksum())
             {
                 errors.push(VerifyError::DtcFile {
                     slice: f.slice,
@@ -1108,7 +1201,7 @@ pub fn verify_dir_opts(
             .as_ref()
             .is_some_and(|j| j.done(journal::Part::Wld, &f.slice).is_some());
         if !done {
-            if let Err(e) = check_blocks(&f.path) {
+            if let Err(e) = check_blocks(&f.path, R::ID) {
                 errors.push(VerifyError::Probe {
                     slice: f.slice,
                     source: e.into(),
@@ -1159,7 +1252,7 @@ pub fn verify_dir_opts(
     }
     let step_units: Vec<&crate::plan::Unit> = steps.iter().filter_map(|(u, _)| *u).collect();
     let last = crate::memory::last_reads(&step_units);
-    let mut src = DecodedTables::with_budget(dir, opts.memory);
+    let mut src = DecodedTables::with_budget(dir, opts.memory).for_variant(variant);
     let mut rep = VerifyReport {
         absent,
         dtc_absent,
@@ -1187,7 +1280,7 @@ pub fn verify_dir_opts(
             VerifyError::Mismatch { slice, index, .. } => {
                 SliceIndex::new(*slice).unrank(*index).ok().and_then(|p| {
                     let rec = Recording::new(src);
-                    let _ = derive_value(Oracle, &rec, &p);
+                    let _ = derive_value(oracle, &rec, &p);
                     rec.slices().into_iter().filter(suspect).min()
                 })
             }
@@ -1232,7 +1325,7 @@ pub fn verify_dir_opts(
             // The longest-ply entries are kept when the whole unit is present.
             let entries = unit.is_some_and(|u| files.len() == u.slices.len());
             let header = (m.wins, m.losses, m.draws);
-            match verify_slice_entries(Oracle, &src, &f.slice, header, entries, &tick) {
+            match verify_slice_entries(oracle, &src, &f.slice, header, entries, &tick) {
                 Ok((n, e)) => verified.push((f, n, e)),
                 Err(e) => {
                     errors.push(blame(&src, *unit, &failed, e));
@@ -1255,11 +1348,11 @@ pub fn verify_dir_opts(
                         .and_then(|v| v.2.take());
                     initial.push(match kept {
                         Some(e) => Ok(e),
-                        None => initial_entries(Oracle, &src, &f.slice),
+                        None => initial_entries(oracle, &src, &f.slice),
                     });
                 }
                 let initial: Result<Vec<Vec<u16>>, VerifyError> = initial.into_iter().collect();
-                match initial.and_then(|i| derive_longest(Oracle, &u.slices, i)) {
+                match initial.and_then(|i| derive_longest(oracle, &u.slices, i)) {
                     Ok(derived) => {
                         for (f, d) in files.iter().zip(derived) {
                             if f.meta.longest != d {
@@ -1298,6 +1391,7 @@ pub fn verify_dir_opts(
         // distance files are left until the values are right.
         if !wld_failed {
             let dtc_errors = verify_dtc_files(
+                oracle,
                 dir,
                 &src,
                 files,
@@ -1333,8 +1427,8 @@ pub fn verify_dir_opts(
 ///
 /// # Errors
 /// The first bad block's [`crate::table::TableError`].
-fn check_blocks(path: &Path) -> Result<(), crate::table::TableError> {
-    let t = crate::table::TableFile::open(path)?;
+fn check_blocks(path: &Path, rules: u32) -> Result<(), crate::table::TableError> {
+    let t = crate::table::TableFile::open_rules(path, crate::table::Access::Mmap, rules)?;
     (0..t.block_count())
         .into_par_iter()
         .try_for_each(|b| t.decode_block(b).map(drop))
@@ -1349,7 +1443,9 @@ fn check_blocks(path: &Path) -> Result<(), crate::table::TableError> {
 ///
 /// # Errors
 /// Only a journal that cannot be written ([`VerifyError::Journal`]).
-fn verify_dtc_files(
+#[allow(clippy::too_many_arguments)]
+fn verify_dtc_files<R: Rules>(
+    oracle: R,
     dir: &Path,
     src: &DecodedTables,
     files: &[&crate::stats::FileInfo],
@@ -1367,7 +1463,7 @@ fn verify_dtc_files(
         if !path.exists() {
             return Ok(None);
         }
-        crate::table::DtcFile::open(&path, crate::rules::english::ID)
+        crate::table::DtcFile::open(&path, R::ID)
             .map(Some)
             .map_err(|e| bad(s, e))
     };
@@ -1443,7 +1539,7 @@ fn verify_dtc_files(
             continue;
         };
         let tick = |k: u64| progress(&f.slice, k, m.positions);
-        match verify_dtc_slice(Oracle, src, &f.slice, own, other, &tick) {
+        match verify_dtc_slice(oracle, src, &f.slice, own, other, &tick) {
             Ok((_, longest)) if longest != dm.longest => errors.push(VerifyError::DtcFile {
                 slice: f.slice,
                 why: format!(

@@ -1,0 +1,129 @@
+//! `egdb perft --rules NAME`: the variants from the command line (published counts, sources
+//! in tests/variants_perft.rs) and the refusal of an unknown name.
+
+use std::process::Command;
+
+fn egdb(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(args)
+        .output()
+        .expect("egdb runs")
+}
+
+#[test]
+fn perft_rules_prints_the_published_counts() {
+    // Russian (shashki.com validation thread) and Brazilian (same thread): depth 6 differs.
+    for (rules, d6) in [
+        ("russian", "37986"),
+        ("brazilian", "37628"),
+        ("italian", "36473"),
+        ("giveaway", "36768"),
+        ("ENGLISH", "36768"),
+    ] {
+        let out = egdb(&["perft", "--rules", rules, "6"]);
+        assert!(out.status.success(), "{rules}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let want = format!("1\t7\n2\t49\n3\t302\n4\t1469\n5\t{}\n6\t{d6}\n", {
+            if rules == "russian" {
+                "7482"
+            } else if rules == "brazilian" {
+                "7473"
+            } else {
+                "7361"
+            }
+        });
+        assert_eq!(text, want, "{rules}");
+    }
+}
+
+#[test]
+fn perft_refuses_unknown_rules() {
+    let out = egdb(&["perft", "--rules", "klingon", "3"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("unknown rules \"klingon\""), "{err}");
+    assert!(err.contains("russian"), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+/// Giveaway tables from the command line: `build --rules giveaway`, then `probe`, `verify`
+/// and `stats` reading the rules from the headers; published facts (M. Fierz, "Drawing
+/// tendencies in suicide checkers", 2005: `W:WK5,K1:BK32` and `B:WK21,K1:BK18` won by the side
+/// to move; a side without pieces wins); a directory holds one variant: an English build into
+/// it, `probe --rules english` and `verify --rules russian` are refused naming both.
+#[test]
+fn giveaway_tables_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = egdb(&[
+        "build", "--rules", "giveaway", "--pieces", "3", "--dtc", "--dir", d, "--quiet",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let out = egdb(&[
+        "probe",
+        "--dtc",
+        "--dir",
+        d,
+        "W:WK5,K1:BK32",
+        "B:WK21,K1:BK18",
+        "B:WK32:B",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let values: Vec<&str> = text
+        .lines()
+        .map(|l| l.split('\t').nth(1).unwrap())
+        .collect();
+    assert_eq!(values, ["win", "win", "win"], "{text}");
+    assert!(text.lines().nth(2).unwrap().ends_with("\twin\t0"), "{text}");
+
+    let out = egdb(&["verify", "--dir", d, "--quiet"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    // Every Black-to-move position of at most 3 pieces (OEIS A055213: 120 + 6,972 + 261,224).
+    assert!(text.contains("268316 positions verified"), "{text}");
+
+    let out = egdb(&["stats", "--dir", d]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    // A lone White king, Black to move: Black has no pieces and wins, all 32 positions.
+    assert!(text.lines().any(|l| l == "0 0 0 1 B 32 32 0 0 0"), "{text}");
+
+    for (args, want) in [
+        (
+            vec!["build", "--pieces", "3", "--dir", d, "--quiet"],
+            "holds giveaway tables",
+        ),
+        (
+            vec!["probe", "--rules", "english", "--dir", d, "W:WK32:BK26"],
+            "rules id 5 (giveaway)",
+        ),
+        (
+            vec!["verify", "--rules", "russian", "--dir", d, "--quiet"],
+            "not russian",
+        ),
+    ] {
+        let out = egdb(&args);
+        assert!(!out.status.success(), "{args:?}");
+        let all = String::from_utf8_lossy(&out.stderr).to_string()
+            + &String::from_utf8_lossy(&out.stdout);
+        assert!(all.contains(want), "{args:?}: {all}");
+    }
+}
