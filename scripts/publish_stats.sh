@@ -7,6 +7,8 @@
 #   docs/stats/longest-dtc-<N>.txt  egdb stats --dtc: the longest win and loss to conversion per
 #                                   material and side to move, with a position attaining each
 #                                   (only when the directory has distance files)
+#   docs/stats/longest-dtw-<N>.txt  egdb stats --dtw: the same by depth to win (only when the
+#                                   directory has depth-to-win files)
 #   docs/stats/info-<N>.txt         egdb info: slices, positions, bytes, positions per byte
 #   docs/stats/manifest-<N>.txt     egdb info --manifest: SHA-256 of every table file
 #                                   (`sha256sum -c` in a directory built elsewhere)
@@ -29,5 +31,8 @@ mkdir -p "$out"
 "$egdb" info --manifest --dir "$dir" >"$out/manifest-$n.txt"
 if ls "$dir"/*.dtc >/dev/null 2>&1; then
   "$egdb" stats --dtc --dir "$dir" >"$out/longest-dtc-$n.txt"
+fi
+if ls "$dir"/*.dtw >/dev/null 2>&1; then
+  "$egdb" stats --dtw --dir "$dir" >"$out/longest-dtw-$n.txt"
 fi
 wc -c "$out"/*-"$n".txt
