@@ -628,3 +628,92 @@ fn a_dangling_link_as_journal_is_refused_and_kept() {
         .file_type()
         .is_symlink());
 }
+
+/// Depth-to-win files are recorded in the journal like distance files: a second run skips
+/// them (nothing left to verify), and a changed `.dtw` file drops every depth-to-win record
+/// (a slice's depths read those of earlier units) while the value and distance records stay;
+/// the depths are then re-derived again, all of them.
+#[test]
+fn depth_to_win_files_are_journaled_and_a_changed_one_drops_only_the_depth_records() {
+    let d = tempfile::tempdir().unwrap();
+    let o = egdb()
+        .args([
+            "build", "--quiet", "--dtc", "--dtw", "--pieces", "3", "--dir",
+        ])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let slices = table_count(d.path(), "egdb");
+    let dtws = table_count(d.path(), "dtw");
+    assert!(dtws == slices && slices > 10, "{slices} {dtws}");
+    let jd = tempfile::tempdir().unwrap();
+    let j = jd.path().join("journal-dtw.txt");
+    let first = verify(d.path(), Some(&j));
+    assert!(first.status.success(), "{first:?}");
+    let out = String::from_utf8_lossy(&first.stdout).into_owned();
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with(&format!("ok: {dtws} depth-to-win files, "))),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(&j).unwrap();
+    let count = |tag: &str| text.lines().filter(|l| l.starts_with(tag)).count() as u64;
+    assert_eq!((count("dtwfile "), count("dtw ")), (dtws, dtws), "{text}");
+
+    // A second run: every file, depth-to-win ones included, was verified before.
+    let again = verify(d.path(), Some(&j));
+    assert!(again.status.success(), "{again:?}");
+    let out = String::from_utf8_lossy(&again.stdout).into_owned();
+    assert!(out.starts_with("ok: nothing left to verify"), "{out}");
+    assert!(!out.contains("depth-to-win files, "), "{out}");
+    assert_eq!(counts(&again).1 .0, 3 * slices, "{out}");
+
+    // The `.dtw` files deleted (a user rebuilding them): the journal drops only its
+    // depth-to-win records and the run has nothing left to verify.
+    for e in std::fs::read_dir(d.path()).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "dtw") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let gone = verify(d.path(), Some(&j));
+    assert!(gone.status.success(), "{gone:?}");
+    let err = String::from_utf8_lossy(&gone.stderr).into_owned();
+    assert!(
+        err.contains("kept its value and distance records and dropped its depth-to-win records"),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(&j).unwrap();
+    let count = |tag: &str| text.lines().filter(|l| l.starts_with(tag)).count() as u64;
+    assert_eq!(
+        (
+            count("wld "),
+            count("dtc "),
+            count("dtwfile "),
+            count("dtw ")
+        ),
+        (slices, slices, 0, 0),
+        "{text}"
+    );
+
+    // Built again: the depths are re-derived, every one, the values and distances not.
+    let o = egdb()
+        .args(["build", "--quiet", "--dtw", "--pieces", "3", "--dir"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let last = verify(d.path(), Some(&j));
+    assert!(last.status.success(), "{last:?}");
+    let out = String::from_utf8_lossy(&last.stdout).into_owned();
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with(&format!("ok: {dtws} depth-to-win files, "))),
+        "{out}"
+    );
+    assert!(
+        out.contains("ok: the values of every file were verified by an earlier run; depths to win re-derived in"),
+        "{out}"
+    );
+}

@@ -145,7 +145,7 @@ pub fn run(args: Args) -> CliResult {
             }
         );
     }
-    if rep.slices == 0 && rep.dtc_slices == 0 && rep.earlier_slices > 0 {
+    if rep.slices == 0 && rep.dtc_slices == 0 && rep.dtw_slices == 0 && rep.earlier_slices > 0 {
         println!(
             "ok: nothing left to verify: every file was verified by an earlier run (checksums checked again in {:.2} s)",
             rep.seconds
@@ -155,7 +155,14 @@ pub fn run(args: Args) -> CliResult {
         println!(
             "ok: the values of every file were verified by an earlier run; distances re-derived in {:.2} s ({:.0} positions/s)",
             rep.seconds,
-            rep.dtc_positions as f64 / rep.seconds.max(1e-9)
+            (rep.dtc_positions + rep.dtw_positions) as f64 / rep.seconds.max(1e-9)
+        );
+    } else if rep.slices == 0 && rep.dtw_slices > 0 {
+        // Only depth-to-win files were left.
+        println!(
+            "ok: the values of every file were verified by an earlier run; depths to win re-derived in {:.2} s ({:.0} positions/s)",
+            rep.seconds,
+            rep.dtw_positions as f64 / rep.seconds.max(1e-9)
         );
     } else {
         println!(

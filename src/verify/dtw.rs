@@ -207,16 +207,23 @@ pub(super) fn check_dtw_files(
 /// [`verify_dtw_slice`], the header's `longest` against the largest depth derived. `tb`: the
 /// tables of `dir`, opened on first use, for the depths of successors in slices verified in
 /// earlier units. `absent_ok`: the piece count whose files may be absent (`--partial`); a
-/// slice whose partner's file is absent is then left unchecked. Returns the bad files' errors.
+/// slice whose partner's file is absent is then left unchecked. A slice the journal records as
+/// verified is skipped (counted among the earlier ones), one verified here is recorded.
+/// Returns the bad files' errors.
+///
+/// # Errors
+/// [`VerifyError::Journal`] when a record cannot be written.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn verify_dtw_files<S: RawSource + ?Sized>(
     dir: &Path,
     src: &S,
     tb: &std::sync::OnceLock<Result<Tablebase, ProbeError>>,
     files: &[&crate::stats::FileInfo],
     absent_ok: Option<u32>,
+    journal: &mut Option<super::journal::Journal>,
     rep: &mut VerifyReport,
     progress: &(dyn Fn(&Slice, u64, u64) + Sync),
-) -> Vec<VerifyError> {
+) -> Result<Vec<VerifyError>, VerifyError> {
     let bad = |s: &Slice, why: String| VerifyError::DtwFile { slice: *s, why };
     let mut errors = Vec::new();
     let mut decoded: HashMap<Slice, Option<Vec<u32>>> = HashMap::new();
@@ -243,6 +250,15 @@ pub(super) fn verify_dtw_files<S: RawSource + ?Sized>(
     for f in files {
         let path = dtw_path(dir, &f.slice);
         if !path.exists() {
+            continue;
+        }
+        if let Some(n) = journal
+            .as_ref()
+            .and_then(|j| j.done(super::journal::Part::Dtw, &f.slice))
+        {
+            // Verified by an earlier run: its checksum was checked again before.
+            rep.earlier_slices += 1;
+            rep.earlier_positions += n;
             continue;
         }
         let hdr = match open_dtw(&path, crate::rules::english::ID) {
@@ -318,6 +334,9 @@ pub(super) fn verify_dtw_files<S: RawSource + ?Sized>(
             Ok((n, longest)) if longest == header_longest => {
                 rep.dtw_positions += n;
                 rep.dtw_slices += 1;
+                if let Some(j) = journal {
+                    j.record(super::journal::Part::Dtw, &f.slice, f.meta.positions)?;
+                }
             }
             Ok((_, longest)) => errors.push(bad(
                 &f.slice,
@@ -329,5 +348,5 @@ pub(super) fn verify_dtw_files<S: RawSource + ?Sized>(
             Err(e) => errors.push(e),
         }
     }
-    errors
+    Ok(errors)
 }

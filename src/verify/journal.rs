@@ -7,17 +7,21 @@
 //! egdb-verify-journal 1
 //! file 0301-6n 9f3c2a1b00d4e5f6      whole-file checksum of a WLD file the records rely on
 //! dtcfile 0301-6n 0123456789abcdef   the same for a distance file
+//! dtwfile 0301-6n 0123456789abcdef   the same for a depth-to-win file
 //! wld 0301-6n 1234567                the slice's values are verified (positions)
 //! dtc 0301-6n 1234567                its distances are verified (positions)
+//! dtw 0301-6n 1234567                its depths to win are verified (positions)
 //! ```
 //!
 //! A slice's values are derived from other slices, so a `wld` or `dtc` record holds only while
-//! every file stays as it was. Before any work, every file present gets a `file`/`dtcfile` record
+//! every file stays as it was. Before any work, every file present gets a `file`/`dtcfile`/`dtwfile` record
 //! (the last 8 bytes of the file: its stored xxh64 checksum, which `verify` checks first). On
 //! resume every recorded file must still exist with the same checksum. Otherwise the tables
 //! changed (a rebuild, a deleted or replaced file, another directory): when a value file did,
 //! the journal is started afresh and the earlier one kept as `FILE.old`; when only distance
-//! files did, only the distance records are dropped (values never depend on distances).
+//! files did, only the distance records are dropped (values never depend on distances); when
+//! only depth-to-win files did, every depth-to-win record is dropped (a slice's depths read
+//! those of slices in earlier units) and the value and distance records are kept.
 //! [`Journal::open`] reports either. Files added since are recorded before work resumes. A last line
 //! without its newline (a run killed while writing) is ignored.
 
@@ -52,13 +56,16 @@ pub enum JournalError {
     },
 }
 
-/// Which kind of file or record: the WLD file or the distance (`.dtc`) file of a slice.
+/// Which kind of file or record: the WLD file, the distance (`.dtc`) file or the depth-to-win
+/// (`.dtw`) file of a slice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Part {
     /// The win/loss/draw file.
     Wld,
     /// The distance file.
     Dtc,
+    /// The depth-to-win file.
+    Dtw,
 }
 
 impl Part {
@@ -66,12 +73,30 @@ impl Part {
         match self {
             Part::Wld => "file",
             Part::Dtc => "dtcfile",
+            Part::Dtw => "dtwfile",
         }
     }
     fn done_tag(self) -> &'static str {
         match self {
             Part::Wld => "wld",
             Part::Dtc => "dtc",
+            Part::Dtw => "dtw",
+        }
+    }
+    /// Order of the records of one slice (values, distances, depths).
+    fn rank(self) -> u8 {
+        match self {
+            Part::Wld => 0,
+            Part::Dtc => 1,
+            Part::Dtw => 2,
+        }
+    }
+    /// What the file is called in messages.
+    fn what(self) -> &'static str {
+        match self {
+            Part::Wld => "the table file",
+            Part::Dtc => "the distance file",
+            Part::Dtw => "the depth-to-win file",
         }
     }
 }
@@ -165,15 +190,11 @@ impl Journal {
                 .filter(|(k, sum)| current.get(k) != Some(sum))
                 .map(|(k, _)| *k)
                 .collect();
-            stale.sort_by_key(|(p, s)| (*p == Part::Dtc, *s));
+            stale.sort_by_key(|(p, s)| (p.rank(), *s));
             if let Some(&(part, s)) = stale.first() {
                 let what = format!(
                     "{} of slice {s} {} since it was written",
-                    if part == Part::Wld {
-                        "the table file"
-                    } else {
-                        "the distance file"
-                    },
+                    part.what(),
                     if current.contains_key(&(part, s)) {
                         "changed"
                     } else {
@@ -192,7 +213,7 @@ impl Journal {
                     ));
                     files.clear();
                     done.clear();
-                } else {
+                } else if part == Part::Dtc {
                     // Values never depend on distance files, and a distance check only on its
                     // unit's distance files: the value records stay, the distance ones go.
                     restarted = Some(format!(
@@ -200,6 +221,15 @@ impl Journal {
                     ));
                     files.retain(|(p, _), _| *p == Part::Wld);
                     done.retain(|(p, _), _| *p == Part::Wld);
+                } else {
+                    // A depth-to-win check reads the depths of slices of earlier units: every
+                    // depth-to-win record goes, the value and distance ones stay.
+                    restarted = Some(format!(
+                        "kept its value and distance records and dropped its depth-to-win \
+                         records: {what}"
+                    ));
+                    files.retain(|(p, _), _| *p != Part::Dtw);
+                    done.retain(|(p, _), _| *p != Part::Dtw);
                 }
             }
         }
@@ -212,7 +242,7 @@ impl Journal {
             // The records kept, rewritten without the dropped ones.
             let mut kept = format!("{MAGIC}\n");
             let mut keys: Vec<&(Part, Slice)> = files.keys().collect();
-            keys.sort_by_key(|(p, s)| (*s, *p == Part::Dtc));
+            keys.sort_by_key(|(p, s)| (*s, p.rank()));
             for k in keys {
                 kept.push_str(&format!("{} {} {:016x}\n", k.0.file_tag(), k.1, files[k]));
                 if let Some(n) = done.get(k) {
@@ -227,7 +257,7 @@ impl Journal {
         };
         let mut keys: Vec<&(Part, Slice)> =
             current.keys().filter(|k| !files.contains_key(*k)).collect();
-        keys.sort_by_key(|(p, s)| (*s, *p == Part::Dtc));
+        keys.sort_by_key(|(p, s)| (*s, p.rank()));
         let mut add = String::new();
         for k in keys {
             add.push_str(&format!("{} {} {:016x}\n", k.0.file_tag(), k.1, current[k]));
@@ -383,6 +413,8 @@ fn parse(
             "dtcfile" => (Part::Dtc, true),
             "wld" => (Part::Wld, false),
             "dtc" => (Part::Dtc, false),
+            "dtwfile" => (Part::Dtw, true),
+            "dtw" => (Part::Dtw, false),
             _ => return Err(bad(n, format!("unknown record {}", quote(tag)))),
         };
         if is_file {

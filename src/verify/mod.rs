@@ -262,6 +262,11 @@ fn open_journal(
             let sum = journal::stored_file_checksum(&d).map_err(|e| io(&d, e))?;
             current.insert((journal::Part::Dtc, f.slice), sum);
         }
+        let w = crate::table::dtw::dtw_path(dir, &f.slice);
+        if w.exists() {
+            let sum = journal::stored_file_checksum(&w).map_err(|e| io(&w, e))?;
+            current.insert((journal::Part::Dtw, f.slice), sum);
+        }
     }
     Ok(Journal::open(path, &current)?)
 }
@@ -1407,9 +1412,10 @@ fn verify_dir_rules<R: Rules>(
                 &dtw_tables,
                 files,
                 partial.then_some(max_pieces),
+                &mut journal,
                 &mut rep,
                 progress,
-            ));
+            )?);
         }
         if unit.is_some() {
             src.release_done(k, &last);
