@@ -11,32 +11,9 @@ use checkers_egdb::{line, Position, Tablebase};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
-const BATCH: usize = 64;
-
-fn median_ns<T>(ps: &[Position], rounds: usize, f: impl Fn(&Position) -> T) -> f64 {
-    let mut per = Vec::new();
-    for _ in 0..rounds {
-        for chunk in ps.chunks(BATCH) {
-            let t = Instant::now();
-            for p in chunk {
-                std::hint::black_box(f(std::hint::black_box(p)));
-            }
-            per.push(t.elapsed().as_nanos() as f64 / chunk.len() as f64);
-        }
-    }
-    per.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    per[per.len() / 2]
-}
+#[path = "common/bench.rs"]
+mod bench;
+use bench::{median_ns, Rng};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -12,6 +12,10 @@ use checkers_egdb::format::{slice_of_file_name, SliceIndex, TableFile};
 use checkers_egdb::{Access, Color, Position, Tablebase, Wld};
 use std::time::Instant;
 
+#[path = "common/bench.rs"]
+mod bench;
+use bench::Rng;
+
 fn rss_kib() -> u64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     s.lines()
@@ -19,16 +23,6 @@ fn rss_kib() -> u64 {
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|x| x.parse().ok())
         .unwrap_or(0)
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 /// Median and 99th percentile of `v`.

@@ -18,15 +18,17 @@
 //! - fill `maj`: block majority (the library's writer); `prev`: the previous known value in
 //!   the block (the next one at the block start); `pn`: the neighbours' value where the
 //!   previous and next known values agree, else the block majority.
-use checkers_egdb::format::{
-    write_table_with, SliceIndex, TableFile, TableMeta, WriteOptions, DONT_CARE,
-};
+use checkers_egdb::format::{SliceIndex, TableFile, WriteOptions, DONT_CARE};
 use checkers_egdb::rules::{English, Rules};
 use checkers_egdb::Position;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Instant;
+
+#[path = "common/scratch.rs"]
+mod scratch;
+use scratch::encoded_len;
 
 #[derive(Clone, Debug)]
 struct Cfg {
@@ -436,33 +438,4 @@ fn main() {
             tot.0 as f64 / *s as f64
         );
     }
-}
-
-/// Bytes of the file the public writer makes of `values` with `opts`
-/// ([`write_table_with`] into a temporary directory, in memory under /dev/shm where there is
-/// one; the file is removed again).
-fn encoded_len(meta: &TableMeta, values: &[u8], opts: &WriteOptions) -> u64 {
-    let path = scratch_path();
-    let n = write_table_with(&path, meta, values, opts).unwrap();
-    std::fs::remove_file(&path).ok();
-    n
-}
-
-/// A fresh file name in this run's scratch directory (under /dev/shm where there is one, so
-/// that writing the files costs no disk time).
-fn scratch_path() -> std::path::PathBuf {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::OnceLock;
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    static N: AtomicU64 = AtomicU64::new(0);
-    let dir = DIR.get_or_init(|| {
-        let shm = std::path::Path::new("/dev/shm");
-        if shm.is_dir() {
-            tempfile::tempdir_in(shm).unwrap()
-        } else {
-            tempfile::tempdir().unwrap()
-        }
-    });
-    dir.path()
-        .join(format!("{}.tmp", N.fetch_add(1, Ordering::Relaxed)))
 }

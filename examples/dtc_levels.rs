@@ -4,6 +4,10 @@
 use checkers_egdb::format::{slice_of_file_name, write_dtc, DtcFile, WriteOptions, RULES_ENGLISH};
 use std::time::Instant;
 
+#[path = "common/scratch.rs"]
+mod scratch;
+use scratch::scratch_path;
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dir = std::path::PathBuf::from(&args[1]);
@@ -54,23 +58,4 @@ fn main() {
             t.elapsed().as_secs_f64()
         );
     }
-}
-
-/// A fresh file name in this run's scratch directory (under /dev/shm where there is one, so
-/// that writing the files costs no disk time).
-fn scratch_path() -> std::path::PathBuf {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::OnceLock;
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    static N: AtomicU64 = AtomicU64::new(0);
-    let dir = DIR.get_or_init(|| {
-        let shm = std::path::Path::new("/dev/shm");
-        if shm.is_dir() {
-            tempfile::tempdir_in(shm).unwrap()
-        } else {
-            tempfile::tempdir().unwrap()
-        }
-    });
-    dir.path()
-        .join(format!("{}.tmp", N.fetch_add(1, Ordering::Relaxed)))
 }

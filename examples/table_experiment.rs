@@ -16,6 +16,10 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+#[path = "common/scratch.rs"]
+mod scratch;
+use scratch::scratch_path;
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Pack {
     /// Five values per byte.
@@ -375,25 +379,6 @@ fn fill_dont_care(vals: &mut [u8], fill: Fill) {
             }
         }
     }
-}
-
-/// A fresh file name in this run's scratch directory (under /dev/shm where there is one, so
-/// that writing the files costs no disk time).
-fn scratch_path() -> std::path::PathBuf {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::OnceLock;
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    static N: AtomicU64 = AtomicU64::new(0);
-    let dir = DIR.get_or_init(|| {
-        let shm = std::path::Path::new("/dev/shm");
-        if shm.is_dir() {
-            tempfile::tempdir_in(shm).unwrap()
-        } else {
-            tempfile::tempdir().unwrap()
-        }
-    });
-    dir.path()
-        .join(format!("{}.tmp", N.fetch_add(1, Ordering::Relaxed)))
 }
 
 #[cfg(test)]

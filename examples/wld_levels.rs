@@ -6,8 +6,12 @@
 //! one), so the time includes that in-memory write.
 //! Files are taken in name order, every EVERY_NTH_FILE-th (default 1: all); levels default
 //! to 15 (the writer's default), 13, 12, 11, 9, 5, 3.
-use checkers_egdb::format::{write_table_with, TableFile, TableMeta, WriteOptions};
+use checkers_egdb::format::{TableFile, WriteOptions};
 use std::time::Instant;
+
+#[path = "common/scratch.rs"]
+mod scratch;
+use scratch::encoded_len;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -61,33 +65,4 @@ fn main() {
             positions as f64 / s / 1e6
         );
     }
-}
-
-/// Bytes of the file the public writer makes of `values` with `opts`
-/// ([`write_table_with`] into a temporary directory, in memory under /dev/shm where there is
-/// one; the file is removed again).
-fn encoded_len(meta: &TableMeta, values: &[u8], opts: &WriteOptions) -> u64 {
-    let path = scratch_path();
-    let n = write_table_with(&path, meta, values, opts).unwrap();
-    std::fs::remove_file(&path).ok();
-    n
-}
-
-/// A fresh file name in this run's scratch directory (under /dev/shm where there is one, so
-/// that writing the files costs no disk time).
-fn scratch_path() -> std::path::PathBuf {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::OnceLock;
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    static N: AtomicU64 = AtomicU64::new(0);
-    let dir = DIR.get_or_init(|| {
-        let shm = std::path::Path::new("/dev/shm");
-        if shm.is_dir() {
-            tempfile::tempdir_in(shm).unwrap()
-        } else {
-            tempfile::tempdir().unwrap()
-        }
-    });
-    dir.path()
-        .join(format!("{}.tmp", N.fetch_add(1, Ordering::Relaxed)))
 }
