@@ -8,7 +8,7 @@
 //! equal the ground truth, and every extracted strategy must pass a strategy check written here.
 use super::cert::extract;
 use super::search::{Budget, Dfpn, Eval, Game, Goal, Outcome};
-use super::tt::Table;
+use super::tt::SharedTable as Table;
 use crate::board::{Color, Wld};
 use std::collections::HashMap;
 
@@ -143,6 +143,19 @@ fn strategy_ok(
 
 /// Prove every node for both goals; return (settled, total) and panic on any wrong answer.
 fn check_graph(g: &Graph, tt_entries: usize, weak: bool, label: &str) -> (usize, usize) {
+    check_roots(g, 0..g.side.len(), tt_entries, weak, 1, label)
+}
+
+/// Prove `roots` for both goals with `threads` search threads; return (settled, total) and
+/// panic on any wrong answer or failed strategy.
+fn check_roots(
+    g: &Graph,
+    roots: impl Iterator<Item = usize>,
+    tt_entries: usize,
+    weak: bool,
+    threads: usize,
+    label: &str,
+) -> (usize, usize) {
     let t = truth(g);
     let budget = Budget {
         nodes: Some(200_000),
@@ -152,8 +165,12 @@ fn check_graph(g: &Graph, tt_entries: usize, weak: bool, label: &str) -> (usize,
     let mut nl = Dfpn::with_table(g, Goal::NotLose, Table::with_entries(tt_entries));
     win.set_weak(weak);
     nl.set_weak(weak);
-    let mut settled = 0;
-    for (root, &v) in t.iter().enumerate().take(g.side.len()) {
+    win.set_threads(threads);
+    nl.set_threads(threads);
+    let (mut settled, mut total) = (0, 0);
+    for root in roots {
+        let v = t[root];
+        total += 2;
         let ow = win.solve(root, &budget).unwrap();
         let on = nl.solve(root, &budget).unwrap();
         let expect_w = v == Wld::Win;
@@ -180,7 +197,7 @@ fn check_graph(g: &Graph, tt_entries: usize, weak: bool, label: &str) -> (usize,
                 .unwrap_or_else(|e| panic!("{label}: root {root} {goal:?}: strategy: {e}"));
         }
     }
-    (settled, 2 * g.side.len())
+    (settled, total)
 }
 
 /// xorshift64* (Marsaglia 2003, Vigna 2016), 64-bit state (never 0): the generator of
@@ -316,7 +333,54 @@ fn hand_built_path_dependent_draw_does_not_poison_the_table() {
     for weak in [false, true] {
         let (settled, total) = check_graph(&g, 4, weak, "hand-built");
         assert_eq!(settled, total);
+        for threads in [2, 4] {
+            let label = format!("hand-built, {threads} threads");
+            let (settled, total) = check_roots(&g, 0..12, 4, weak, threads, &label);
+            assert_eq!(settled, total, "{label}");
+        }
     }
+    for threads in [2, 4] {
+        let mut win = Dfpn::with_table(&g, Goal::Win, Table::with_entries(64));
+        win.set_threads(threads);
+        assert_eq!(
+            win.solve(S, &Budget::default()).unwrap(),
+            Outcome::Proven,
+            "{threads} threads"
+        );
+        assert_ne!(win.known(&D, Color::Black).result, Some(false));
+    }
+}
+
+/// Parallel searches (2 and 4 threads sharing one table) on random cyclic graphs large enough
+/// that the threads meet in the same subtrees, with a tiny table (one bucket: every store
+/// replaces another thread's entries) and a roomy one: every settled answer equals the
+/// retrograde truth and every strategy extracted from the shared table passes the check.
+#[test]
+fn parallel_searches_on_random_graphs_match_retrograde() {
+    let mut rng = Rng(0x7a7a_1234_0000_0001);
+    let (mut settled, mut total) = (0, 0);
+    for i in 0..24 {
+        let n = 200 + rng.below(1800) as usize;
+        let g = random_graph(&mut rng, n);
+        let roots: Vec<usize> = (0..12).map(|_| rng.below(n as u64) as usize).collect();
+        for entries in [4, 1 << 14] {
+            for weak in [false, true] {
+                for threads in [2, 4] {
+                    let label = format!(
+                        "graph {i} ({n} nodes, {entries} entries, weak {weak}, {threads} threads)"
+                    );
+                    let (s, t) =
+                        check_roots(&g, roots.iter().copied(), entries, weak, threads, &label);
+                    settled += s;
+                    total += t;
+                }
+            }
+        }
+    }
+    assert!(
+        settled * 100 >= total * 90,
+        "settled {settled} of {total} goal searches"
+    );
 }
 
 #[test]

@@ -4,9 +4,13 @@
 //! A position's value for the side to move is decided as two yes/no questions (as Chinook did):
 //! *Win* (a draw counts as failure) and *NotLose* (a draw counts as success). Win proven: win;
 //! NotLose disproven: loss; Win disproven and NotLose proven: draw; anything else: unknown
-//! (reported with the proof and disproof numbers, never guessed). The two questions are searched
-//! in parallel (one thread each); neither stops the other, so with a node limit (and no time
-//! limit reached) the results are the same whatever the thread count.
+//! (reported with the proof and disproof numbers, never guessed). With one thread the two
+//! questions are searched one after the other; with `T` threads ([`ProveOptions::threads`])
+//! they are searched at the same time, each by `T` threads sharing that goal's transposition
+//! table ([`search::Dfpn::set_threads`]): while both goals run they share the cores, and when
+//! one is answered the other has them all. Neither goal stops the other. A settled value is
+//! the same whatever the thread count (every shared fact is path-independent); which
+//! positions settle within a node or time limit, node counts and certificates may differ.
 //!
 //! Rooms: [`search`] (generic df-pn, repetitions), [`tt`] (transposition table), [`cert`]
 //! (strategy extraction and the certificate writer). The checker is `crate::proofcheck`.
@@ -41,7 +45,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tt::Table;
+use tt::SharedTable as Table;
 
 /// Settings of [`prove`] and [`Prover`].
 #[derive(Clone, Debug)]
@@ -57,7 +61,9 @@ pub struct ProveOptions {
     /// Memory for the transposition tables, in bytes, shared by the two goals (each goal's
     /// cache of path-dependent results included).
     pub tt_bytes: usize,
-    /// 1: the goals one after the other (each with half the time); 2 or more: in parallel.
+    /// Threads: 1: the goals one after the other (the first with at most half the time), on
+    /// one thread; `T` of 2 or more: the goals at the same time, each searched by `T` threads
+    /// sharing its table (see the module docs).
     pub threads: usize,
     /// Extract certificates ([`ProveReport::proofs`]) for settled positions.
     pub certificate: bool,
@@ -375,7 +381,7 @@ impl<'t> Prover<'t> {
         pos.validate()
             .map_err(|e| ProveError::InvalidPosition(e.to_string()))?;
         let game = self.game;
-        let (mut wt, mut nt) = (
+        let (wt, nt) = (
             self.win_tt.take().expect("table"),
             self.nl_tt.take().expect("table"),
         );
@@ -416,8 +422,8 @@ impl<'t> Prover<'t> {
         // This root's entries push out the earlier roots' first.
         wt.new_generation();
         nt.new_generation();
-        let mut win = Dfpn::with_table(&game, Goal::Win, wt);
-        let mut nl = Dfpn::with_table(&game, Goal::NotLose, nt);
+        let mut win = self.searcher(Goal::Win, wt);
+        let mut nl = self.searcher(Goal::NotLose, nt);
         let mut result = self.run(&mut win, &mut nl, pos, start, [0, 0], save);
         let (mut wt, mut nt) = (win.into_table(), nl.into_table());
         if let (true, Ok(r)) = (earlier, &result) {
@@ -429,8 +435,8 @@ impl<'t> Prover<'t> {
                 let spent = [r.win.nodes, r.not_lose.nodes];
                 wt.clear();
                 nt.clear();
-                let mut win = Dfpn::with_table(&game, Goal::Win, wt);
-                let mut nl = Dfpn::with_table(&game, Goal::NotLose, nt);
+                let mut win = self.searcher(Goal::Win, wt);
+                let mut nl = self.searcher(Goal::NotLose, nt);
                 result = self.run(&mut win, &mut nl, pos, start, spent, save);
                 (wt, nt) = (win.into_table(), nl.into_table());
             }
@@ -444,6 +450,13 @@ impl<'t> Prover<'t> {
         self.nl_tt = Some(nt);
         saved_end?;
         result
+    }
+
+    /// A searcher of `goal` with the table `tt`, using [`ProveOptions::threads`] threads.
+    fn searcher(&self, goal: Goal, tt: Table<Position>) -> Dfpn<'_, Checkers<'t>> {
+        let mut d = Dfpn::with_table(&self.game, goal, tt);
+        d.set_threads(self.opts.threads);
+        d
     }
 
     /// The limit that cut work short: the deadline if it passed, else the node limit if

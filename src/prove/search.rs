@@ -35,12 +35,12 @@
 //! thread to cancel. When it runs out the search returns [`Outcome::Unknown`] with the root's
 //! proof and disproof numbers.
 
-use super::tt::{Entry, Table, INF};
+use super::tt::{Entry, SharedTable, INF};
 use crate::board::{Color, Wld};
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -90,12 +90,13 @@ pub enum Eval {
 }
 
 /// A two-player game graph for the prover. Draws are positions from which neither side can
-/// force a win, infinite play included.
-pub trait Game {
+/// force a win, infinite play included. A game is shared by the threads of a parallel search
+/// ([`Dfpn::set_threads`]), hence `Sync`.
+pub trait Game: Sync {
     /// A position, side to move included.
-    type Pos: Copy + Eq + Hash + Debug;
+    type Pos: Copy + Eq + Hash + Debug + Send + Sync;
     /// Errors of [`Game::evaluate`] (e.g. a missing table).
-    type Error;
+    type Error: Send;
     /// The side to move.
     fn mover(&self, p: &Self::Pos) -> Color;
     /// Successor positions (distinct), appended to `out` (cleared first).
@@ -210,16 +211,56 @@ struct Child<P> {
     dist: u32,
     /// Reached by an irreversible move (cannot be a repetition; ends the repetition scan).
     irr: bool,
+    /// [`Game::hash`] of `pos`.
+    hash: u64,
+    /// The prover is to move at `pos`.
+    or: bool,
+}
+
+/// Slots of the table of threads in a node ([`Team::busy`]).
+const BUSY_SLOTS: usize = 1 << 16;
+
+/// What the threads of one parallel search share besides the transposition table.
+struct Team {
+    /// Threads now inside each node (indexed by the low bits of the node's hash; a collision
+    /// only misleads the choice of a child, never a result). A thread choosing a child treats
+    /// the numbers of a child another thread is in as larger (virtual proof numbers, Kaneko
+    /// 2010), so that the threads spread over the tree.
+    busy: Arc<[AtomicU16]>,
+    /// Node expansions of all threads (each adds its own every 64).
+    nodes: AtomicU64,
+    /// Most expansions of all threads together.
+    node_limit: u64,
+    /// Set when a thread settled the root or failed: the others stop.
+    done: AtomicBool,
+}
+
+impl Team {
+    fn slot(&self, hash: u64) -> &AtomicU16 {
+        &self.busy[(hash as usize) & (BUSY_SLOTS - 1)]
+    }
 }
 
 /// A df-pn searcher for one goal, owning its transposition table. Reuse it for many roots: the
 /// table keeps only path-independent solved results (facts about the game) and heuristic
 /// numbers, so reuse is sound.
+///
+/// # Threads
+/// With [`Dfpn::set_threads`] above 1, every search runs that many threads on the same root,
+/// sharing the transposition table ([`SharedTable`]) and a count of the threads in each node
+/// (virtual proof numbers: a child another thread is searching looks harder, so threads spread
+/// over the tree; before each choice of a child, a node takes its children's numbers again from
+/// the shared table, so the threads profit from each other's work). Each thread keeps its own
+/// path and its own cache of path-dependent results: a result that depends on the path is
+/// only ever reused on the path of the thread that found it (see the module docs), and only
+/// path-independent facts are shared. The first thread to settle the root stops the others.
+/// A settled value is therefore the same at every thread count (only which positions settle
+/// within a node or time limit, the node counts and the proof trees found may differ).
 pub struct Dfpn<'g, G: Game> {
     game: &'g G,
     goal: Goal,
     root_side: Color,
-    tt: Table<G::Pos>,
+    tt: Arc<SharedTable<G::Pos>>,
     /// Current path: position and the path index of the last position reached by an
     /// irreversible move at or before it (0 if none): earlier positions cannot recur.
     path: Vec<(G::Pos, usize)>,
@@ -245,14 +286,26 @@ pub struct Dfpn<'g, G: Game> {
     succ_buf: Vec<Vec<G::Pos>>,
     /// Weak proof-number sums instead of sums (see [`Dfpn::set_weak`]).
     weak: bool,
+    /// Threads of a search (see [`Dfpn::set_threads`]).
+    threads: usize,
+    /// Thread counts per node, kept between searches (all zero outside one).
+    busy: Option<Arc<[AtomicU16]>>,
+    /// The parallel search this searcher is a thread of.
+    team: Option<Arc<Team>>,
+    /// `stats.nodes` when last added to the team's count.
+    flushed: u64,
 }
 
 /// Most plies below the root the search expands (protects the stack of the recursion).
 pub const MAX_DEPTH: usize = 4000;
 
+/// Stack size of a helper thread of a parallel search (the search recurses once per ply of
+/// the current path; reserved, not committed).
+const HELPER_STACK: usize = 256 << 20;
+
 impl<'g, G: Game> Dfpn<'g, G> {
     /// A searcher for `goal` with the given table.
-    pub fn with_table(game: &'g G, goal: Goal, tt: Table<G::Pos>) -> Self {
+    pub fn with_table(game: &'g G, goal: Goal, tt: SharedTable<G::Pos>) -> Self {
         // Worst case (16 dependencies) about 330 bytes per cached entry, about 41 bytes per table
         // slot (a slot is 40 bytes): the cache stays about as large as the table at most.
         let dep_cap = (tt.capacity() / 8).max(16);
@@ -260,7 +313,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
             game,
             goal,
             root_side: Color::Black,
-            tt,
+            tt: Arc::new(tt),
             path: Vec::new(),
             on_path: HashMap::new(),
             root_depth: 0,
@@ -275,7 +328,17 @@ impl<'g, G: Game> Dfpn<'g, G> {
             max_depth: MAX_DEPTH,
             succ_buf: Vec::new(),
             weak: false,
+            threads: 1,
+            busy: None,
+            team: None,
+            flushed: 0,
         }
+    }
+
+    /// Search with `threads` threads (at least 1; see the type's docs). Node counts
+    /// ([`Dfpn::stats`]) and node budgets are of all threads together.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
     }
 
     /// Use weak proof-number sums (max + open children - 1) instead of sums for the numbers of
@@ -288,8 +351,9 @@ impl<'g, G: Game> Dfpn<'g, G> {
     }
 
     /// Give back the transposition table (to keep it for another searcher).
-    pub fn into_table(self) -> Table<G::Pos> {
-        self.tt
+    pub fn into_table(self) -> SharedTable<G::Pos> {
+        // Helper threads hold the table only during a search.
+        Arc::try_unwrap(self.tt).unwrap_or_else(|_| unreachable!("no search is running"))
     }
 
     /// The goal this searcher answers.
@@ -314,7 +378,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
     }
 
     /// The transposition table.
-    pub fn table(&self) -> &Table<G::Pos> {
+    pub fn table(&self) -> &SharedTable<G::Pos> {
         &self.tt
     }
 
@@ -408,7 +472,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
             }
             Eval::Open { pn, dn } => (pn.clamp(1, INF - 1), dn.clamp(1, INF - 1)),
         };
-        let known = self.tt.get(self.game.hash(&root), &root, or).copied();
+        let known = self.tt.get(self.game.hash(&root), &root, or);
         if let Some(e) = known.filter(|e| e.solved()) {
             // Settled before (a fact from the table): no node needed.
             self.on_path.clear();
@@ -424,12 +488,10 @@ impl<'g, G: Game> Dfpn<'g, G> {
         }
         self.on_path.insert(root, depth);
         self.path.push((root, 0));
-        let r = loop {
-            let r = self.mid(depth, INF, INF);
-            match r {
-                Ok((pn, dn, _, _)) if pn != 0 && dn != 0 && !self.aborted => continue,
-                r => break r,
-            }
+        let r = if self.threads > 1 {
+            self.root_parallel(depth, budget)
+        } else {
+            self.root_loop(depth)
         };
         self.path.clear();
         self.on_path.clear();
@@ -439,6 +501,129 @@ impl<'g, G: Game> Dfpn<'g, G> {
             self.stop = None;
         }
         Ok(out(Outcome::of(pn, dn), !deps.is_empty(), dist))
+    }
+
+    /// Search the root (the last path entry, at path index `depth`) until it is settled or a
+    /// limit is reached.
+    #[allow(clippy::type_complexity)]
+    fn root_loop(&mut self, depth: usize) -> Result<(u32, u32, Vec<G::Pos>, u32), G::Error> {
+        loop {
+            let r = self.mid(depth, INF, INF);
+            match r {
+                Ok((pn, dn, _, _)) if pn != 0 && dn != 0 && !self.aborted => continue,
+                r => break r,
+            }
+        }
+    }
+
+    /// [`Dfpn::root_loop`] run by [`Dfpn::set_threads`] threads sharing the table: this one
+    /// and helpers with copies of its path (the history and the root), each with an empty
+    /// cache of path-dependent results. A settled result of any thread is the result (they
+    /// cannot differ: see the type's docs); else this thread's numbers. Node counts of the
+    /// helpers are added to this searcher's.
+    #[allow(clippy::type_complexity)]
+    fn root_parallel(
+        &mut self,
+        depth: usize,
+        budget: &Budget,
+    ) -> Result<(u32, u32, Vec<G::Pos>, u32), G::Error> {
+        let busy = self
+            .busy
+            .get_or_insert_with(|| (0..BUSY_SLOTS).map(|_| AtomicU16::new(0)).collect())
+            .clone();
+        let team = Arc::new(Team {
+            busy,
+            nodes: AtomicU64::new(0),
+            node_limit: budget.nodes.unwrap_or(u64::MAX),
+            done: AtomicBool::new(false),
+        });
+        let node_limit = self.node_limit;
+        self.node_limit = u64::MAX;
+        self.team = Some(team.clone());
+        self.flushed = self.stats.nodes;
+        let helpers: Vec<Dfpn<'g, G>> = (1..self.threads)
+            .map(|_| Dfpn {
+                game: self.game,
+                goal: self.goal,
+                root_side: self.root_side,
+                tt: self.tt.clone(),
+                path: self.path.clone(),
+                on_path: self.on_path.clone(),
+                root_depth: self.root_depth,
+                dep_cache: HashMap::new(),
+                dep_cap: self.dep_cap,
+                stats: SearchStats::default(),
+                node_limit: u64::MAX,
+                deadline: self.deadline,
+                cancel: self.cancel.clone(),
+                aborted: false,
+                stop: None,
+                max_depth: self.max_depth,
+                succ_buf: Vec::new(),
+                weak: self.weak,
+                threads: 1,
+                busy: None,
+                team: Some(team.clone()),
+                flushed: 0,
+            })
+            .collect();
+        let settled = |r: &Result<(u32, u32, Vec<G::Pos>, u32), G::Error>| match r {
+            Ok((pn, dn, _, _)) => *pn == 0 || *dn == 0,
+            Err(_) => true,
+        };
+        let (mine, theirs) = std::thread::scope(|s| {
+            let handles: Vec<_> = helpers
+                .into_iter()
+                .map(|mut h| {
+                    std::thread::Builder::new()
+                        .stack_size(HELPER_STACK)
+                        .spawn_scoped(s, move || {
+                            let r = h.root_loop(depth);
+                            if settled(&r) {
+                                h.team
+                                    .as_ref()
+                                    .expect("team")
+                                    .done
+                                    .store(true, Ordering::Relaxed);
+                            }
+                            (r, h.stats, h.stop)
+                        })
+                        .expect("spawn a search thread")
+                })
+                .collect();
+            let r = self.root_loop(depth);
+            if settled(&r) {
+                team.done.store(true, Ordering::Relaxed);
+            }
+            let theirs: Vec<_> = handles
+                .into_iter()
+                .map(|h| h.join().expect("search thread"))
+                .collect();
+            (r, theirs)
+        });
+        self.team = None;
+        self.node_limit = node_limit;
+        let mut result = mine;
+        for (r, stats, stop) in theirs {
+            self.stats.nodes += stats.nodes;
+            self.stats.max_depth = self.stats.max_depth.max(stats.max_depth);
+            self.stats.path_dependent += stats.path_dependent;
+            self.stats.dep_hits += stats.dep_hits;
+            if settled(&result) {
+                continue;
+            }
+            if settled(&r) {
+                result = r;
+            } else if self.stop.is_none() {
+                // A limit only a helper reached (the depth limit): the search is unsettled.
+                self.stop = stop;
+            }
+        }
+        if !settled(&result) && self.stop.is_none() {
+            // Stopped by a limit the team's count reached first in another thread.
+            self.check_limits();
+        }
+        result
     }
 
     /// [`Dfpn::solve_for`] in two phases: weak sums for half of the budget (nodes and time),
@@ -514,7 +699,18 @@ impl<'g, G: Game> Dfpn<'g, G> {
     }
 
     fn check_limits(&mut self) {
-        let stop = if self.stats.nodes >= self.node_limit {
+        let mut team_nodes = false;
+        if let Some(t) = &self.team {
+            let d = self.stats.nodes - self.flushed;
+            self.flushed = self.stats.nodes;
+            team_nodes = t.nodes.fetch_add(d, Ordering::Relaxed) + d >= t.node_limit;
+            if t.done.load(Ordering::Relaxed) && !team_nodes {
+                // Another thread settled the root (or failed): no limit of this search.
+                self.aborted = true;
+                return;
+            }
+        }
+        let stop = if self.stats.nodes >= self.node_limit || team_nodes {
             Some(Stop::Nodes)
         } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
             Some(Stop::Time)
@@ -551,6 +747,38 @@ impl<'g, G: Game> Dfpn<'g, G> {
                 return Ok((e.pn, e.dn, Vec::new(), e.dist));
             }
         }
+        let Some(team) = self.team.clone() else {
+            return self.expand(depth, pos, hash, or, th_pn, th_dn);
+        };
+        team.slot(hash).fetch_add(1, Ordering::Relaxed);
+        let r = self.expand(depth, pos, hash, or, th_pn, th_dn);
+        team.slot(hash).fetch_sub(1, Ordering::Relaxed);
+        r
+    }
+
+    /// The numbers a thread chooses a child by: its own, made larger when other threads are
+    /// in the child (a solved child's stay).
+    fn virtual_number(&self, c: &Child<G::Pos>, x: u32) -> u32 {
+        let Some(t) = &self.team else { return x };
+        if x == 0 || x >= INF - 1 {
+            return x;
+        }
+        let b = t.slot(c.hash).load(Ordering::Relaxed) as u64;
+        let v = x as u64 + b * (x as u64).max(2);
+        v.min(INF as u64 - 2) as u32
+    }
+
+    /// [`Dfpn::mid`] of a node not solved in the table.
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
+    fn expand(
+        &mut self,
+        depth: usize,
+        pos: G::Pos,
+        hash: u64,
+        or: bool,
+        th_pn: u32,
+        th_dn: u32,
+    ) -> Result<(u32, u32, Vec<G::Pos>, u32), G::Error> {
         self.stats.nodes += 1;
         self.stats.max_depth = self.stats.max_depth.max(depth);
         if self.stats.nodes & 63 == 0 || self.stats.nodes >= self.node_limit {
@@ -579,15 +807,17 @@ impl<'g, G: Game> Dfpn<'g, G> {
                     deps: vec![c],
                     dist: 0,
                     irr,
+                    hash: 0,
+                    or: false,
                 });
                 continue;
             }
             let c_or = self.game.mover(&c) == self.root_side;
+            let c_hash = self.game.hash(&c);
             let weak = self.weak;
             let tt_entry = self
                 .tt
-                .get(self.game.hash(&c), &c, c_or)
-                .copied()
+                .get(c_hash, &c, c_or)
                 .filter(|e| e.solved() || e.weak == weak);
             if !tt_entry.is_some_and(|e| e.solved()) && !irr {
                 // A path-dependent result whose dependencies are all on the path again.
@@ -600,6 +830,8 @@ impl<'g, G: Game> Dfpn<'g, G> {
                             deps: e.deps.clone(),
                             dist: e.dist,
                             irr,
+                            hash: c_hash,
+                            or: c_or,
                         });
                         self.stats.dep_hits += 1;
                         continue;
@@ -623,19 +855,38 @@ impl<'g, G: Game> Dfpn<'g, G> {
                 deps: Vec::new(),
                 dist,
                 irr,
+                hash: c_hash,
+                or: c_or,
             });
         }
         succ.clear();
         self.succ_buf.push(succ);
 
         let (mut pn, mut dn);
+        let mut first = true;
         loop {
+            if self.team.is_some() && !first {
+                // Other threads' progress: the children's numbers from the shared table (a
+                // solved entry there is a path-independent fact; solved children of this
+                // path, which may depend on it, are kept).
+                let weak = self.weak;
+                for c in ch.iter_mut().filter(|c| c.pn != 0 && c.dn != 0) {
+                    if let Some(e) = self.tt.get(c.hash, &c.pos, c.or) {
+                        if e.solved() || e.weak == weak {
+                            (c.pn, c.dn, c.dist) = (e.pn, e.dn, e.dist);
+                            c.deps.clear();
+                        }
+                    }
+                }
+            }
+            first = false;
             (pn, dn) = numbers(&ch, or, self.weak);
             if pn == 0 || dn == 0 || pn >= th_pn || dn >= th_dn || self.aborted {
                 break;
             }
-            // Most promising child and the second-best number (1+epsilon thresholds).
-            let key = |c: &Child<G::Pos>| if or { c.pn } else { c.dn };
+            // Most promising child and the second-best number (1+epsilon thresholds), by the
+            // virtual numbers in a parallel search.
+            let key = |c: &Child<G::Pos>| self.virtual_number(c, if or { c.pn } else { c.dn });
             let mut best = 0;
             let mut second = INF;
             for i in 1..ch.len() {

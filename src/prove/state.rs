@@ -24,7 +24,7 @@
 //! or when it was saved for another root position or other tables. Files are written
 //! atomically ([`crate::atomic::replace`]).
 
-use super::tt::{Entry, Table, INF};
+use super::tt::{Entry, SharedTable as Table, INF};
 use crate::board::{Color, Position};
 use crate::proofcheck::TableSet;
 use std::io::Read;
@@ -128,8 +128,9 @@ pub fn encode(
     out.extend_from_slice(&tables.files.to_le_bytes());
     out.extend_from_slice(&tables.digest.to_le_bytes());
     for t in [win, not_lose] {
-        out.extend_from_slice(&(t.entries().count() as u64).to_le_bytes());
-        for e in t.entries() {
+        let entries = t.entries();
+        out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+        for e in &entries {
             put_pos(&mut out, &e.pos);
             out.push(u8::from(e.or_node));
             for x in [e.pn, e.dn, e.work, e.dist] {
@@ -381,8 +382,8 @@ mod tests {
             files: 10,
             digest: 0x1234,
         };
-        let mut w = Table::with_entries(64);
-        let mut n = Table::with_entries(64);
+        let w = Table::with_entries(64);
+        let n = Table::with_entries(64);
         let a = entry("W:W13,K29,31:BK1,6", false, 0, INF);
         let b = entry("B:W13,K25,31:BK1,6", true, 5, 9);
         w.put(1, a);
@@ -394,7 +395,7 @@ mod tests {
         assert_eq!(st.not_lose.len(), 2);
         assert!(st.not_lose.contains(&a) && st.not_lose.contains(&b));
         // An entry "proven" with a finite disproof number, checksum recomputed: refused.
-        let mut w2 = Table::with_entries(64);
+        let w2 = Table::with_entries(64);
         w2.put(1, entry("W:W13,K29,31:BK1,6", false, 0, 5));
         let bad = encode(&root, &tables, &w2, &n);
         let e = decode("f", &bad, &root, &tables).unwrap_err().to_string();

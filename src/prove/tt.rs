@@ -1,8 +1,9 @@
 //! The prover's transposition table: a bounded, bucketed hash table of proof and disproof
 //! numbers keyed exactly by (position, OR-node flag).
 //!
-//! One table serves one goal ([`super::search::Goal`]) of one search thread; it is not shared.
-//! Entries hold the exact key (no hash-only matches), so a stored result can only be reused for
+//! One table serves one goal ([`super::search::Goal`]). The searchers of that goal share it as a
+//! [`SharedTable`]: the table cut into shards by hash, each shard a [`Table`] behind a mutex, so
+//! that the threads of a parallel search (`search.rs`) read and store concurrently. Entries hold the exact key (no hash-only matches), so a stored result can only be reused for
 //! the very position it was computed for. The search stores solved results only when they do not
 //! depend on the path (see `search.rs`), so every solved entry is a fact about the game and may be
 //! reused for any later root.
@@ -75,12 +76,6 @@ pub struct Table<P> {
 }
 
 impl<P: Copy + Eq> Table<P> {
-    /// A table using about `bytes` bytes (at least one bucket).
-    pub fn with_bytes(bytes: usize) -> Table<P> {
-        let per = std::mem::size_of::<Slot<P>>().max(1);
-        Table::with_entries(bytes / per)
-    }
-
     /// A table of at most `n` entries (rounded up to whole buckets, at least one).
     pub fn with_entries(n: usize) -> Table<P> {
         let max_buckets = n.div_ceil(WAYS).max(1);
@@ -109,11 +104,6 @@ impl<P: Copy + Eq> Table<P> {
     /// Filled slots.
     pub fn len(&self) -> usize {
         self.filled
-    }
-
-    /// Whether no slot is filled.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Every stored entry, in slot order.
@@ -208,6 +198,109 @@ impl<P: Copy + Eq> Table<P> {
     }
 }
 
+/// Fewest slots per shard of a [`SharedTable`] (smaller tables have fewer shards, down to one).
+const MIN_SHARD_SLOTS: usize = 1 << 16;
+
+/// Most shards of a [`SharedTable`].
+const MAX_SHARDS: usize = 64;
+
+/// A [`Table`] shared by the threads of one goal's search: shards chosen by the low bits of the
+/// hash (the bucket inside a shard comes from the high bits), each behind its own mutex. The
+/// replacement rule and the growth on demand are those of [`Table`], per shard.
+#[derive(Debug)]
+pub struct SharedTable<P> {
+    shards: Box<[std::sync::Mutex<Table<P>>]>,
+}
+
+impl<P: Copy + Eq> SharedTable<P> {
+    /// A table using about `bytes` bytes (at least one bucket).
+    pub fn with_bytes(bytes: usize) -> SharedTable<P> {
+        let per = std::mem::size_of::<Slot<P>>().max(1);
+        SharedTable::with_entries(bytes / per)
+    }
+
+    /// A table of at most `n` entries in all (each shard rounded up to whole buckets).
+    pub fn with_entries(n: usize) -> SharedTable<P> {
+        let shards = (n / MIN_SHARD_SLOTS)
+            .clamp(1, MAX_SHARDS)
+            .next_power_of_two();
+        let shards = if shards > MAX_SHARDS {
+            shards / 2
+        } else {
+            shards
+        };
+        let per = n.div_ceil(shards);
+        SharedTable {
+            shards: (0..shards)
+                .map(|_| std::sync::Mutex::new(Table::with_entries(per)))
+                .collect(),
+        }
+    }
+
+    /// The shard of a key whose hash is `hash` (locked; a poisoned lock is taken over: a
+    /// panicking searcher leaves whole entries only).
+    fn shard(&self, hash: u64) -> std::sync::MutexGuard<'_, Table<P>> {
+        let i = (hash as usize) & (self.shards.len() - 1);
+        self.shards[i].lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Most entries the table may hold.
+    pub fn capacity(&self) -> usize {
+        self.each(|t| t.capacity()).into_iter().sum()
+    }
+
+    /// Filled slots.
+    pub fn len(&self) -> usize {
+        self.each(|t| t.len()).into_iter().sum()
+    }
+
+    /// Whether no slot is filled.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn each<T>(&self, f: impl Fn(&mut Table<P>) -> T) -> Vec<T> {
+        self.shards
+            .iter()
+            .map(|s| f(&mut s.lock().unwrap_or_else(|e| e.into_inner())))
+            .collect()
+    }
+
+    /// Every stored entry (shard by shard, in slot order).
+    pub fn entries(&self) -> Vec<Entry<P>> {
+        let mut out = Vec::new();
+        for s in self.shards.iter() {
+            out.extend(
+                s.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .entries()
+                    .copied(),
+            );
+        }
+        out
+    }
+
+    /// Forget everything.
+    pub fn clear(&self) {
+        self.each(|t| t.clear());
+    }
+
+    /// A copy of the entry of (`pos`, `or_node`), whose hash is `hash`.
+    pub fn get(&self, hash: u64, pos: &P, or_node: bool) -> Option<Entry<P>> {
+        self.shard(hash).get(hash, pos, or_node).copied()
+    }
+
+    /// Store `e` (its key hashes to `hash`) as [`Table::put`] does.
+    pub fn put(&self, hash: u64, e: Entry<P>) {
+        self.shard(hash).put(hash, e);
+    }
+
+    /// Start a new generation in every shard ([`Table::new_generation`]).
+    pub fn new_generation(&self) {
+        self.each(|t| t.new_generation());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,7 +335,7 @@ mod tests {
         t.put(0, e(1, 7, 7, 1000));
         assert_eq!(t.get(0, &1, true).unwrap().pn, 0);
         t.clear();
-        assert!(t.is_empty());
+        assert_eq!(t.len(), 0);
     }
 
     #[test]
@@ -284,5 +377,32 @@ mod tests {
         }
         assert_eq!(t.len(), n as usize);
         assert!(t.allocated() <= (1 << 21), "{}", t.allocated());
+    }
+
+    #[test]
+    fn shared_table_keeps_what_threads_store() {
+        let t = SharedTable::<u32>::with_entries(1 << 20);
+        assert!(t.shards.len() > 1 && t.capacity() >= 1 << 20);
+        let n = 20_000u32;
+        std::thread::scope(|s| {
+            for part in 0..4u32 {
+                let t = &t;
+                s.spawn(move || {
+                    for k in (part..n).step_by(4) {
+                        t.put(mix(k as u64), e(k, 3, 3, k));
+                    }
+                });
+            }
+        });
+        for k in 0..n {
+            assert_eq!(t.get(mix(k as u64), &k, true).map(|x| x.work), Some(k));
+        }
+        assert_eq!(t.len(), n as usize);
+        assert_eq!(t.entries().len(), n as usize);
+        // A tiny table is one shard (replacement as in a single table).
+        let small = SharedTable::<u32>::with_entries(WAYS);
+        assert_eq!((small.shards.len(), small.capacity()), (1, WAYS));
+        t.clear();
+        assert!(t.is_empty());
     }
 }
