@@ -1233,3 +1233,117 @@ fn state_file_resumes_a_stopped_proof() {
     );
     assert_eq!(one["value"], want, "{one}");
 }
+
+/// Prove `positions` with `threads` threads per goal on `tb` (node limit `nodes` per goal, no
+/// time limit); each settled value must equal `truth`'s, and with `cert` each certificate
+/// (checked against `dirs`) must pass the independent checker. Returns the values.
+fn prove_all(
+    tb: &Tablebase,
+    truth: &Tablebase,
+    positions: &[Position],
+    threads: usize,
+    nodes: u64,
+    cert: Option<(&Path, &[&Path])>,
+) -> Vec<Option<Wld>> {
+    let mut o = opts(nodes, cert.is_some());
+    o.threads = threads;
+    let mut prover = Prover::new(tb, &o);
+    positions
+        .iter()
+        .map(|p| {
+            let r = prover.prove(p).unwrap();
+            if let Some(v) = r.value {
+                let want = truth.probe_wld(p).unwrap();
+                assert_eq!(
+                    v,
+                    want,
+                    "{} with {threads} threads: prover {v}, tables {want}",
+                    p.to_fen()
+                );
+                if let Some((small, dirs)) = cert {
+                    let set = table_set(small, tb.max_pieces()).unwrap();
+                    let text = certificate_text(&set, &r.proofs);
+                    for dir in dirs {
+                        let rep = check_certificate(&text, dir).unwrap_or_else(|e| {
+                            panic!(
+                                "{} ({threads} threads): certificate rejected: {e}",
+                                p.to_fen()
+                            )
+                        });
+                        assert_eq!(rep.values(), vec![(*p, Some(v))]);
+                    }
+                }
+            }
+            r.value
+        })
+        .collect()
+}
+
+/// The parallel search (issue 37): the same random 5-piece positions proven on the 4-piece
+/// tables with 1, 2 and 4 threads per goal get the 5-piece tables' value whenever they settle
+/// (so never two different values at two thread counts), nearly all settle at every count, and
+/// the certificates of the parallel runs pass the independent checker.
+#[test]
+fn values_agree_at_every_thread_count_and_parallel_certificates_check() {
+    let d = dirs();
+    let tb4 = Tablebase::open(&d.t4).unwrap();
+    let truth = Tablebase::open(&d.t5).unwrap();
+    let mut rng = Rng(0x7417_0037);
+    let positions: Vec<Position> = (0..160).map(|_| random_position(&mut rng, 5)).collect();
+    let dirs_check: [&Path; 2] = [&d.t4, &d.t5];
+    let mut runs = Vec::new();
+    for threads in [1, 2, 4] {
+        let cert = (threads > 1).then_some((d.t4.as_path(), &dirs_check[..]));
+        runs.push(prove_all(&tb4, &truth, &positions, threads, 20_000, cert));
+    }
+    let n = positions.len();
+    for (i, vs) in runs.iter().enumerate() {
+        let settled = vs.iter().flatten().count();
+        assert!(settled * 100 >= n * 60, "run {i}: settled {settled} of {n}");
+    }
+    let everywhere = (0..n)
+        .filter(|&i| runs.iter().all(|r| r[i].is_some()))
+        .count();
+    let kinds: HashSet<Wld> = runs[0].iter().flatten().copied().collect();
+    assert!(
+        everywhere * 100 >= n * 50,
+        "settled at every count: {everywhere}"
+    );
+    assert_eq!(kinds.len(), 3, "the sample has wins, draws and losses");
+}
+
+/// Six pieces on the five-piece tables with 1, 2 and 4 threads per goal, against the six-piece
+/// tables: runs where `EGDB_TEST_TABLES6` names a directory with every table up to 6 pieces
+/// (e.g. the project's p6 directory, only read); the prover sees a directory of links to the
+/// files of at most 5 pieces. Without the variable it says so and checks nothing.
+#[test]
+fn six_pieces_on_five_piece_tables_agree_at_every_thread_count() {
+    let Some(full) = std::env::var_os("EGDB_TEST_TABLES6").map(PathBuf::from) else {
+        eprintln!("EGDB_TEST_TABLES6 not set: six-piece thread-count test skipped");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(&full).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if pieces_of(&name).is_some_and(|p| p <= 5) {
+            std::os::unix::fs::symlink(e.path(), tmp.path().join(&name)).unwrap();
+        }
+    }
+    let tb5 = Tablebase::open(tmp.path()).unwrap();
+    assert_eq!(tb5.max_pieces(), 5);
+    let truth = Tablebase::open(&full).unwrap();
+    let mut rng = Rng(0x7417_0006);
+    let positions: Vec<Position> = (0..60).map(|_| random_position(&mut rng, 6)).collect();
+    let check: [&Path; 1] = [&full];
+    let mut runs = Vec::new();
+    for threads in [1, 2, 4] {
+        let cert = (threads == 4).then_some((tmp.path(), &check[..]));
+        runs.push(prove_all(&tb5, &truth, &positions, threads, 100_000, cert));
+    }
+    for (i, vs) in runs.iter().enumerate() {
+        let settled = vs.iter().flatten().count();
+        eprintln!("6 on 5, run {i}: settled {settled} of {}", positions.len());
+        assert!(settled * 100 >= positions.len() * 60, "run {i}: {settled}");
+    }
+}

@@ -46,9 +46,11 @@ pub struct Args {
     /// Memory for the transposition tables in MiB (default: an eighth of RAM, at most 2048).
     #[arg(long = "tt-mb")]
     pub tt_mb: Option<usize>,
-    /// Search threads: 1 runs the two goals one after the other, 2 or more in parallel.
-    #[arg(long, default_value_t = 2)]
-    pub threads: usize,
+    /// Search threads (default: all cores): 1 runs the two goals one after the other; T of 2
+    /// or more runs them at the same time, each goal's search on T threads sharing its
+    /// transposition table.
+    #[arg(long)]
+    pub threads: Option<usize>,
     /// Most positions of the layer retrograde tried where the search ends unknown (the king
     /// placements reachable without a capture or a man move; estimated at 256 bytes each and
     /// within --memory: a --layer given that does not fit is refused, the default is lowered
@@ -290,9 +292,18 @@ fn build_to_cover(
 pub fn run(args: Args) -> CliResult {
     // The first position's time counts from here (opening the tables included).
     let started = Instant::now();
-    if args.threads == 0 {
-        return Err("--threads must be at least 1".into());
-    }
+    let threads = match args.threads {
+        Some(0) => return Err("--threads must be at least 1".into()),
+        Some(n) if n > super::MAX_THREADS => {
+            return Err(format!(
+                "--threads {n} is too many: at most {} are allowed",
+                super::MAX_THREADS
+            )
+            .into())
+        }
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(2, |n| n.get()),
+    };
     if !(args.time.is_finite() && args.time >= 0.0) {
         return Err(format!("--time must be a number of seconds >= 0, got {}", args.time).into());
     }
@@ -352,7 +363,7 @@ pub fn run(args: Args) -> CliResult {
         nodes: args.nodes,
         time,
         tt_bytes,
-        threads: args.threads,
+        threads,
         certificate: args.cert.is_some(),
         layer_positions,
         memory: Some(memory),
