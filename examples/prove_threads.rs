@@ -75,7 +75,9 @@ fn main() {
         .collect();
     let opts = ProveOptions {
         nodes: None,
-        time: Some(Duration::from_secs_f64(arg(&args, "--time").unwrap_or(20.0))),
+        time: Some(Duration::from_secs_f64(
+            arg(&args, "--time").unwrap_or(20.0),
+        )),
         tt_bytes: arg::<usize>(&args, "--tt-mb").unwrap_or(256) << 20,
         certificate: false,
         layer_positions: 0,

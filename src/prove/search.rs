@@ -864,6 +864,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
 
         let (mut pn, mut dn);
         let mut first = true;
+        let mut nums: Vec<(u32, u32)> = Vec::with_capacity(ch.len());
         loop {
             if self.team.is_some() && !first {
                 // Other threads' progress: the children's numbers from the shared table (a
@@ -880,21 +881,35 @@ impl<'g, G: Game> Dfpn<'g, G> {
                 }
             }
             first = false;
-            (pn, dn) = numbers(&ch, or, self.weak);
+            // The children's numbers this thread goes by: in a parallel search the number a
+            // child is chosen by (pn at an OR node, dn at an AND node) is virtual (larger while
+            // other threads are in the child), and so are the node's numbers computed from
+            // them: a node whose children are all busy looks harder to its parent, which then
+            // sends the thread elsewhere (with real numbers it would re-enter the node and
+            // leave it at once, again and again). Solved numbers (0, INF) are never changed,
+            // so the node is solved exactly when it is with real numbers.
+            nums.clear();
+            nums.extend(ch.iter().map(|c| {
+                if or {
+                    (self.virtual_number(c, c.pn), c.dn)
+                } else {
+                    (c.pn, self.virtual_number(c, c.dn))
+                }
+            }));
+            (pn, dn) = numbers(&nums, or, self.weak);
             if pn == 0 || dn == 0 || pn >= th_pn || dn >= th_dn || self.aborted {
                 break;
             }
-            // Most promising child and the second-best number (1+epsilon thresholds), by the
-            // virtual numbers in a parallel search.
-            let key = |c: &Child<G::Pos>| self.virtual_number(c, if or { c.pn } else { c.dn });
+            // Most promising child and the second-best number (1+epsilon thresholds).
+            let key = |i: usize| if or { nums[i].0 } else { nums[i].1 };
             let mut best = 0;
             let mut second = INF;
             for i in 1..ch.len() {
-                if key(&ch[i]) < key(&ch[best]) {
-                    second = key(&ch[best]);
+                if key(i) < key(best) {
+                    second = key(best);
                     best = i;
                 } else {
-                    second = second.min(key(&ch[i]));
+                    second = second.min(key(i));
                 }
             }
             let eps = |x: u32| -> u64 {
@@ -907,25 +922,25 @@ impl<'g, G: Game> Dfpn<'g, G> {
             let b = &ch[best];
             // The node's other number reaches its threshold when the child's has grown by the
             // node's margin (sums), or when it exceeds the largest child's by it (weak sums).
-            let base = |f: &dyn Fn(&Child<G::Pos>) -> u32, node: u32| -> u64 {
+            let base = |f: &dyn Fn(&(u32, u32)) -> u32, node: u32| -> u64 {
                 if self.weak {
-                    ch.iter()
+                    nums.iter()
                         .map(|c| f(c) as u64)
                         .max()
                         .unwrap_or(0)
                         .min(node as u64)
                 } else {
-                    f(b) as u64
+                    f(&nums[best]) as u64
                 }
             };
             let (c_th_pn, c_th_dn) = if or {
                 (
                     eps(second).min(th_pn as u64),
-                    th_dn as u64 - dn as u64 + base(&|c| c.dn, dn),
+                    th_dn as u64 - dn as u64 + base(&|c| c.1, dn),
                 )
             } else {
                 (
-                    th_pn as u64 - pn as u64 + base(&|c| c.pn, pn),
+                    th_pn as u64 - pn as u64 + base(&|c| c.0, pn),
                     eps(second).min(th_dn as u64),
                 )
             };
@@ -1030,8 +1045,8 @@ struct DepEntry<P> {
 /// cycles of king endings. Values saturate below [`INF`], which only a solved node reaches. A
 /// node without children is lost for its side to move (the game gives such nodes as exact
 /// leaves; this covers a root).
-fn numbers<P>(ch: &[Child<P>], or: bool, weak: bool) -> (u32, u32) {
-    let sum = |f: &dyn Fn(&Child<P>) -> u32| -> u32 {
+fn numbers(ch: &[(u32, u32)], or: bool, weak: bool) -> (u32, u32) {
+    let sum = |f: &dyn Fn(&(u32, u32)) -> u32| -> u32 {
         let (mut sum, mut max, mut live) = (0u64, 0u64, 0u64);
         for c in ch {
             let v = f(c) as u64;
@@ -1049,12 +1064,12 @@ fn numbers<P>(ch: &[Child<P>], or: bool, weak: bool) -> (u32, u32) {
         v.min(INF as u64 - 1) as u32
     };
     if or {
-        let pn = ch.iter().map(|c| c.pn).min().unwrap_or(INF);
-        let dn = if pn == 0 { INF } else { sum(&|c| c.dn) };
+        let pn = ch.iter().map(|c| c.0).min().unwrap_or(INF);
+        let dn = if pn == 0 { INF } else { sum(&|c| c.1) };
         (pn, dn)
     } else {
-        let dn = ch.iter().map(|c| c.dn).min().unwrap_or(INF);
-        let pn = if dn == 0 { INF } else { sum(&|c| c.pn) };
+        let dn = ch.iter().map(|c| c.1).min().unwrap_or(INF);
+        let pn = if dn == 0 { INF } else { sum(&|c| c.0) };
         (pn, dn)
     }
 }

@@ -161,8 +161,11 @@ impl<P: Copy + Eq> Table<P> {
             }
             return;
         }
-        let full = self.slots[self.bucket(high)].iter().all(Option::is_some);
-        if full && self.buckets < self.max_buckets {
+        // As many doublings as it takes to free a slot of the key's bucket (one may not: the
+        // bucket's entries may all go to the key's half).
+        while self.buckets < self.max_buckets
+            && self.slots[self.bucket(high)].iter().all(Option::is_some)
+        {
             self.grow();
         }
         self.place(high, generation, e);
