@@ -227,7 +227,7 @@ struct Team {
     /// the numbers of a child another thread is in as larger (virtual proof numbers, Kaneko
     /// 2010), so that the threads spread over the tree.
     busy: Arc<[AtomicU16]>,
-    /// Node expansions of all threads (each adds its own every 64).
+    /// Node expansions of all threads (each expansion takes one before it starts).
     nodes: AtomicU64,
     /// Most expansions of all threads together.
     node_limit: u64,
@@ -292,8 +292,6 @@ pub struct Dfpn<'g, G: Game> {
     busy: Option<Arc<[AtomicU16]>>,
     /// The parallel search this searcher is a thread of.
     team: Option<Arc<Team>>,
-    /// `stats.nodes` when last added to the team's count.
-    flushed: u64,
 }
 
 /// Most plies below the root the search expands (protects the stack of the recursion).
@@ -331,7 +329,6 @@ impl<'g, G: Game> Dfpn<'g, G> {
             threads: 1,
             busy: None,
             team: None,
-            flushed: 0,
         }
     }
 
@@ -540,7 +537,6 @@ impl<'g, G: Game> Dfpn<'g, G> {
         let node_limit = self.node_limit;
         self.node_limit = u64::MAX;
         self.team = Some(team.clone());
-        self.flushed = self.stats.nodes;
         let helpers: Vec<Dfpn<'g, G>> = (1..self.threads)
             .map(|_| Dfpn {
                 game: self.game,
@@ -564,7 +560,6 @@ impl<'g, G: Game> Dfpn<'g, G> {
                 threads: 1,
                 busy: None,
                 team: Some(team.clone()),
-                flushed: 0,
             })
             .collect();
         let settled = |r: &Result<(u32, u32, Vec<G::Pos>, u32), G::Error>| match r {
@@ -701,9 +696,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
     fn check_limits(&mut self) {
         let mut team_nodes = false;
         if let Some(t) = &self.team {
-            let d = self.stats.nodes - self.flushed;
-            self.flushed = self.stats.nodes;
-            team_nodes = t.nodes.fetch_add(d, Ordering::Relaxed) + d >= t.node_limit;
+            team_nodes = t.nodes.load(Ordering::Relaxed) >= t.node_limit;
             if t.done.load(Ordering::Relaxed) && !team_nodes {
                 // Another thread settled the root (or failed): no limit of this search.
                 self.aborted = true;
@@ -779,9 +772,20 @@ impl<'g, G: Game> Dfpn<'g, G> {
         th_pn: u32,
         th_dn: u32,
     ) -> Result<(u32, u32, Vec<G::Pos>, u32), G::Error> {
+        let mut last = self.stats.nodes + 1 >= self.node_limit;
+        if let Some(t) = &self.team {
+            // Each expansion takes one of the team's nodes: the limit holds exactly.
+            let n = t.nodes.fetch_add(1, Ordering::Relaxed);
+            if n >= t.node_limit {
+                self.aborted = true;
+                self.stop.get_or_insert(Stop::Nodes);
+                return Ok((1, 1, Vec::new(), 0));
+            }
+            last |= n + 1 >= t.node_limit;
+        }
         self.stats.nodes += 1;
         self.stats.max_depth = self.stats.max_depth.max(depth);
-        if self.stats.nodes & 63 == 0 || self.stats.nodes >= self.node_limit {
+        if self.stats.nodes & 63 == 0 || last {
             self.check_limits();
         }
         if depth - self.root_depth >= self.max_depth {
