@@ -4,7 +4,9 @@
 //! `--time`), then each picked position again with every thread count of `--threads` (fresh
 //! prover each time, so no table entries are carried over). Per position and in total: wall
 //! time, CPU time of the process (all threads), node expansions, node rate; the values must be
-//! the same at every thread count (exit status 1 otherwise).
+//! the same at every thread count (exit status 1 otherwise). A thread count is the prover's
+//! threads in all (`ProveOptions::threads`): 2 runs the two goals at once, one thread each; 4
+//! gives each goal's search 2 threads sharing its table.
 //!
 //! ```text
 //! cargo run --release --example prove_threads -- --tables DIR [--pieces 8] [--count 40]

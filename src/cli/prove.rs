@@ -46,9 +46,9 @@ pub struct Args {
     /// Memory for the transposition tables in MiB (default: an eighth of RAM, at most 2048).
     #[arg(long = "tt-mb")]
     pub tt_mb: Option<usize>,
-    /// Search threads (default: all cores): 1 runs the two goals one after the other; T of 2
-    /// or more runs them at the same time, each goal's search on T threads sharing its
-    /// transposition table.
+    /// Search threads in all (default: all cores): 1 runs the two goals one after the other;
+    /// T of 2 or more runs them at the same time, each goal's search on T/2 threads sharing
+    /// its transposition table (2 or 3: one thread per goal, deterministic).
     #[arg(long)]
     pub threads: Option<usize>,
     /// Most positions of the layer retrograde tried where the search ends unknown (the king

@@ -6,11 +6,12 @@
 //! NotLose disproven: loss; Win disproven and NotLose proven: draw; anything else: unknown
 //! (reported with the proof and disproof numbers, never guessed). With one thread the two
 //! questions are searched one after the other; with `T` threads ([`ProveOptions::threads`])
-//! they are searched at the same time, each by `T` threads sharing that goal's transposition
-//! table ([`search::Dfpn::set_threads`]): while both goals run they share the cores, and when
-//! one is answered the other has them all. Neither goal stops the other. A settled value is
-//! the same whatever the thread count (every shared fact is path-independent); which
-//! positions settle within a node or time limit, node counts and certificates may differ.
+//! they are searched at the same time, each by `T / 2` threads sharing that goal's
+//! transposition table ([`search::Dfpn::set_threads`]; `T` = 2 or 3: one thread per goal, the
+//! search of each goal serial and deterministic as before the parallel search). Neither goal
+//! stops the other. A settled value is the same whatever the thread count (every shared fact
+//! is path-independent); with 4 threads or more, which positions settle within a node or time
+//! limit, node counts and certificates may differ from run to run.
 //!
 //! Rooms: [`search`] (generic df-pn, repetitions), [`tt`] (transposition table), [`cert`]
 //! (strategy extraction and the certificate writer). The checker is `crate::proofcheck`.
@@ -61,9 +62,9 @@ pub struct ProveOptions {
     /// Memory for the transposition tables, in bytes, shared by the two goals (each goal's
     /// cache of path-dependent results included).
     pub tt_bytes: usize,
-    /// Threads: 1: the goals one after the other (the first with at most half the time), on
-    /// one thread; `T` of 2 or more: the goals at the same time, each searched by `T` threads
-    /// sharing its table (see the module docs).
+    /// Threads in all: 1: the goals one after the other (the first with at most half the
+    /// time), on one thread; `T` of 2 or more: the goals at the same time, each searched by
+    /// `T / 2` threads sharing its table (see the module docs).
     pub threads: usize,
     /// Extract certificates ([`ProveReport::proofs`]) for settled positions.
     pub certificate: bool,
@@ -452,10 +453,11 @@ impl<'t> Prover<'t> {
         result
     }
 
-    /// A searcher of `goal` with the table `tt`, using [`ProveOptions::threads`] threads.
+    /// A searcher of `goal` with the table `tt`, using half of [`ProveOptions::threads`]
+    /// (at least one): the two goals run at the same time when there are 2 threads or more.
     fn searcher(&self, goal: Goal, tt: Table<Position>) -> Dfpn<'_, Checkers<'t>> {
         let mut d = Dfpn::with_table(&self.game, goal, tt);
-        d.set_threads(self.opts.threads);
+        d.set_threads((self.opts.threads / 2).max(1));
         d
     }
 
