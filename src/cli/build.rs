@@ -47,6 +47,12 @@ pub struct Args {
     /// --dir on a filesystem all ranks share (needs the `mpi` cargo feature; see docs/mpi.md).
     #[arg(long)]
     pub mpi: bool,
+    /// With --mpi: solve every unit of more than POSITIONS positions split over all the ranks
+    /// (each rank holds an index range of both slices of the unit and exchanges predecessor
+    /// updates with the others; docs/mpi.md). For tests and measurements: units whose solver
+    /// state (2 bytes per position) exceeds --memory are split anyway. Not with --dtc.
+    #[arg(long, value_name = "POSITIONS", requires = "mpi")]
+    pub split_above: Option<u64>,
     /// Also build the distance-to-conversion file of every slice (`<slice>.dtc`); on a
     /// directory whose WLD files exist, only the distance files are built.
     #[arg(long)]
@@ -205,6 +211,7 @@ pub fn run(args: Args) -> CliResult {
         codec: args.codec.unwrap_or(checkers_egdb::format::CODEC_2BIT_ZSTD),
         codec_from_dir: args.codec.is_none(),
         rules,
+        split_above: args.split_above,
     };
     let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal(), args.verbose);
     let s = if args.mpi {
