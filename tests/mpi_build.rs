@@ -78,7 +78,7 @@ mod with_mpi {
             .map(|e| e.unwrap())
             .filter(|e| {
                 let n = e.file_name().to_string_lossy().into_owned();
-                n.ends_with(".egdb") || n.ends_with(".dtc")
+                n.ends_with(".egdb") || n.ends_with(".dtc") || n.ends_with(".dtw")
             })
             .map(|e| {
                 (
@@ -383,5 +383,113 @@ mod with_mpi {
         let want = tempfile::tempdir().unwrap();
         single(want.path(), &["--dtc"]);
         assert!(files(want.path()) == files(t.path()), "files differ");
+    }
+
+    /// Issue 31: every unit forced to split over the 3 ranks (`--split-above 0`; ranges of 64
+    /// positions, so most predecessor updates cross ranks): the files are the single-process
+    /// build's, byte for byte, and `egdb verify` passes.
+    #[test]
+    fn every_unit_split_over_three_ranks_gives_the_same_bytes() {
+        let t = tempfile::tempdir().unwrap();
+        let out = mpirun(
+            3,
+            t.path(),
+            &["--quiet", "--split-above", "0"],
+            &[("EGDB_MPI_TEST_SPLIT_ALIGN", "64")],
+        );
+        assert!(out.status.success(), "{}", text(&out));
+        assert_same_files(t.path());
+        let v = Command::new(EGDB)
+            .args(["verify", "--dir"])
+            .arg(t.path())
+            .output()
+            .unwrap();
+        assert!(v.status.success(), "{}", text(&v));
+        assert!(
+            String::from_utf8_lossy(&v.stdout).starts_with("ok:"),
+            "{}",
+            text(&v)
+        );
+    }
+
+    /// Split and whole units in one job (units over 20,000 positions split, with the build's
+    /// block-aligned ranges): the same bytes; `-v` reports both kinds.
+    #[test]
+    fn mixed_split_and_whole_units_give_the_same_bytes() {
+        let t = tempfile::tempdir().unwrap();
+        let out = mpirun(3, t.path(), &["-v", "--split-above", "20000"], &[]);
+        assert!(out.status.success(), "{}", text(&out));
+        assert_same_files(t.path());
+        let err = String::from_utf8_lossy(&out.stderr);
+        let split = err
+            .lines()
+            .filter(|l| l.starts_with("built ") && l.contains(" split over 3 ranks ("))
+            .count();
+        let whole = err
+            .lines()
+            .filter(|l| l.starts_with("built ") && l.contains(" s on rank "))
+            .count();
+        let big = build_order(PIECES)
+            .iter()
+            .filter(|u| u.sizes.iter().sum::<u64>() > 20_000)
+            .count();
+        assert_eq!(split, big, "{}", text(&out));
+        assert_eq!(split + whole, build_order(PIECES).len(), "{}", text(&out));
+        assert!(split > 0 && whole > 0);
+    }
+
+    /// Misuse of splitting: one clear line each, nothing built.
+    #[test]
+    fn split_misuse_is_one_clear_line() {
+        let t = tempfile::tempdir().unwrap();
+        // --dtc with split units: refused with the reason.
+        let out = mpirun(2, t.path(), &["--dtc", "--split-above", "0"], &[]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with("egdb: error: "))
+            .collect();
+        assert_eq!(lines.len(), 1, "{}", text(&out));
+        assert!(
+            lines[0].contains("--dtc with split units is not implemented"),
+            "{}",
+            text(&out)
+        );
+        assert!(files(t.path()).is_empty());
+        // --split-above without --mpi.
+        let out = Command::new(EGDB)
+            .args(["build", "--pieces", "2", "--split-above", "0", "--dir"])
+            .arg(t.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--mpi"), "{}", text(&out));
+        assert!(files(t.path()).is_empty());
+    }
+
+    /// Every build option works under --mpi (issue 31, item 1): `--rules russian` (each rank's
+    /// store reads that variant's tables) and `--dtw` (its phase runs on rank 0 after the
+    /// ranks): the single-process bytes.
+    #[test]
+    fn rules_and_dtw_give_the_single_process_bytes() {
+        for extra in [&["--rules", "russian"][..], &["--dtw"][..]] {
+            let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+            single(a.path(), extra);
+            let mut args = vec!["--quiet"];
+            args.extend_from_slice(extra);
+            let out = mpirun(2, b.path(), &args, &[]);
+            assert!(out.status.success(), "{extra:?}: {}", text(&out));
+            let (want, got) = (files(a.path()), files(b.path()));
+            assert!(want.len() > 40, "{extra:?}: {} files", want.len());
+            if extra[0] == "--dtw" {
+                assert!(want.keys().any(|k| k.ends_with(".dtw")));
+            }
+            assert!(
+                want == got,
+                "{extra:?}: files differ from the single-process build"
+            );
+        }
     }
 }

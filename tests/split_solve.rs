@@ -38,15 +38,27 @@ fn every_unit_of_up_to_4_pieces_split_equals_unsplit_and_writes_the_same_bytes()
                 solve_unit_split(&u, &deps, &uo, ex, align, &NoProgress).unwrap()
             });
             crossed += results.iter().map(|r| r.1.updates_sent).sum::<u64>();
-            assert!(results[1..].iter().all(|r| r.0.is_none()), "only rank 0 gathers");
-            let split = results.into_iter().next().unwrap().0.expect("rank 0 gathers");
+            assert!(
+                results[1..].iter().all(|r| r.0.is_none()),
+                "only rank 0 gathers"
+            );
+            let split = results
+                .into_iter()
+                .next()
+                .unwrap()
+                .0
+                .expect("rank 0 gathers");
             assert_eq!(split.wld.len(), whole.wld.len());
             for (a, b) in split.wld.iter().zip(&whole.wld) {
                 let what = format!("{} over {ranks} ranks aligned to {align}", a.slice);
                 assert_eq!(a.slice, b.slice);
                 assert!(a.values == b.values, "values of {what}");
                 assert!(a.captures == b.captures, "captures of {what}");
-                assert_eq!((a.wins, a.losses, a.draws), (b.wins, b.losses, b.draws), "{what}");
+                assert_eq!(
+                    (a.wins, a.losses, a.draws),
+                    (b.wins, b.losses, b.draws),
+                    "{what}"
+                );
                 assert_eq!((a.longest, a.plies), (b.longest, b.plies), "{what}");
             }
             // The files written from the split solve are the plain build's, byte for byte.
@@ -82,6 +94,9 @@ fn a_distance_pass_is_refused_for_a_split_unit() {
     });
     for e in r {
         let e = e.expect("refused");
-        assert!(e.contains("distance passes of split units are not implemented"), "{e}");
+        assert!(
+            e.contains("distance passes of split units are not implemented"),
+            "{e}"
+        );
     }
 }

@@ -60,7 +60,9 @@ pub struct Args {
     /// Also build the depth-to-win file of every slice (`<slice>.dtw`: plies to the end of
     /// the game, the winner fastest, the loser slowest), after the WLD (and distance) files;
     /// on a directory whose WLD files exist, only the depth-to-win files are built.
-    #[arg(long, conflicts_with = "mpi")]
+    /// With --mpi the depth-to-win phase runs on rank 0 after the ranks have built the value
+    /// files (it is not distributed).
+    #[arg(long)]
     pub dtw: bool,
     /// Value codec of the WLD files written: 2 (default), 4 (about 1.5x smaller WLD files;
     /// the first probe of a threat position pays a search, later ones are remembered) or 5
@@ -75,7 +77,7 @@ pub struct Args {
     /// The game: english (default), russian, brazilian, italian, giveaway, pool, spanish,
     /// czech. Its rules id goes into every file header; a directory holds one variant's
     /// tables (a build into a directory of another variant is refused). Variants other than
-    /// English: codec 2 only, no --dtw, no --mpi.
+    /// English: codec 2 only, no --dtw.
     #[arg(long, default_value = "english")]
     pub rules: String,
 }
@@ -193,9 +195,6 @@ impl BuildObserver for Bars {
 pub fn run(args: Args) -> CliResult {
     super::init_threads(args.threads)?;
     let rules: checkers_egdb::rules::Variant = args.rules.parse()?;
-    if args.mpi && rules != checkers_egdb::rules::Variant::English {
-        return Err(format!("--mpi builds English tables only, not {rules}").into());
-    }
     let opts = BuildOptions {
         dir: args.dir.clone(),
         // Without --pieces, --slice builds its slice whatever its piece count.

@@ -290,6 +290,18 @@ mod imp {
         world.abort(1)
     }
 
+    /// `EGDB_MPI_TEST_SPLIT_ALIGN=N`: ranges of split units aligned to N positions instead of
+    /// the file's blocks, so that the small units of a test spread over every rank (the same
+    /// on every rank: pass it with `mpirun -x`).
+    fn split_align_hook() -> Option<u64> {
+        std::env::var("EGDB_MPI_TEST_SPLIT_ALIGN")
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+            .filter(|&n| n > 0)
+    }
+
     /// `EGDB_MPI_TEST_KILL=R:K`: (rank, units to finish before dying).
     fn kill_hook(rank: i32) -> Option<usize> {
         let v = std::env::var("EGDB_MPI_TEST_KILL").ok()?;
@@ -414,7 +426,10 @@ mod imp {
                     rcounts.push((b - a) as i32);
                     total += b - a;
                 }
-                let mut rbuf = vec![0u8; total];
+                // One byte more on each side, never sent: two empty vectors share the same
+                // dangling pointer, and MPI refuses a send buffer equal to the receive buffer.
+                sbuf.push(0);
+                let mut rbuf = vec![0u8; total + 1];
                 {
                     let sp = Partition::new(&sbuf[..], &scounts[..], &sdispls[..]);
                     let mut rp = PartitionMut::new(&mut rbuf[..], &rcounts[..], &rdispls[..]);
@@ -477,8 +492,8 @@ mod imp {
         );
         let deps = &*deps;
         let run = || {
-            let (solved, stats) = match solve_unit_split(u, deps, uo, &ex, BLOCK_ALIGN, &NoProgress)
-            {
+            let align = split_align_hook().unwrap_or(BLOCK_ALIGN);
+            let (solved, stats) = match solve_unit_split(u, deps, uo, &ex, align, &NoProgress) {
                 Ok(x) => x,
                 Err(BuildError::PeerFailed { rank, .. }) => return Err(SplitFail::Peer(rank)),
                 Err(e) => return Err(SplitFail::Own(e.to_string())),
@@ -500,7 +515,9 @@ mod imp {
                 return Ok(None);
             };
             let mut sum = std::mem::take(&mut solved.summary);
-            sum.add(&write_unit(dir, &solved, uo.codec).map_err(|e| SplitFail::Own(e.to_string()))?);
+            sum.add(
+                &write_unit(dir, &solved, uo.codec).map_err(|e| SplitFail::Own(e.to_string()))?,
+            );
             sum.seconds = t0.elapsed().as_secs_f64();
             let words = |b: &[u8]| -> Vec<u64> {
                 b.chunks_exact(8)
@@ -510,7 +527,11 @@ mod imp {
             let all: Vec<Vec<u64>> = got.iter().map(|b| words(b)).collect();
             let plies = stats.bytes_per_ply.len();
             let busiest = (0..plies)
-                .map(|k| all.iter().map(|w| w.get(3 + k).copied().unwrap_or(0)).sum::<u64>())
+                .map(|k| {
+                    all.iter()
+                        .map(|w| w.get(3 + k).copied().unwrap_or(0))
+                        .sum::<u64>()
+                })
                 .max()
                 .unwrap_or(0);
             let total = |i: usize| all.iter().map(|w| w.get(i).copied().unwrap_or(0)).sum();
@@ -577,7 +598,7 @@ mod imp {
     fn worker(world: &SimpleCommunicator, opts: &BuildOptions) {
         let rank = world.rank();
         let dir = opts.dir.as_path();
-        let mut deps = DecodedTables::with_budget(dir, opts.memory);
+        let mut deps = DecodedTables::with_budget(dir, opts.memory).for_variant(opts.rules);
         let root = world.process_at_rank(0);
         let kill_after = kill_hook(rank);
         let mut received = 0usize;
@@ -758,7 +779,8 @@ mod imp {
                 let dir = opts.dir.clone();
                 let kill_after = kill_hook(0);
                 scope.spawn(move || {
-                    let mut store = DecodedTables::with_budget(&dir, opts.memory);
+                    let mut store =
+                        DecodedTables::with_budget(&dir, opts.memory).for_variant(opts.rules);
                     for (n, k) in local_rx.iter().map_while(|x| x).enumerate() {
                         if kill_after == Some(n) {
                             // SAFETY: sending a signal to this process.
@@ -803,8 +825,10 @@ mod imp {
                         }
                         // Rank 0's part runs on this thread (the one that calls MPI), with a
                         // store of its own.
-                        let store = split_store
-                            .get_or_insert_with(|| DecodedTables::with_budget(&opts.dir, opts.memory));
+                        let store = split_store.get_or_insert_with(|| {
+                            DecodedTables::with_budget(&opts.dir, opts.memory)
+                                .for_variant(opts.rules)
+                        });
                         let rep = match work_split(world, &opts.dir, units[k], &uo, store) {
                             Ok(Some(rep)) => rep,
                             Ok(None) => die(world, "internal error: rank 0 gathered no split unit"),

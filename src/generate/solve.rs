@@ -371,7 +371,10 @@ pub fn solve_unit_opts<R: Retro, E: Send>(
 /// is its own partner) and return the error of side 0 first, so the result does not depend on
 /// the scheduling. Both arrays in one parallel region keep the two cores busy on small units
 /// and small plies, where one array alone has too little work to split.
-pub(super) fn both_sides<E: Send>(sides: &[Side], f: impl Fn(usize) -> Result<(), E> + Sync) -> Result<(), E> {
+pub(super) fn both_sides<E: Send>(
+    sides: &[Side],
+    f: impl Fn(usize) -> Result<(), E> + Sync,
+) -> Result<(), E> {
     if sides.len() == 1 {
         return f(0);
     }
@@ -492,7 +495,10 @@ fn initial_pass_by<E: Send>(
 /// `ply`.
 pub fn propagate_ply<R: Retro>(rules: R, side: &Side, preds: &Side, ply: u32) -> bool {
     let (found, remote) = propagate_ply_split(rules, side, preds, ply);
-    debug_assert!(remote.is_empty(), "a whole array has no remote predecessors");
+    debug_assert!(
+        remote.is_empty(),
+        "a whole array has no remote predecessors"
+    );
     found
 }
 

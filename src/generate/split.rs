@@ -95,10 +95,10 @@ pub struct SplitStats {
     pub plies: u32,
     /// Bytes this rank sent to other ranks at each ply (delta-coded update lists).
     pub bytes_per_ply: Vec<u64>,
+    /// Updates this rank sent to other ranks at each ply.
+    pub updates_per_ply: Vec<u64>,
     /// Updates this rank sent to other ranks, over the whole propagation.
     pub updates_sent: u64,
-    /// Updates this rank applied to its own range directly (predecessors it holds).
-    pub updates_local: u64,
     /// Bytes sent to rank 0 for the gathering (values of this rank's ranges).
     pub gather_bytes: u64,
 }
@@ -150,7 +150,11 @@ pub fn solve_unit_split<R: Retro, E: Send>(
     });
     // Every rank learns whether one failed (the lowest failing rank), so none waits forever
     // in the propagation's exchanges.
-    let flag = if init.is_err() { (ranks - me) as u64 } else { 0 };
+    let flag = if init.is_err() {
+        (ranks - me) as u64
+    } else {
+        0
+    };
     let failed = ex.all_max(&[flag])[0];
     if let Err(e) = init {
         return Err(SplitError::Lookup(e));
@@ -189,7 +193,9 @@ pub fn solve_unit_split<R: Retro, E: Send>(
             .map(|(_, m)| m.len() as u64)
             .sum();
         stats.bytes_per_ply.push(sent);
-        stats.updates_sent += remote.iter().map(|v| v.len() as u64).sum::<u64>();
+        let updates = remote.iter().map(|v| v.len() as u64).sum::<u64>();
+        stats.updates_per_ply.push(updates);
+        stats.updates_sent += updates;
         let received = ex.all_to_all(send);
         received.par_iter().for_each(|msg| {
             decode_updates(msg, sides.len(), |y, j, is_win| {
@@ -252,7 +258,13 @@ pub fn solve_unit_split<R: Retro, E: Send>(
 }
 
 /// A [`SolvedSlice`] from the gathered bytes (value, + 128 for a capture position).
-fn assemble(slice: Slice, bytes: &[u8], longest: u32, times: (f64, f64), plies: u32) -> SolvedSlice {
+fn assemble(
+    slice: Slice,
+    bytes: &[u8],
+    longest: u32,
+    times: (f64, f64),
+    plies: u32,
+) -> SolvedSlice {
     let values: Vec<u8> = bytes.par_iter().map(|b| b & 0x7f).collect();
     let captures: BitVec<u64, Lsb0> = bytes.iter().map(|b| b & 0x80 != 0).collect();
     let count = |w: u8| values.par_iter().filter(|&&v| v == w).count() as u64;
@@ -426,7 +438,12 @@ mod tests {
 
     #[test]
     fn partitions_are_aligned_and_cover() {
-        for (n, r, a) in [(0, 3, 64), (1, 3, 64), (1000, 3, 64), (65_520 * 7 + 5, 3, 65_520)] {
+        for (n, r, a) in [
+            (0, 3, 64),
+            (1, 3, 64),
+            (1000, 3, 64),
+            (65_520 * 7 + 5, 3, 65_520),
+        ] {
             let p = Partition::new(n, r, a);
             assert_eq!(p.bounds.len(), r + 1);
             assert_eq!((p.bounds[0], p.bounds[r]), (0, n));
@@ -446,7 +463,14 @@ mod tests {
     fn update_lists_round_trip() {
         let parts = vec![Partition::new(1000, 3, 64), Partition::new(500, 3, 64)];
         let mut remote = vec![
-            vec![5 << 1, 999 << 1 | 1, 400 << 1 | 1, 5 << 1, 383 << 1, 384 << 1],
+            vec![
+                5 << 1,
+                999 << 1 | 1,
+                400 << 1 | 1,
+                5 << 1,
+                383 << 1,
+                384 << 1,
+            ],
             vec![1, 499 << 1],
         ];
         let want = remote.clone();
@@ -539,8 +563,8 @@ mod tests {
             .as_ref()
             .is_err_and(|e| matches!(e, SplitError::Peer(1 | 2))));
         assert!(out.iter().all(Result::is_err));
-        assert!(out
-            .iter()
-            .any(|o| o.as_ref().is_err_and(|e| matches!(e, SplitError::Lookup(_)))));
+        assert!(out.iter().any(|o| o
+            .as_ref()
+            .is_err_and(|e| matches!(e, SplitError::Lookup(_)))));
     }
 }
