@@ -463,9 +463,14 @@ mod with_mpi {
             .arg(t.path())
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("--mpi"), "{}", text(&out));
+        assert_eq!(err.lines().count(), 1, "{}", text(&out));
+        assert!(
+            err.starts_with("egdb: error: --split-above ") && err.contains("needs --mpi"),
+            "{}",
+            text(&out)
+        );
         assert!(files(t.path()).is_empty());
     }
 

@@ -51,7 +51,7 @@ pub struct Args {
     /// (each rank holds an index range of both slices of the unit and exchanges predecessor
     /// updates with the others; docs/mpi.md). For tests and measurements: units whose solver
     /// state (2 bytes per position) exceeds --memory are split anyway. Not with --dtc.
-    #[arg(long, value_name = "POSITIONS", requires = "mpi")]
+    #[arg(long, value_name = "POSITIONS")]
     pub split_above: Option<u64>,
     /// Also build the distance-to-conversion file of every slice (`<slice>.dtc`); on a
     /// directory whose WLD files exist, only the distance files are built.
@@ -195,6 +195,12 @@ impl BuildObserver for Bars {
 pub fn run(args: Args) -> CliResult {
     super::init_threads(args.threads)?;
     let rules: checkers_egdb::rules::Variant = args.rules.parse()?;
+    if args.split_above.is_some() && !args.mpi {
+        return Err(
+            "--split-above splits units over the ranks of an MPI job: it needs --mpi (mpirun -n R egdb build --mpi ...)"
+                .into(),
+        );
+    }
     let opts = BuildOptions {
         dir: args.dir.clone(),
         // Without --pieces, --slice builds its slice whatever its piece count.

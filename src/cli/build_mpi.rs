@@ -377,9 +377,9 @@ mod imp {
         })
     }
 
-    /// The split solve's transport over the world communicator: `MPI_Alltoallv` (in rounds
+    /// The split solve's transport over the world communicator: `MPI_Ialltoallv` (in rounds
     /// of at most `i32::MAX / ranks` bytes per destination, so no count or displacement
-    /// overflows) and `MPI_Allreduce` (maximum).
+    /// overflows) and `MPI_Iallreduce` (maximum), each waited for by [`wait_polling`].
     struct MpiExchange<'w> {
         world: &'w SimpleCommunicator,
     }
@@ -397,7 +397,12 @@ mod imp {
             let n = self.ranks();
             let lens: Vec<u64> = send.iter().map(|m| m.len() as u64).collect();
             let mut rlens = vec![0u64; n];
-            self.world.all_to_all_into(&lens[..], &mut rlens[..]);
+            mpi::request::scope(|scope| {
+                wait_polling(
+                    self.world
+                        .immediate_all_to_all_into(scope, &lens[..], &mut rlens[..]),
+                )
+            });
             let round = (i32::MAX as u64 / n as u64).min(1 << 28);
             let most = lens.iter().chain(&rlens).copied().max().unwrap_or(0);
             let rounds = self.all_max(&[most.div_ceil(round)])[0];
@@ -433,7 +438,12 @@ mod imp {
                 {
                     let sp = Partition::new(&sbuf[..], &scounts[..], &sdispls[..]);
                     let mut rp = PartitionMut::new(&mut rbuf[..], &rcounts[..], &rdispls[..]);
-                    self.world.all_to_all_varcount_into(&sp, &mut rp);
+                    mpi::request::scope(|scope| {
+                        wait_polling(
+                            self.world
+                                .immediate_all_to_all_varcount_into(scope, &sp, &mut rp),
+                        )
+                    });
                 }
                 for (r, v) in recv.iter_mut().enumerate() {
                     let a = rdispls[r] as usize;
@@ -445,9 +455,32 @@ mod imp {
 
         fn all_max(&self, x: &[u64]) -> Vec<u64> {
             let mut out = vec![0u64; x.len()];
-            self.world
-                .all_reduce_into(x, &mut out[..], SystemOperation::max());
+            mpi::request::scope(|scope| {
+                wait_polling(self.world.immediate_all_reduce_into(
+                    scope,
+                    x,
+                    &mut out[..],
+                    SystemOperation::max(),
+                ))
+            });
             out
+        }
+    }
+
+    /// Wait for a non-blocking collective without spinning a core (a blocking MPI collective
+    /// busy-waits: a rank waiting for the others would take the CPU of the ranks still
+    /// working when ranks share cores): test it, sleeping 10 us at first, doubling up to 1 ms.
+    fn wait_polling<'a, D: ?Sized, S: mpi::request::Scope<'a>>(
+        mut req: mpi::request::Request<'a, D, S>,
+    ) {
+        let mut pause = Duration::from_micros(10);
+        loop {
+            match req.test() {
+                Ok(_) => return,
+                Err(r) => req = r,
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(POLL);
         }
     }
 
@@ -721,7 +754,7 @@ mod imp {
     }
 
     enum Event {
-        Done(i32, Report),
+        Done(i32, Box<Report>),
         Fail(i32, usize, String),
     }
 
@@ -904,7 +937,7 @@ mod imp {
                 }
                 let mut event = None;
                 match from_local.try_recv() {
-                    Ok(Ok(r)) => event = Some(Event::Done(0, r)),
+                    Ok(Ok(r)) => event = Some(Event::Done(0, Box::new(r))),
                     Ok(Err((k, e))) => event = Some(Event::Fail(0, units[k].id, e)),
                     Err(mpsc::TryRecvError::Empty) => {}
                     Err(mpsc::TryRecvError::Disconnected) => {
@@ -917,7 +950,7 @@ mod imp {
                         let from = status.source_rank();
                         event = Some(match status.tag() {
                             TAG_DONE => match Report::decode(&buf) {
-                                Some(r) => Event::Done(from, r),
+                                Some(r) => Event::Done(from, Box::new(r)),
                                 None => die(world, &format!("rank {from}: malformed report")),
                             },
                             TAG_FAIL if buf.len() >= 8 => Event::Fail(

@@ -256,15 +256,11 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
     let mut chain = vec![0f64; units.len()];
     let mut chain_whole = vec![0f64; units.len()];
     for (k, u) in units.iter().enumerate() {
-        let deps = u
-            .dep_units
-            .iter()
-            .filter_map(|d| at.get(d).copied())
-            .chain(
-                u.capture_materials
-                    .iter()
-                    .flat_map(|m| of_material.get(m).into_iter().flatten().copied()),
-            );
+        let deps = u.dep_units.iter().filter_map(|d| at.get(d).copied()).chain(
+            u.capture_materials
+                .iter()
+                .flat_map(|m| of_material.get(m).into_iter().flatten().copied()),
+        );
         let (mut a, mut b) = (0f64, 0f64);
         for d in deps {
             a = a.max(chain[d]);
@@ -284,8 +280,8 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
     for u in units.iter().filter(|u| split(u)) {
         let n = size(u);
         let per_rank = n.div_ceil(ranks) * UNIT_BYTES_PER_POSITION;
-        let x = n as f64 * MOVES_PER_POSITION * (ranks - 1) as f64 / ranks as f64
-            * BYTES_PER_UPDATE;
+        let x =
+            n as f64 * MOVES_PER_POSITION * (ranks - 1) as f64 / ranks as f64 * BYTES_PER_UPDATE;
         n_split += 1;
         pos_split += n;
         exchanged += x;
@@ -293,7 +289,11 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
         out.push_str(&format!(
             "{}\t{}\t{n}\t{ranks}\t{}\t{}\n",
             u.id,
-            u.slices.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(","),
+            u.slices
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
             format_size(per_rank),
             format_size(x as u64)
         ));

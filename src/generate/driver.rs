@@ -765,8 +765,8 @@ impl Runner for LocalRunner {
     }
 }
 
-/// Whether `unit` is solved split over the `ranks` ranks of an MPI job ([`super::split`])
-/// rather than whole on one rank: with more than one rank, when it has more positions than
+/// Whether `unit` is solved split over the `ranks` ranks of an MPI job (docs/mpi.md, "Inside
+/// one unit") rather than whole on one rank: with more than one rank, when it has more positions than
 /// [`BuildOptions::split_above`], or when its solver state
 /// ([`crate::memory::UNIT_BYTES_PER_POSITION`] bytes per position) exceeds
 /// [`BuildOptions::memory`], the budget of one rank.
@@ -802,8 +802,8 @@ pub fn split_refusal(plan: &BuildPlan<'_>, ranks: usize) -> Option<String> {
     ))
 }
 
-/// Solve `unit` split over the ranks of `ex` ([`super::split`]), every rank calling this with
-/// the same unit; each rank reads its dependencies through its own `deps`, holds its index
+/// Solve `unit` split over the ranks of `ex` ([`crate::driver::Exchange`]), every rank calling
+/// this with the same unit; each rank reads its dependencies through its own `deps`, holds its index
 /// range of both slices and exchanges predecessor updates with the others. Rank 0 returns the
 /// unit solved as [`solve_unit`] solves it (identical values, so [`write_unit`] writes the
 /// same bytes); the other ranks `None`. Also returns this rank's exchange figures. Ranges are

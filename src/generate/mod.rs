@@ -280,8 +280,8 @@ pub struct BuildOptions {
     /// English in [`BuildOptions::new`].
     pub rules: crate::rules::Variant,
     /// `egdb build --mpi`: solve every unit of more than this many positions split over all
-    /// the ranks ([`split`]; `--split-above`, for tests and measurements). Units are also
-    /// split when their solver state ([`crate::planning::UNIT_BYTES_PER_POSITION`] per
+    /// the ranks ([`crate::driver::solve_unit_split`]; `--split-above`, for tests and
+    /// measurements). Units are also split when their solver state ([`crate::planning::UNIT_BYTES_PER_POSITION`] per
     /// position) exceeds [`BuildOptions::memory`]: see [`driver::split_unit`]. `None` in
     /// [`BuildOptions::new`]. Ignored by a single-process build.
     pub split_above: Option<u64>,

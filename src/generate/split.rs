@@ -475,7 +475,7 @@ mod tests {
         ];
         let want = remote.clone();
         let msgs = encode_updates(&mut remote, &parts, 3);
-        let mut got = vec![Vec::new(), Vec::new()];
+        let mut got = [Vec::new(), Vec::new()];
         for (r, m) in msgs.iter().enumerate() {
             decode_updates(m, 2, |y, j, w| {
                 got[y].push((j + parts[y].bounds[r]) << 1 | u64::from(w))
