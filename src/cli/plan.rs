@@ -277,6 +277,7 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
         budget.map_or("unbounded".into(), format_size)
     );
     let (mut n_split, mut pos_split, mut exchanged, mut worst_rank) = (0usize, 0u64, 0f64, 0u64);
+    let mut largest_split = 0u64;
     for u in units.iter().filter(|u| split(u)) {
         let n = size(u);
         let per_rank = n.div_ceil(ranks) * UNIT_BYTES_PER_POSITION;
@@ -286,6 +287,7 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
         pos_split += n;
         exchanged += x;
         worst_rank = worst_rank.max(per_rank);
+        largest_split = largest_split.max(n);
         out.push_str(&format!(
             "{}\t{}\t{n}\t{ranks}\t{}\t{}\n",
             u.id,
@@ -308,9 +310,10 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
     let cp_whole = chain_whole.iter().copied().fold(0f64, f64::max);
     let bound = (total as f64 / ranks as f64).max(cp);
     out.push_str(&format!(
-        "# summary: {n_split} of {} units split over {ranks} ranks ({pos_split} of {total} positions); solver state per rank at most {} (split units) and {} (largest whole unit); about {} of predecessor updates exchanged in all ({MOVES_PER_POSITION} in-unit moves per position, (R-1)/R of them across ranks, {BYTES_PER_UPDATE} bytes each); critical path {:.3e} positions ({:.3e} with every unit whole); work per rank {:.3e} positions; speed-up bound {:.1} (total / max(work per rank, critical path))\n",
+        "# summary: {n_split} of {} units split over {ranks} ranks ({pos_split} of {total} positions); solver state per rank at most {} (split units; rank 0 also gathers a split unit's values to write it, 1 byte per position: {}) and {} (largest whole unit); about {} of predecessor updates exchanged in all ({MOVES_PER_POSITION} in-unit moves per position, (R-1)/R of them across ranks, {BYTES_PER_UPDATE} bytes each); critical path {:.3e} positions ({:.3e} with every unit whole); work per rank {:.3e} positions; speed-up bound {:.1} (total / max(work per rank, critical path))\n",
         units.len(),
         format_size(worst_rank),
+        format_size(largest_split),
         format_size(largest_whole),
         format_size(exchanged as u64),
         cp,
