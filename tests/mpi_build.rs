@@ -497,4 +497,21 @@ mod with_mpi {
             );
         }
     }
+
+    /// A rank killed while every unit is split (rank 1 dies when handed its 6th split unit,
+    /// the others waiting for it in a collective): the job stops (mpirun ends it), and the same
+    /// command rerun completes the directory to the single-process bytes.
+    #[test]
+    fn killed_rank_in_a_split_unit_then_rerun_resumes_to_the_same_bytes() {
+        let t = tempfile::tempdir().unwrap();
+        let split = ["--quiet", "--split-above", "0"];
+        let align = ("EGDB_MPI_TEST_SPLIT_ALIGN", "64");
+        let out = mpirun(3, t.path(), &split, &[align, ("EGDB_MPI_TEST_KILL", "1:5")]);
+        assert!(!out.status.success(), "{}", text(&out));
+        let partial = files(t.path()).len();
+        assert!(partial < reference().len(), "{partial} files after the kill");
+        let again = mpirun(3, t.path(), &split, &[align]);
+        assert!(again.status.success(), "{}", text(&again));
+        assert_same_files(t.path());
+    }
 }

@@ -38,8 +38,19 @@
 //! different arguments) or STOP; workers answer DONE (a `Report`: 18 words, then any recheck
 //! notes) or FAIL (`[unit id]` then the reason in UTF-8).
 //!
-//! Test hook: `EGDB_MPI_TEST_KILL=R:K` makes rank R kill itself (SIGKILL) when it receives its
-//! (K+1)-th unit, to test that a rerun resumes after a rank dies mid-build.
+//! - **Split units** (`driver::split_unit`: more positions than `--split-above`, or a solver
+//!   state over `--memory`): rank 0 stops handing out units until every rank is idle, sends
+//!   SPLIT (the ASSIGN words) to every rank, and all ranks, rank 0's MPI thread included (with
+//!   a dependency store of its own), solve the unit together
+//!   ([`solve_unit_split`](checkers_egdb::driver::solve_unit_split) over `MpiExchange`:
+//!   non-blocking `MPI_Ialltoallv`/`MPI_Iallreduce`, polled with sleeps so waiting ranks do
+//!   not spin); rank 0 gathers the values and writes the files. A rank whose part fails sends
+//!   FAIL; every rank stops (a failed lookup is all-reduced after the initial pass).
+//!
+//! Test hooks: `EGDB_MPI_TEST_KILL=R:K` makes rank R kill itself (SIGKILL) when it receives its
+//! (K+1)-th unit, to test that a rerun resumes after a rank dies mid-build;
+//! `EGDB_MPI_TEST_SPLIT_ALIGN=N` aligns the ranges of split units to N positions instead of
+//! the file's blocks (65,520), so that small test units spread over every rank.
 
 #[cfg(not(feature = "mpi"))]
 /// Without the `mpi` feature: a clear error.
