@@ -31,6 +31,44 @@ fn without_the_feature_mpi_is_a_clear_error() {
     );
 }
 
+/// `egdb plan --ranks R --memory SIZE` lists the units whose solver state (2 bytes per
+/// position) exceeds SIZE, as `build --mpi` splits them (the rule restated here over the
+/// plan's sizes), and its whole-unit critical path at 5 pieces is the heaviest chain of
+/// docs/mpi.md's scaling table (2.78e7 positions, computed there by summing unit sizes).
+#[test]
+fn plan_ranks_lists_the_units_to_split() {
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_egdb"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = run(&["plan", "--pieces", "5", "--ranks", "3", "--memory", "4M"]);
+    let listed: Vec<usize> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split('\t').next().unwrap().parse().unwrap())
+        .collect();
+    let want: Vec<usize> = checkers_egdb::planning::build_order(5)
+        .iter()
+        .filter(|u| 2 * u.sizes.iter().sum::<u64>() > 4 << 20)
+        .map(|u| u.id)
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(listed, want, "{text}");
+    let summary = text.lines().last().unwrap();
+    assert!(
+        summary.contains("(2.778e7 with every unit whole)"),
+        "{summary}"
+    );
+    // One rank splits nothing.
+    let one = run(&["plan", "--pieces", "5", "--ranks", "1", "--memory", "4M"]);
+    assert!(one.lines().all(|l| l.starts_with('#')), "{one}");
+    assert!(one.contains("# summary: 0 of 1123 units split"), "{one}");
+}
+
 #[cfg(feature = "mpi")]
 mod with_mpi {
     use checkers_egdb::format::table_path;
@@ -509,7 +547,10 @@ mod with_mpi {
         let out = mpirun(3, t.path(), &split, &[align, ("EGDB_MPI_TEST_KILL", "1:5")]);
         assert!(!out.status.success(), "{}", text(&out));
         let partial = files(t.path()).len();
-        assert!(partial < reference().len(), "{partial} files after the kill");
+        assert!(
+            partial < reference().len(),
+            "{partial} files after the kill"
+        );
         let again = mpirun(3, t.path(), &split, &[align]);
         assert!(again.status.success(), "{}", text(&again));
         assert_same_files(t.path());
