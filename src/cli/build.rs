@@ -47,6 +47,12 @@ pub struct Args {
     /// --dir on a filesystem all ranks share (needs the `mpi` cargo feature; see docs/mpi.md).
     #[arg(long)]
     pub mpi: bool,
+    /// With --mpi: solve every unit of more than POSITIONS positions split over all the ranks
+    /// (each rank holds an index range of both slices of the unit and exchanges predecessor
+    /// updates with the others; docs/mpi.md). For tests and measurements: units whose solver
+    /// state (2 bytes per position) exceeds --memory are split anyway. Not with --dtc.
+    #[arg(long, value_name = "POSITIONS")]
+    pub split_above: Option<u64>,
     /// Also build the distance-to-conversion file of every slice (`<slice>.dtc`); on a
     /// directory whose WLD files exist, only the distance files are built.
     #[arg(long)]
@@ -54,7 +60,9 @@ pub struct Args {
     /// Also build the depth-to-win file of every slice (`<slice>.dtw`: plies to the end of
     /// the game, the winner fastest, the loser slowest), after the WLD (and distance) files;
     /// on a directory whose WLD files exist, only the depth-to-win files are built.
-    #[arg(long, conflicts_with = "mpi")]
+    /// With --mpi the depth-to-win phase runs on rank 0 after the ranks have built the value
+    /// files (it is not distributed).
+    #[arg(long)]
     pub dtw: bool,
     /// Value codec of the WLD files written: 2 (default), 4 (about 1.5x smaller WLD files;
     /// the first probe of a threat position pays a search, later ones are remembered) or 5
@@ -69,7 +77,7 @@ pub struct Args {
     /// The game: english (default), russian, brazilian, italian, giveaway, pool, spanish,
     /// czech. Its rules id goes into every file header; a directory holds one variant's
     /// tables (a build into a directory of another variant is refused). Variants other than
-    /// English: codec 2 only, no --dtw, no --mpi.
+    /// English: codec 2 only, no --dtw.
     #[arg(long, default_value = "english")]
     pub rules: String,
 }
@@ -187,8 +195,11 @@ impl BuildObserver for Bars {
 pub fn run(args: Args) -> CliResult {
     super::init_threads(args.threads)?;
     let rules: checkers_egdb::rules::Variant = args.rules.parse()?;
-    if args.mpi && rules != checkers_egdb::rules::Variant::English {
-        return Err(format!("--mpi builds English tables only, not {rules}").into());
+    if args.split_above.is_some() && !args.mpi {
+        return Err(
+            "--split-above splits units over the ranks of an MPI job: it needs --mpi (mpirun -n R egdb build --mpi ...)"
+                .into(),
+        );
     }
     let opts = BuildOptions {
         dir: args.dir.clone(),
@@ -205,6 +216,7 @@ pub fn run(args: Args) -> CliResult {
         codec: args.codec.unwrap_or(checkers_egdb::format::CODEC_2BIT_ZSTD),
         codec_from_dir: args.codec.is_none(),
         rules,
+        split_above: args.split_above,
     };
     let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal(), args.verbose);
     let s = if args.mpi {
