@@ -65,7 +65,8 @@ fn main() {
         for (b, chunk) in vals.chunks(bp).enumerate() {
             nblocks += 1;
             let start = (b * bp) as u64;
-            match cm6::encode_block_with(&ix, start, chunk, &prior, params, Some(&mut cn)).unwrap() {
+            match cm6::encode_block_with(&ix, start, chunk, &prior, params, Some(&mut cn)).unwrap()
+            {
                 cm6::Coded::Const(c) => {
                     consts += 1;
                     match first_const {
@@ -101,7 +102,11 @@ fn main() {
             }
         }
         let _ = consts;
-        let bytes = if all_const { 72 } else { 72 + 8 * nblocks + data };
+        let bytes = if all_const {
+            72
+        } else {
+            72 + 8 * nblocks + data
+        };
         let mut c = counts.lock().unwrap();
         for (a, b) in c.iter_mut().zip(cn.iter()) {
             for d in 0..2 {

@@ -178,8 +178,7 @@ pub mod format {
         dir_rules, dtc_path, slice_of_dtc_file_name, slice_of_file_name, table_path, write_table,
         write_table_with, DtcFile, Fault, FileKind, TableError, TableFile, TableMeta, WriteOptions,
         ANY_RULES, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_FILLED, CODEC_CM_THREATS,
-        CODEC_DTC_BYTE,
-        DONT_CARE, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED, RULES_ENGLISH,
+        CODEC_DTC_BYTE, DONT_CARE, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED, RULES_ENGLISH,
     };
 }
 

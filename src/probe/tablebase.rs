@@ -607,7 +607,8 @@ impl<R: Rules> Tablebase<R> {
                 self.counters.mine().decoded.fetch_add(1, Ordering::Relaxed);
                 let v = match page {
                     Some(pg) => {
-                        let v = Wld2Bit::memory_symbol(&p, offset - pg * crate::table::cm6::SEGMENT);
+                        let v =
+                            Wld2Bit::memory_symbol(&p, offset - pg * crate::table::cm6::SEGMENT);
                         self.cache.insert_page(key, pg, &p);
                         v
                     }

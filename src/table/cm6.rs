@@ -218,10 +218,7 @@ impl Model {
         let mut probs = [[Prob { p: 2048, n: 0 }; 2]; CONTEXTS];
         for (p, q) in probs.iter_mut().zip(prior.iter()) {
             for d in 0..2 {
-                p[d] = Prob {
-                    p: q[d],
-                    n: weight,
-                };
+                p[d] = Prob { p: q[d], n: weight };
             }
         }
         Model {
@@ -665,9 +662,7 @@ mod tests {
         // A value above 2 at a position that is not don't care is refused by the encoder.
         let mut wrong = v.clone();
         let at = (0..n)
-            .find(|&i| {
-                !crate::rules::search::is_dont_care(English, &ix.unrank(i as u64).unwrap())
-            })
+            .find(|&i| !crate::rules::search::is_dont_care(English, &ix.unrank(i as u64).unwrap()))
             .unwrap();
         wrong[at] = 3;
         assert_eq!(encode_block(&ix, 0, &wrong), Err(at as u64));

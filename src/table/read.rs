@@ -290,8 +290,7 @@ impl TableFile {
         // Codec 5 (codec 4's don't cares, context-model coded) decodes with English move
         // generation, so only English files may use it.
         let codec = u32::from(header.codec);
-        let cm_ok = (codec == super::cm::CODEC_CM_THREATS
-            || codec == super::cm6::CODEC_CM_FILLED)
+        let cm_ok = (codec == super::cm::CODEC_CM_THREATS || codec == super::cm6::CODEC_CM_FILLED)
             && u32::from(header.rules) == crate::rules::english::ID;
         if codec != Wld2Bit::ID && codec != CODEC_2BIT_THREATS && !cm_ok {
             return Err(self.fault(Fault::Codec(codec)));
