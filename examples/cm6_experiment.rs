@@ -40,7 +40,7 @@ fn main() {
         })
         .filter(|p| {
             let t = TableFile::open(p).unwrap();
-            u32::from(t.meta().slice.material.pieces()) == pieces
+            t.meta().slice.material.pieces() == pieces
         })
         .collect();
     files.sort();
