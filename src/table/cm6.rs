@@ -1,5 +1,5 @@
 //! Codec 6 ([`CODEC_CM_FILLED`]): codec 4's don't-care set, context-model coded like codec 5
-//! ([`super::cm`]), but decodable without move generation and in segments
+//! (`table::cm`, `CODEC_CM_THREATS`), but decodable without move generation and in segments
 //! (docs/format.md, "Codec 6").
 //!
 //! A block of `n` positions is cut into *segments* of [`SEGMENT`] positions (4,120: one page of
