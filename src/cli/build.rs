@@ -65,9 +65,10 @@ pub struct Args {
     #[arg(long)]
     pub dtw: bool,
     /// Value codec of the WLD files written: 2 (default), 4 (about 1.5x smaller WLD files;
-    /// the first probe of a threat position pays a search, later ones are remembered) or 5
+    /// the first probe of a threat position pays a search, later ones are remembered), 5
     /// (codec 4's don't cares, context-model coded: about 2x smaller than codec 2, block
-    /// decodes much slower; docs/format.md). Without --codec a build continues in the codec
+    /// decodes much slower) or 6 (codec 4's don't cares, context-model coded in segments of
+    /// 4,120 positions that decode without move generation; docs/format.md). Without --codec a build continues in the codec
     /// of its complete units with the most pieces (when they agree; with none, of the other
     /// tables with the most pieces), else 2; the summary's `codec` line says which.
     /// Complete units keep their files whatever their codec; a unit interrupted with one file
@@ -82,13 +83,25 @@ pub struct Args {
     pub rules: String,
 }
 
-/// `--codec`: 2, 4 or 5, read as every other integer option is (`05` is 5; spaces are
+/// `--codec`: 2, 4, 5 or 6, read as every other integer option is (`05` is 5; spaces are
 /// refused).
 fn parse_codec(s: &str) -> Result<u32, String> {
-    use checkers_egdb::format::{CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_THREATS};
+    use checkers_egdb::format::{
+        CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_FILLED, CODEC_CM_THREATS,
+    };
     match s.parse::<u32>() {
-        Ok(c) if [CODEC_2BIT_ZSTD, CODEC_2BIT_THREATS, CODEC_CM_THREATS].contains(&c) => Ok(c),
-        _ => Err("expected 2, 4 or 5".into()),
+        Ok(c)
+            if [
+                CODEC_2BIT_ZSTD,
+                CODEC_2BIT_THREATS,
+                CODEC_CM_THREATS,
+                CODEC_CM_FILLED,
+            ]
+            .contains(&c) =>
+        {
+            Ok(c)
+        }
+        _ => Err("expected 2, 4, 5 or 6".into()),
     }
 }
 

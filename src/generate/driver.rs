@@ -316,14 +316,16 @@ pub fn drive(
         crate::table::CODEC_2BIT_ZSTD,
         crate::table::CODEC_2BIT_THREATS,
         crate::table::CODEC_CM_THREATS,
+        crate::table::CODEC_CM_FILLED,
     ]
     .contains(&opts.codec)
     {
         return Err(BuildError::Options(format!(
-            "--codec must be {}, {} or {}, got {}",
+            "--codec must be {}, {}, {} or {}, got {}",
             crate::table::CODEC_2BIT_ZSTD,
             crate::table::CODEC_2BIT_THREATS,
             crate::table::CODEC_CM_THREATS,
+            crate::table::CODEC_CM_FILLED,
             opts.codec
         )));
     }

@@ -580,7 +580,16 @@ impl<R: Rules> Tablebase<R> {
         {
             return Err(e);
         }
-        let decoded = t.file.decode_block(block).map_err(|e| {
+        // Codec 6 decodes the one cache page that holds the position (a segment of the block).
+        let page = t
+            .file
+            .pages_decode_alone()
+            .then_some(offset / crate::table::cm6::SEGMENT);
+        let decoded = match page {
+            Some(pg) => t.file.decode_page(block, pg),
+            None => t.file.decode_block(block),
+        };
+        let decoded = decoded.map_err(|e| {
             self.counters.mine().failed.fetch_add(1, Ordering::Relaxed);
             // Damage is remembered; an I/O error (perhaps passing) is tried again next time.
             let damaged = matches!(e, crate::table::TableError::Corrupt { .. });
@@ -596,8 +605,18 @@ impl<R: Rules> Tablebase<R> {
             Block::Const(w) => Ok(w),
             Block::Packed(p) => {
                 self.counters.mine().decoded.fetch_add(1, Ordering::Relaxed);
-                let v = Wld2Bit::memory_symbol(&p, offset);
-                self.cache.insert(key, &p);
+                let v = match page {
+                    Some(pg) => {
+                        let v =
+                            Wld2Bit::memory_symbol(&p, offset - pg * crate::table::cm6::SEGMENT);
+                        self.cache.insert_page(key, pg, &p);
+                        v
+                    }
+                    None => {
+                        self.cache.insert(key, &p);
+                        Wld2Bit::memory_symbol(&p, offset)
+                    }
+                };
                 Ok(Wld2Bit::value(v).unwrap_or(Wld::Draw))
             }
         }
