@@ -59,6 +59,31 @@ impl Move {
             path_len: 1,
         }
     }
+
+    /// Build a move from its full path: the start square, the landing squares in order (the
+    /// last is where the piece ends; one square for a quiet move), the captured pieces as a
+    /// bitboard (bit i = square i+1; 0 for a quiet move) and whether a man is crowned. Used to
+    /// carry the moves of the variants' path generator
+    /// ([`crate::rules::Variant::unique_moves`]) in this type.
+    ///
+    /// # Panics
+    /// `path` empty or longer than [`MAX_PATH`] (12: a move captures at most 12 pieces).
+    pub fn from_path(from: u8, path: &[u8], captured: Bitboard, crowns: bool) -> Move {
+        assert!(
+            !path.is_empty() && path.len() <= MAX_PATH,
+            "a move has 1 to {MAX_PATH} landing squares"
+        );
+        let mut p = [0; MAX_PATH];
+        p[..path.len()].copy_from_slice(path);
+        Move {
+            from,
+            to: path[path.len() - 1],
+            captured,
+            crowns,
+            path: p,
+            path_len: path.len() as u8,
+        }
+    }
 }
 
 /// The two directions (indices of [`shift`]) a man of `side` moves in, and their inverses.

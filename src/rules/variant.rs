@@ -17,8 +17,9 @@
 //! ([`crate::with_engine!`]): English and giveaway the English bitboard engine, the others
 //! [`crate::rules::engine::Fast`]; `egdb build --rules NAME` builds the tables of any.
 
-use super::paths::{game_of, Game};
-use crate::board::Wld;
+use super::paths::{game_of, Game, PathMove};
+use crate::board::{Color, Position, PositionError, Wld};
+use crate::movegen::Move;
 
 /// One of the 8x8 draughts variants (see the module docs for their rules and ids).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -89,12 +90,91 @@ impl Variant {
         Self::ALL.into_iter().find(|v| v.id() == id)
     }
 
+    /// The variant whose rules id is `R::ID` (`None` for rules this crate does not know).
+    pub fn of<R: super::Rules>() -> Option<Variant> {
+        Variant::from_id(R::ID)
+    }
+
+    /// Every legal move of the side to move of `p` under this variant, with its full path, as
+    /// `egdb moves` lists them: capture sequences listed separately even when two take the
+    /// same pieces to the same square (perft's count). English and giveaway: the English move
+    /// generator ([`Position::moves`]); the others: the variant's path generator
+    /// ([`crate::rules::paths::moves`]: flying kings, backward captures of men, majority and
+    /// precedence rules, crowning during a capture). Empty when the side to move has no move
+    /// (the terminal rule, [`Variant::no_move_value`], decides the game).
+    pub fn moves(self, p: &Position) -> Vec<Move> {
+        match self {
+            Variant::English | Variant::Giveaway => p.moves(),
+            v => super::paths::moves(&v.game(), p)
+                .iter()
+                .map(to_move)
+                .collect(),
+        }
+    }
+
+    /// [`Variant::moves`] with moves of the same effect (same from and to squares, captured
+    /// pieces and crowning: the same resulting position) listed once, the first path found:
+    /// one move per successor position. English and giveaway: [`Position::unique_moves`];
+    /// the others [`crate::rules::paths::unique_moves`].
+    pub fn unique_moves(self, p: &Position) -> Vec<Move> {
+        match self {
+            Variant::English | Variant::Giveaway => p.unique_moves(),
+            v => super::paths::unique_moves(&v.game(), p)
+                .iter()
+                .map(to_move)
+                .collect(),
+        }
+    }
+
+    /// Whether `p` is a legal position of this variant: [`crate::rules::Rules::validate`] with
+    /// the variant's crowning rows (Black's 29-32, White's 1-4 in every variant on this
+    /// crate's board). The checks are the same for all eight variants: no overlapping
+    /// colours, no king flag on an empty square, no man on its own crowning row (a man that
+    /// ends a move there is crowned in every variant; in Brazilian and Pool one that only
+    /// passes it during a capture moves on), at most 12 pieces a side, at least one piece. A
+    /// side without pieces is a legal position (the terminal rule gives its value: a loss, a
+    /// win in giveaway).
+    ///
+    /// # Errors
+    /// [`PositionError`] naming the first fault.
+    pub fn validate(self, p: &Position) -> Result<(), PositionError> {
+        p.validate_crown_rows(self.crown_row(Color::Black), self.crown_row(Color::White))
+    }
+
+    /// Parse a PDN FEN (`B:W21-32:B1-12`, this crate's square numbers and colours: the side
+    /// that moves first is Black in every variant, see [`crate::rules::paths`],
+    /// "Orientation"; Italian square numbers map with
+    /// [`crate::rules::italian::from_italian_square`]) and check it with
+    /// [`Variant::validate`].
+    ///
+    /// # Errors
+    /// [`crate::FenError`] as [`Position::from_fen`] (which runs the same checks).
+    pub fn parse_fen(self, s: &str) -> Result<Position, crate::FenError> {
+        let p = Position::from_fen(s)?;
+        self.validate(&p)?;
+        Ok(p)
+    }
+
+    /// The squares where a man of `side` is crowned (the far row: 29-32 for Black, 1-4 for
+    /// White, in every variant).
+    pub const fn crown_row(self, side: Color) -> crate::board::Bitboard {
+        match side {
+            Color::Black => crate::board::BLACK_CROWN_ROW,
+            Color::White => crate::board::WHITE_CROWN_ROW,
+        }
+    }
+
     /// Whether the variant has a fast engine with un-moves ([`crate::rules::Retro`]), which
     /// the retrograde solver needs: every variant (English and giveaway their bitboard
     /// engine, the others [`crate::rules::engine::Fast`]).
     pub const fn has_fast_engine(self) -> bool {
         true
     }
+}
+
+/// A path generator's move as a [`Move`] (the type the front ends print and apply).
+fn to_move(m: &PathMove) -> Move {
+    Move::from_path(m.from, &m.path, m.captured_set(), m.crowns)
 }
 
 impl std::fmt::Display for Variant {
