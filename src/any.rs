@@ -152,6 +152,14 @@ impl AnyTablebase {
         crate::with_tablebase!(self, tb => tb.max_pieces())
     }
 
+    /// List the directory again ([`Tablebase::rescan`]): the number of table files known.
+    ///
+    /// # Errors
+    /// As [`Tablebase::rescan`].
+    pub fn rescan(&self) -> Result<u64, ProbeError> {
+        crate::with_tablebase!(self, tb => tb.rescan())
+    }
+
     /// Counters since opening ([`Tablebase::stats`]).
     pub fn stats(&self) -> ProbeStats {
         crate::with_tablebase!(self, tb => tb.stats())
