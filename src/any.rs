@@ -114,7 +114,10 @@ impl AnyTablebase {
     ///
     /// # Errors
     /// As [`AnyTablebase::open`].
-    pub fn open_builder(builder: TablebaseBuilder, rules: Option<Variant>) -> Result<Self, ProbeError> {
+    pub fn open_builder(
+        builder: TablebaseBuilder,
+        rules: Option<Variant>,
+    ) -> Result<Self, ProbeError> {
         let v = resolve_rules(builder.directory(), rules)?;
         Ok(match v {
             Variant::English => AnyTablebase::English(builder.open()?),
@@ -244,7 +247,11 @@ impl AnyTablebase {
     ///
     /// # Errors
     /// As [`crate::scored_moves`].
-    pub fn scored_moves(&self, p: &Position, metric: Metric) -> Result<Vec<ScoredMove>, ProbeError> {
+    pub fn scored_moves(
+        &self,
+        p: &Position,
+        metric: Metric,
+    ) -> Result<Vec<ScoredMove>, ProbeError> {
         crate::with_tablebase!(self, tb => crate::play::scored_moves(tb, p, metric))
     }
 

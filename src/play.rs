@@ -147,11 +147,9 @@ fn canonical(a: &Move, b: &Move) -> Ordering {
 pub fn legal_moves<R: Rules>(p: &Position) -> Result<Vec<Move>, ProbeError> {
     match Variant::of::<R>() {
         Some(v) => Ok(v.unique_moves(p)),
-        None => Err(ProbeError::Table(crate::table::TableError::Invalid(format!(
-            "rules id {} ({}) has no move generator",
-            R::ID,
-            R::NAME
-        )))),
+        None => Err(ProbeError::Table(crate::table::TableError::Invalid(
+            format!("rules id {} ({}) has no move generator", R::ID, R::NAME),
+        ))),
     }
 }
 

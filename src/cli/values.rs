@@ -129,7 +129,10 @@ pub struct ScoredMove {
 ///
 /// # Errors
 /// As [`eval`], for any position after a move.
-pub fn scored_moves<R: Rules>(tb: &Tablebase<R>, p: &Position) -> Result<Vec<ScoredMove>, ProbeError> {
+pub fn scored_moves<R: Rules>(
+    tb: &Tablebase<R>,
+    p: &Position,
+) -> Result<Vec<ScoredMove>, ProbeError> {
     let mut by_dtc = match checkers_egdb::scored_moves(tb, p, checkers_egdb::Metric::Dtc) {
         Ok(v) => v.into_iter().map(ScoredMove::from).collect(),
         Err(ProbeError::MissingDtc { .. }) => scored_moves_wld(tb, p)?,
@@ -155,7 +158,10 @@ pub fn scored_moves<R: Rules>(tb: &Tablebase<R>, p: &Position) -> Result<Vec<Sco
 }
 
 /// [`scored_moves`] from win/loss/draw alone.
-fn scored_moves_wld<R: Rules>(tb: &Tablebase<R>, p: &Position) -> Result<Vec<ScoredMove>, ProbeError> {
+fn scored_moves_wld<R: Rules>(
+    tb: &Tablebase<R>,
+    p: &Position,
+) -> Result<Vec<ScoredMove>, ProbeError> {
     let mut out = Vec::new();
     for mv in checkers_egdb::legal_moves::<R>(p)? {
         let after = p.apply(&mv);

@@ -348,8 +348,12 @@ async fn api_probe(
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Json<Value>, ApiError> {
     let p = parse_fen_param(&q, app.tb.variant())?;
-    blocking(move || Ok(Json(checkers_egdb::with_tablebase!(&app.tb, tb => probe_json(tb, &p))?)))
-        .await
+    blocking(move || {
+        Ok(Json(
+            checkers_egdb::with_tablebase!(&app.tb, tb => probe_json(tb, &p))?,
+        ))
+    })
+    .await
 }
 
 async fn api_line(
