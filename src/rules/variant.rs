@@ -17,9 +17,8 @@
 //! ([`crate::with_engine!`]): English and giveaway the English bitboard engine, the others
 //! [`crate::rules::engine::Fast`]; `egdb build --rules NAME` builds the tables of any.
 
-use super::paths::{game_of, Game, PathMove};
+use super::paths::{game_of, Game};
 use crate::board::{Color, Position, PositionError, Wld};
-use crate::movegen::Move;
 
 /// One of the 8x8 draughts variants (see the module docs for their rules and ids).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -95,37 +94,6 @@ impl Variant {
         Variant::from_id(R::ID)
     }
 
-    /// Every legal move of the side to move of `p` under this variant, with its full path, as
-    /// `egdb moves` lists them: capture sequences listed separately even when two take the
-    /// same pieces to the same square (perft's count). English and giveaway: the English move
-    /// generator ([`Position::moves`]); the others: the variant's path generator
-    /// ([`crate::rules::paths::moves`]: flying kings, backward captures of men, majority and
-    /// precedence rules, crowning during a capture). Empty when the side to move has no move
-    /// (the terminal rule, [`Variant::no_move_value`], decides the game).
-    pub fn moves(self, p: &Position) -> Vec<Move> {
-        match self {
-            Variant::English | Variant::Giveaway => p.moves(),
-            v => super::paths::moves(&v.game(), p)
-                .iter()
-                .map(to_move)
-                .collect(),
-        }
-    }
-
-    /// [`Variant::moves`] with moves of the same effect (same from and to squares, captured
-    /// pieces and crowning: the same resulting position) listed once, the first path found:
-    /// one move per successor position. English and giveaway: [`Position::unique_moves`];
-    /// the others [`crate::rules::paths::unique_moves`].
-    pub fn unique_moves(self, p: &Position) -> Vec<Move> {
-        match self {
-            Variant::English | Variant::Giveaway => p.unique_moves(),
-            v => super::paths::unique_moves(&v.game(), p)
-                .iter()
-                .map(to_move)
-                .collect(),
-        }
-    }
-
     /// Whether `p` is a legal position of this variant: [`crate::rules::Rules::validate`] with
     /// the variant's crowning rows (Black's 29-32, White's 1-4 in every variant on this
     /// crate's board). The checks are the same for all eight variants: no overlapping
@@ -170,11 +138,6 @@ impl Variant {
     pub const fn has_fast_engine(self) -> bool {
         true
     }
-}
-
-/// A path generator's move as a [`Move`] (the type the front ends print and apply).
-fn to_move(m: &PathMove) -> Move {
-    Move::from_path(m.from, &m.path, m.captured_set(), m.crowns)
 }
 
 impl std::fmt::Display for Variant {
