@@ -36,7 +36,7 @@ def giveaway(egdb, tmp_path_factory):
 def test_rules_from_the_headers_and_mismatch(russian):
     assert Tablebase(russian).rules == "russian"
     assert Tablebase(russian, rules="russian").rules == "russian"
-    assert "rules='russian'" in repr(Tablebase(russian))
+    assert 'rules="russian"' in repr(Tablebase(russian))
     with pytest.raises(ProbeError, match="russian.*english|english.*russian"):
         Tablebase(russian, rules="english")
     with pytest.raises(ValueError, match="unknown rules"):
