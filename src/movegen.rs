@@ -304,7 +304,6 @@ impl Variant {
                 .collect(),
         }
     }
-
 }
 
 /// A path generator's move as a [`Move`] (the type the front ends print and apply).

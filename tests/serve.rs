@@ -433,13 +433,19 @@ fn variant_tables_are_served_under_their_rules() {
     let (_, h) = get_json(&srv.addr, "/api/health");
     assert_eq!(h["rules"], "russian");
     let (st, l) = get_json(&srv.addr, "/api/line?fen=B:W24,26:B22");
-    assert_eq!((st, &l["rules"], &l["end"]), (200, &json_str("russian"), &json_str("no_moves")));
+    assert_eq!(
+        (st, &l["rules"], &l["end"]),
+        (200, &json_str("russian"), &json_str("no_moves"))
+    );
     drop(srv);
 
     let ga = build_variant(checkers_egdb::rules::Variant::Giveaway);
     let srv = start_in(ga.path(), &["--rules", "giveaway"]);
     let (_, v) = get_json(&srv.addr, "/api/probe?fen=W:W:BK14");
-    assert_eq!((&v["rules"], &v["value"]), (&json_str("giveaway"), &json_str("win")));
+    assert_eq!(
+        (&v["rules"], &v["value"]),
+        (&json_str("giveaway"), &json_str("win"))
+    );
     let (st, l) = get_json(&srv.addr, "/api/line?fen=B:WK32:BK1");
     assert_eq!(st, 200, "{l}");
     assert_eq!(l["end"], "no_moves");
@@ -450,7 +456,14 @@ fn variant_tables_are_served_under_their_rules() {
     drop(srv);
 
     let o = Command::new(env!("CARGO_BIN_EXE_egdb"))
-        .args(["serve", "--rules", "english", "--bind", "127.0.0.1:0", "--dir"])
+        .args([
+            "serve",
+            "--rules",
+            "english",
+            "--bind",
+            "127.0.0.1:0",
+            "--dir",
+        ])
         .arg(ga.path())
         .output()
         .unwrap();

@@ -197,7 +197,13 @@ fn variant_handles_follow_the_rules_in_the_headers() {
             let h = egdb_open_rules(dir.as_ptr(), 1, r.as_ptr(), err.as_mut_ptr(), err.len());
             assert!(h.is_null(), "{bad}");
         }
-        let h = egdb_open_rules(dir.as_ptr(), 1, std::ptr::null(), err.as_mut_ptr(), err.len());
+        let h = egdb_open_rules(
+            dir.as_ptr(),
+            1,
+            std::ptr::null(),
+            err.as_mut_ptr(),
+            err.len(),
+        );
         assert!(!h.is_null());
         assert_eq!(CStr::from_ptr(egdb_rules(h)).to_str().unwrap(), "giveaway");
         let named = CString::new("giveaway").unwrap();
