@@ -67,7 +67,7 @@ impl Move {
     /// ([`crate::rules::Variant::unique_moves`]) in this type.
     ///
     /// # Panics
-    /// `path` empty or longer than [`MAX_PATH`] (12: a move captures at most 12 pieces).
+    /// `path` empty or longer than 12 squares (a move captures at most 12 pieces).
     pub fn from_path(from: u8, path: &[u8], captured: Bitboard, crowns: bool) -> Move {
         assert!(
             !path.is_empty() && path.len() <= MAX_PATH,
