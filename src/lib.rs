@@ -115,6 +115,7 @@
 //! (`capi/`), the KingsRow-compatible driver `egdb-kingsrow` (`kingsrow/`), the Python module
 //! `python/`; all three use this library's public API only.
 
+mod any;
 mod atomic;
 mod bmi2;
 mod board;
@@ -137,6 +138,7 @@ mod store;
 mod table;
 mod verify;
 
+pub use any::{resolve_rules, AnyTablebase};
 pub use atomic::replace as replace_file;
 pub use board::{Bitboard, Color, Position, PositionError, Wld};
 pub use generate::{
@@ -146,7 +148,7 @@ pub use generate::{
 pub use movegen::{perft, perft_by_moves, perft_parallel, Move};
 pub use notation::{format_move, parse_move, FenError, MoveParseError};
 pub use play::{
-    best_move, line, scored_moves, Line, LineEnd, Metric, ParseMetricError, ScoredMove,
+    best_move, legal_moves, line, scored_moves, Line, LineEnd, Metric, ParseMetricError, ScoredMove,
 };
 pub use probe::{max_cache_bytes, Dtc, ProbeError, ProbeStats, Tablebase, TablebaseBuilder};
 pub use prove::search::{Goal, Outcome as ProofOutcome};

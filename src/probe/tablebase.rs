@@ -214,6 +214,10 @@ impl<R: Rules> TablebaseBuilder<R> {
             allow_empty: self.allow_empty,
         }
     }
+    /// The table directory the tablebase will be opened from.
+    pub fn directory(&self) -> &Path {
+        &self.dir
+    }
     /// Budget of the shared cache of decompressed blocks, in bytes (default 64 MiB; 0 disables
     /// caching). Tables of codec 4 also get a table of the values that searches found for
     /// their threat positions, of one eighth of this budget (8 bytes per position
@@ -624,7 +628,7 @@ impl<R: Rules> Tablebase<R> {
 
     fn check(&self, p: &Position) -> Result<(), ProbeError> {
         self.counters.mine().probes.fetch_add(1, Ordering::Relaxed);
-        p.validate()?;
+        self.rules.validate(p)?;
         let pieces = p.piece_count();
         let max = self.max_pieces();
         if pieces > max {
