@@ -1,6 +1,6 @@
 //! Convert WLD table files (`*.egdb`) of codec 2 to codec 4 (docs/format.md), or to codec 5
-//! with `CODEC=5` (from codec 2 or 4: codec 5 skips exactly codec 4's don't cares), and
-//! check the result.
+//! with `CODEC=5` or codec 6 with `CODEC=6` (from codec 2 or 4: codecs 5 and 6 leave exactly
+//! codec 4's don't cares unread), and check the result.
 //! Usage:
 //!   cargo run --release --example convert_tables -- IN_DIR OUT_DIR [BLOCK_POSITIONS] [CHECK_N]
 //! Every file of IN_DIR is decoded and written again into OUT_DIR with the default
@@ -15,11 +15,12 @@
 //! read or written, since a file already in the output codec would be copied onto itself).
 //! CHECK_N is at most 10,000,000; BLOCK_POSITIONS a positive multiple of 20.
 //! Bad arguments or files give one error line and exit status 1 (2 for usage). `CODEC` must
-//! be 4 or 5: codec 4 and 5 files store no value at their don't cares, so they cannot be
+//! be 4, 5 or 6: codec 4, 5 and 6 files store no value at their don't cares, so they cannot be
 //! turned back into codec 2 without a search (rebuild with `egdb build` instead).
 use checkers_egdb::format::SliceIndex;
 use checkers_egdb::format::{
-    table_path, write_table_with, TableFile, WriteOptions, CODEC_2BIT_THREATS, CODEC_CM_THREATS,
+    table_path, write_table_with, TableFile, WriteOptions, CODEC_2BIT_THREATS, CODEC_CM_FILLED,
+    CODEC_CM_THREATS,
 };
 use checkers_egdb::{Color, Position, Slice, Tablebase, Wld};
 use rayon::prelude::*;
@@ -95,11 +96,11 @@ fn run(args: &[String]) -> Result<(), String> {
     let codec: u32 = match std::env::var("CODEC") {
         Err(_) => CODEC_2BIT_THREATS,
         Ok(s) => match s.parse() {
-            Ok(c) if c == CODEC_2BIT_THREATS || c == CODEC_CM_THREATS => c,
+            Ok(c) if [CODEC_2BIT_THREATS, CODEC_CM_THREATS, CODEC_CM_FILLED].contains(&c) => c,
             _ => {
                 return Err(format!(
-                    "CODEC={s}: the output codec must be 4 or 5 (codec 4 and 5 files store no \
-                     value at their don't cares, so codec 2 needs a rebuild, not a conversion)"
+                    "CODEC={s}: the output codec must be 4, 5 or 6 (codec 4, 5 and 6 files store \
+                     no value at their don't cares, so codec 2 needs a rebuild, not a conversion)"
                 ))
             }
         },

@@ -26,15 +26,27 @@ class ProbeError(OSError):
 
 class Tablebase:
     """Tables opened from ``directory`` (files opened lazily) with a block cache of
-    ``cache_mb`` MiB (0 = none). Thread-safe; batch calls release the GIL.
+    ``cache_mb`` MiB (0 = none), under ``rules`` (``"english"``, ``"russian"``,
+    ``"brazilian"``, ``"italian"``, ``"giveaway"``, ``"pool"``, ``"spanish"``, ``"czech"``;
+    default ``None``: the rules in the files' headers). Probes, moves and lines follow the
+    variant's rules. Thread-safe; batch calls release the GIL.
 
-    Raises ``ProbeError`` if the directory cannot be read or holds no ``*.egdb`` file,
-    ``ValueError`` for a negative ``cache_mb``."""
+    Raises ``ProbeError`` if the directory cannot be read, holds no ``*.egdb`` file, or holds
+    tables of other rules than ``rules``; ``ValueError`` for a negative ``cache_mb`` or an
+    unknown rules name."""
 
-    def __init__(self, directory: Union[str, os.PathLike[str]], cache_mb: int = 64) -> None: ...
+    def __init__(
+        self,
+        directory: Union[str, os.PathLike[str]],
+        cache_mb: int = 64,
+        rules: Optional[str] = None,
+    ) -> None: ...
     @property
     def directory(self) -> pathlib.Path:
         """The table directory."""
+    @property
+    def rules(self) -> str:
+        """The rules the tables are of (``"english"``, ``"russian"``, ...)."""
     @property
     def max_pieces(self) -> int:
         """Largest piece count of any table file found."""
@@ -58,8 +70,9 @@ class Tablebase:
         ``unknown`` set, positions with more pieces than the tables get that value instead of
         raising; other failures raise for the first failing item (``item <i>: ...``)."""
     def moves(self, fen: str) -> list[tuple[str, Value]]:
-        """Legal moves (``"9-14"``, ``"9x18x27"``; every capture path, generator order) with
-        their values for the side to move. Empty when the side to move has lost."""
+        """Legal moves under the tables' rules (``"9-14"``, ``"9x18x27"``; every capture path,
+        generator order) with their values for the side to move. Empty when the side to move
+        has no move (it has lost; in giveaway it has won)."""
     def probe_dtc(self, fen: str) -> tuple[Value, Optional[int]]:
         """Distance to conversion (plies; a capture or man move converts): ``(value, plies)``,
         plies ``None`` for a draw. Needs the ``.dtc`` files of ``egdb build --dtc``

@@ -266,6 +266,20 @@ impl Position {
     /// # Errors
     /// See [`Position::new`].
     pub fn validate(&self) -> Result<(), PositionError> {
+        self.validate_crown_rows(BLACK_CROWN_ROW, WHITE_CROWN_ROW)
+    }
+
+    /// [`Position::validate`] with the crowning rows given (bitboards, bit i = square i+1):
+    /// no man of Black on `black_crown`, none of White on `white_crown`; the other checks as
+    /// [`Position::validate`]. What `crate::rules::Rules::validate` runs with a variant's rows.
+    ///
+    /// # Errors
+    /// See [`Position::new`].
+    pub fn validate_crown_rows(
+        &self,
+        black_crown: Bitboard,
+        white_crown: Bitboard,
+    ) -> Result<(), PositionError> {
         let both = self.black & self.white;
         if both != 0 {
             return Err(PositionError::Overlap(both.trailing_zeros() as u8 + 1));
@@ -276,14 +290,14 @@ impl Position {
                 stray.trailing_zeros() as u8 + 1,
             ));
         }
-        let bm = self.black & !self.kings & BLACK_CROWN_ROW;
+        let bm = self.black & !self.kings & black_crown;
         if bm != 0 {
             return Err(PositionError::ManOnCrowningRow {
                 color: Color::Black,
                 square: bm.trailing_zeros() as u8 + 1,
             });
         }
-        let wm = self.white & !self.kings & WHITE_CROWN_ROW;
+        let wm = self.white & !self.kings & white_crown;
         if wm != 0 {
             return Err(PositionError::ManOnCrowningRow {
                 color: Color::White,

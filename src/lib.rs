@@ -115,6 +115,7 @@
 //! (`capi/`), the KingsRow-compatible driver `egdb-kingsrow` (`kingsrow/`), the Python module
 //! `python/`; all three use this library's public API only.
 
+mod any;
 mod atomic;
 mod bmi2;
 mod board;
@@ -137,6 +138,7 @@ mod store;
 mod table;
 mod verify;
 
+pub use any::{resolve_rules, AnyTablebase};
 pub use atomic::replace as replace_file;
 pub use board::{Bitboard, Color, Position, PositionError, Wld};
 pub use generate::{
@@ -146,7 +148,7 @@ pub use generate::{
 pub use movegen::{perft, perft_by_moves, perft_parallel, Move};
 pub use notation::{format_move, parse_move, FenError, MoveParseError};
 pub use play::{
-    best_move, line, scored_moves, Line, LineEnd, Metric, ParseMetricError, ScoredMove,
+    best_move, legal_moves, line, scored_moves, Line, LineEnd, Metric, ParseMetricError, ScoredMove,
 };
 pub use probe::{max_cache_bytes, Dtc, ProbeError, ProbeStats, Tablebase, TablebaseBuilder};
 pub use prove::search::{Goal, Outcome as ProofOutcome};
@@ -171,13 +173,14 @@ pub mod format {
     //! [`crate::Tablebase`].
     pub use crate::index::SliceIndex;
     pub use crate::rules::search::is_dont_care;
+    pub use crate::table::cm6;
     pub use crate::table::dtc::write_dtc;
     pub use crate::table::dtw::{dtw_path, open_dtw, slice_of_dtw_file_name, write_dtw};
     pub use crate::table::{
         dir_rules, dtc_path, slice_of_dtc_file_name, slice_of_file_name, table_path, write_table,
         write_table_with, DtcFile, Fault, FileKind, TableError, TableFile, TableMeta, WriteOptions,
-        ANY_RULES, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_THREATS, CODEC_DTC_BYTE,
-        DONT_CARE, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED, RULES_ENGLISH,
+        ANY_RULES, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_FILLED, CODEC_CM_THREATS,
+        CODEC_DTC_BYTE, DONT_CARE, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED, RULES_ENGLISH,
     };
 }
 
@@ -204,9 +207,11 @@ pub mod driver {
     //! each unit to a [`Runner`], which solves it ([`solve_unit`], reading its dependencies
     //! through a [`DecodedTables`] store) and writes it ([`write_unit`]). The build directory's
     //! lock is [`DirLock`]. A program that only builds uses [`crate::build`].
+    pub use crate::generate::split::{run_local, Exchange, Partition, SplitStats, BLOCK_ALIGN};
     pub use crate::generate::{
-        drive, remove_stale_temp_files, solve_unit, write_unit, BuildPlan, DirLock, LocalRunner,
-        Runner, SolvedUnit, UnitJob, UnitOptions, LOCK_FILE,
+        drive, remove_stale_temp_files, solve_unit, solve_unit_split, split_refusal, split_unit,
+        write_unit, BuildPlan, DirLock, LocalRunner, Runner, SolvedUnit, UnitJob, UnitOptions,
+        LOCK_FILE,
     };
     pub use crate::store::{DecodedTables, StoreStats};
 }

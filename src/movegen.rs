@@ -13,7 +13,7 @@
 use crate::board::{shift, Bitboard, Bits, Color, Position, Wld, NEIGHBOUR};
 pub use crate::rules::english::perft;
 use crate::rules::english::{crown_row, man_directions, KING_DIRECTIONS};
-use crate::rules::Rules;
+use crate::rules::{Rules, Variant};
 
 /// Most landing squares a capture path can have (a king capturing every enemy piece).
 pub const MAX_PATH: usize = 12;
@@ -57,6 +57,31 @@ impl Move {
             crowns,
             path,
             path_len: 1,
+        }
+    }
+
+    /// Build a move from its full path: the start square, the landing squares in order (the
+    /// last is where the piece ends; one square for a quiet move), the captured pieces as a
+    /// bitboard (bit i = square i+1; 0 for a quiet move) and whether a man is crowned. Used to
+    /// carry the moves of the variants' path generator
+    /// ([`crate::rules::Variant::unique_moves`]) in this type.
+    ///
+    /// # Panics
+    /// `path` empty or longer than 12 squares (a move captures at most 12 pieces).
+    pub fn from_path(from: u8, path: &[u8], captured: Bitboard, crowns: bool) -> Move {
+        assert!(
+            !path.is_empty() && path.len() <= MAX_PATH,
+            "a move has 1 to {MAX_PATH} landing squares"
+        );
+        let mut p = [0; MAX_PATH];
+        p[..path.len()].copy_from_slice(path);
+        Move {
+            from,
+            to: path[path.len() - 1],
+            captured,
+            crowns,
+            path: p,
+            path_len: path.len() as u8,
         }
     }
 }
@@ -244,6 +269,46 @@ impl Position {
         p.side = self.side.opponent();
         p
     }
+}
+
+/// The moves of the variants, as [`Move`] values (an inherent impl of
+/// [`crate::rules::Variant`] written here: `rules` sits below `movegen`).
+impl Variant {
+    /// Every legal move of the side to move of `p` under this variant, with its full path, as
+    /// `egdb moves` lists them: capture sequences listed separately even when two take the
+    /// same pieces to the same square (perft's count). English and giveaway: the English move
+    /// generator ([`Position::moves`]); the others: the variant's path generator
+    /// ([`crate::rules::paths::moves`]: flying kings, backward captures of men, majority and
+    /// precedence rules, crowning during a capture). Empty when the side to move has no move
+    /// (the terminal rule, [`Variant::no_move_value`], decides the game).
+    pub fn moves(self, p: &Position) -> Vec<Move> {
+        match self {
+            Variant::English | Variant::Giveaway => p.moves(),
+            v => crate::rules::paths::moves(&v.game(), p)
+                .iter()
+                .map(to_move)
+                .collect(),
+        }
+    }
+
+    /// [`Variant::moves`] with moves of the same effect (same from and to squares, captured
+    /// pieces and crowning: the same resulting position) listed once, the first path found:
+    /// one move per successor position. English and giveaway: [`Position::unique_moves`];
+    /// the others [`crate::rules::paths::unique_moves`].
+    pub fn unique_moves(self, p: &Position) -> Vec<Move> {
+        match self {
+            Variant::English | Variant::Giveaway => p.unique_moves(),
+            v => crate::rules::paths::unique_moves(&v.game(), p)
+                .iter()
+                .map(to_move)
+                .collect(),
+        }
+    }
+}
+
+/// A path generator's move as a [`Move`] (the type the front ends print and apply).
+fn to_move(m: &crate::rules::paths::PathMove) -> Move {
+    Move::from_path(m.from, &m.path, m.captured_set(), m.crowns)
 }
 
 struct JumpState {

@@ -26,7 +26,7 @@
 use crate::board::Position;
 use crate::movegen::Move;
 use crate::probe::{Dtc, ProbeError, Tablebase};
-use crate::rules::Rules;
+use crate::rules::{Rules, Variant};
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
@@ -136,24 +136,44 @@ fn canonical(a: &Move, b: &Move) -> Ordering {
     (a.from, a.path()).cmp(&(b.from, b.path()))
 }
 
-/// Every legal move of `p` with its value by `metric`, best first: wins by smallest distance,
-/// then draws, then losses by largest distance; moves of equal value in canonical order (from square,
-/// then landing squares, numerically). Capture paths with the same from square, landing
-/// square and captured pieces are listed once (the first path). Empty when the side to move
-/// has no legal move (it has lost).
+/// The legal moves of `p` under the rules `R` of a tablebase, one per resulting position
+/// ([`Variant::unique_moves`] of the variant whose rules id is `R::ID`: English and giveaway
+/// the English generator, the others their path generator with flying kings, majority and
+/// precedence rules).
+///
+/// # Errors
+/// [`ProbeError::Table`] ([`crate::format::TableError::Invalid`]) for rules this crate has no
+/// move generator of (a rules id no [`Variant`] has).
+pub fn legal_moves<R: Rules>(p: &Position) -> Result<Vec<Move>, ProbeError> {
+    match Variant::of::<R>() {
+        Some(v) => Ok(v.unique_moves(p)),
+        None => Err(ProbeError::Table(crate::table::TableError::Invalid(
+            format!("rules id {} ({}) has no move generator", R::ID, R::NAME),
+        ))),
+    }
+}
+
+/// Every legal move of `p` under the tablebase's rules ([`legal_moves`]) with its value by
+/// `metric`, best first: wins by smallest distance, then draws, then losses by largest
+/// distance; moves of equal value in canonical order (from square, then landing squares,
+/// numerically). Capture paths with the same from square, landing square, captured pieces
+/// and crowning are listed once (the first path). Empty when the side to move has no legal
+/// move (its value is then the rules' terminal rule, [`Rules::no_move_value`]: a loss, a win
+/// in giveaway).
 ///
 /// # Errors
 /// As [`Metric::probe`] of the positions after the moves (e.g. [`ProbeError::MissingDtc`] /
-/// [`ProbeError::MissingDtw`], too many pieces, an invalid position).
-pub fn scored_moves(
-    tb: &Tablebase,
+/// [`ProbeError::MissingDtw`], too many pieces, an invalid position), and as
+/// [`legal_moves`].
+pub fn scored_moves<R: Rules>(
+    tb: &Tablebase<R>,
     p: &Position,
     metric: Metric,
 ) -> Result<Vec<ScoredMove>, ProbeError> {
-    p.validate()?;
     let rules = tb.rules();
+    rules.validate(p)?;
     let mut out = Vec::new();
-    for mv in p.unique_moves() {
+    for mv in legal_moves::<R>(p)? {
         let after = p.apply(&mv);
         let after_value = metric.probe(tb, &after)?;
         let conversion = rules.is_conversion(p, &after);
@@ -187,8 +207,8 @@ pub fn scored_moves(
 ///
 /// # Errors
 /// As [`scored_moves`].
-pub fn best_move(
-    tb: &Tablebase,
+pub fn best_move<R: Rules>(
+    tb: &Tablebase<R>,
     p: &Position,
     metric: Metric,
 ) -> Result<Option<ScoredMove>, ProbeError> {
@@ -198,7 +218,10 @@ pub fn best_move(
 /// Why a [`Line`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum LineEnd {
-    /// The side to move at the end has no legal move: it has lost (every won line ends so).
+    /// The side to move at the end has no legal move: the game is over, decided by the rules'
+    /// terminal rule ([`Rules::no_move_value`]): that side has lost (English, Russian,
+    /// Brazilian, Italian, ...; every won line ends so), or in giveaway it has won (every won
+    /// giveaway line ends with the winner to move and no move).
     NoMoves,
     /// The last move reached a position met before in the line (drawn lines end so).
     Repetition,
@@ -219,17 +242,18 @@ pub struct Line {
     pub end: LineEnd,
 }
 
-/// Perfect play by `metric` from `p` to the end of the game, at most `max_plies` moves: both
-/// sides play [`best_move`]. A won (or lost) start ends with the loser to move and no legal
-/// move ([`LineEnd::NoMoves`]); by [`Metric::Dtw`] after exactly the start's depth in plies
+/// Perfect play by `metric` from `p` to the end of the game under the tablebase's rules, at
+/// most `max_plies` moves: both sides play [`best_move`]. A won (or lost) start ends with a
+/// side to move that has no legal move ([`LineEnd::NoMoves`]): the loser, or in giveaway the
+/// winner (no move wins there); by [`Metric::Dtw`] after exactly the start's depth in plies
 /// (the fastest win against the longest defence); a drawn one plays drawing moves until a position repeats
 /// ([`LineEnd::Repetition`], the repeating move included) or the limit
 /// ([`LineEnd::MaxPlies`]).
 ///
 /// # Errors
 /// As [`scored_moves`].
-pub fn line(
-    tb: &Tablebase,
+pub fn line<R: Rules>(
+    tb: &Tablebase<R>,
     p: &Position,
     metric: Metric,
     max_plies: u32,

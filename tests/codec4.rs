@@ -4,12 +4,15 @@
 //! test implements itself: captures resolved by search over the slow move generator's
 //! successors, no move = loss, otherwise the stored value (read with `TableFile::decode_all`).
 //! Neither the probe's resolution code nor the codec-4 writer is used for the reference.
-//! Codec 5 (codec 4's don't cares, context-model coded) is held to the same reference.
+//! Codec 5 (codec 4's don't cares, context-model coded) and codec 6 (the same don't cares,
+//! context-model coded in segments decoded without move generation) are held to the same
+//! reference.
 
 mod probe_common;
 
 use checkers_egdb::format::{
-    SliceIndex, TableFile, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_THREATS,
+    is_dont_care, SliceIndex, TableFile, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_FILLED,
+    CODEC_CM_THREATS,
 };
 use checkers_egdb::planning::build_order;
 use checkers_egdb::{BuildOptions, Position, Slice, Tablebase, Unit, Wld};
@@ -285,7 +288,7 @@ fn verify_ok(dir: &Path) -> String {
 #[test]
 fn build_codec_flag_refuses_other_values() {
     // Codecs that do not exist, and spellings no other integer option accepts either.
-    for bad in ["3", "6", "0", " 5", "5 ", "-2", "five", ""] {
+    for bad in ["3", "7", "0", " 5", "5 ", "-2", "five", ""] {
         let d = tempfile::tempdir().unwrap();
         let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
             .args([
@@ -302,7 +305,7 @@ fn build_codec_flag_refuses_other_values() {
         assert!(!out.status.success(), "--codec {bad:?} was accepted");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
-            err.contains("--codec") && err.contains("2, 4 or 5"),
+            err.contains("--codec") && err.contains("2, 4, 5 or 6"),
             "{bad:?}: {err}"
         );
         assert!(std::fs::read_dir(d.path()).unwrap().next().is_none());
@@ -337,6 +340,67 @@ fn codec5_tables_probe_like_codec2_tables_and_verify_up_to_4_pieces() {
         &bad[..bad.len().min(5)]
     );
     assert!(tb.stats().threat_searches > 0);
+
+    let _ = verify_ok(&new_dir);
+}
+
+#[test]
+fn codec6_tables_store_codec2s_values_probe_like_codec2_and_verify_up_to_4_pieces() {
+    let d = tempfile::tempdir().unwrap();
+    let (new_dir, old_dir) = (d.path().join("cm6"), d.path().join("old"));
+    build(&old_dir, 4, None);
+    // Up to 3 pieces in codec 6, then 4 pieces on them (the dependency store decodes
+    // codec-6 files).
+    build(&new_dir, 3, Some("6"));
+    build(&new_dir, 4, Some("6"));
+    let new = load(&new_dir);
+    let old = load(&old_dir);
+    assert_eq!(new.len(), old.len());
+    assert!(new.values().all(|t| t.0 == CODEC_CM_FILLED));
+    let (nb, ob): (u64, u64) = (
+        new.values().map(|t| t.1).sum(),
+        old.values().map(|t| t.1).sum(),
+    );
+    assert!(nb < ob, "codec 6 takes {nb} bytes, codec 2 {ob}");
+
+    // Every position the probe reads (not don't care) holds codec 2's value.
+    let mut dont_care = 0u64;
+    for (s, t) in &new {
+        let ix = SliceIndex::new(*s);
+        let want = &old[s].2;
+        ix.visit(0, ix.size(), |i, p| {
+            if is_dont_care(checkers_egdb::rules::English, &p) {
+                dont_care += 1;
+            } else {
+                assert_eq!(t.2[i as usize], want[i as usize], "{s} index {i}");
+            }
+        });
+    }
+    assert!(dont_care > 100_000, "{dont_care}");
+
+    // The probe (don't cares by search) against codec 2's reading, with the default cache, a
+    // small one (pages evicted and decoded again) and none (a segment decoded per lookup).
+    let tb = Tablebase::open(&new_dir).unwrap();
+    let bad = differing(&tb, &old);
+    assert!(
+        bad.is_empty(),
+        "{} positions differ, e.g. {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
+    assert!(tb.stats().threat_searches > 0);
+    for cache in [64usize << 10, 0] {
+        let tb = Tablebase::builder(&new_dir)
+            .cache_bytes(cache)
+            .open()
+            .unwrap();
+        let bad = all_positions(4)
+            .par_iter()
+            .step_by(3)
+            .filter(|p| tb.probe_wld(p) != Ok(old_value(&old, p)))
+            .count();
+        assert_eq!(bad, 0, "cache {cache}");
+    }
 
     let _ = verify_ok(&new_dir);
 }

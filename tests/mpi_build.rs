@@ -31,6 +31,44 @@ fn without_the_feature_mpi_is_a_clear_error() {
     );
 }
 
+/// `egdb plan --ranks R --memory SIZE` lists the units whose solver state (2 bytes per
+/// position) exceeds SIZE, as `build --mpi` splits them (the rule restated here over the
+/// plan's sizes), and its whole-unit critical path at 5 pieces is the heaviest chain of
+/// docs/mpi.md's scaling table (2.78e7 positions, computed there by summing unit sizes).
+#[test]
+fn plan_ranks_lists_the_units_to_split() {
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_egdb"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = run(&["plan", "--pieces", "5", "--ranks", "3", "--memory", "4M"]);
+    let listed: Vec<usize> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split('\t').next().unwrap().parse().unwrap())
+        .collect();
+    let want: Vec<usize> = checkers_egdb::planning::build_order(5)
+        .iter()
+        .filter(|u| 2 * u.sizes.iter().sum::<u64>() > 4 << 20)
+        .map(|u| u.id)
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(listed, want, "{text}");
+    let summary = text.lines().last().unwrap();
+    assert!(
+        summary.contains("(2.778e7 with every unit whole)"),
+        "{summary}"
+    );
+    // One rank splits nothing.
+    let one = run(&["plan", "--pieces", "5", "--ranks", "1", "--memory", "4M"]);
+    assert!(one.lines().all(|l| l.starts_with('#')), "{one}");
+    assert!(one.contains("# summary: 0 of 1123 units split"), "{one}");
+}
+
 #[cfg(feature = "mpi")]
 mod with_mpi {
     use checkers_egdb::format::table_path;
@@ -78,7 +116,7 @@ mod with_mpi {
             .map(|e| e.unwrap())
             .filter(|e| {
                 let n = e.file_name().to_string_lossy().into_owned();
-                n.ends_with(".egdb") || n.ends_with(".dtc")
+                n.ends_with(".egdb") || n.ends_with(".dtc") || n.ends_with(".dtw")
             })
             .map(|e| {
                 (
@@ -383,5 +421,138 @@ mod with_mpi {
         let want = tempfile::tempdir().unwrap();
         single(want.path(), &["--dtc"]);
         assert!(files(want.path()) == files(t.path()), "files differ");
+    }
+
+    /// Issue 31: every unit forced to split over the 3 ranks (`--split-above 0`; ranges of 64
+    /// positions, so most predecessor updates cross ranks): the files are the single-process
+    /// build's, byte for byte, and `egdb verify` passes.
+    #[test]
+    fn every_unit_split_over_three_ranks_gives_the_same_bytes() {
+        let t = tempfile::tempdir().unwrap();
+        let out = mpirun(
+            3,
+            t.path(),
+            &["--quiet", "--split-above", "0"],
+            &[("EGDB_MPI_TEST_SPLIT_ALIGN", "64")],
+        );
+        assert!(out.status.success(), "{}", text(&out));
+        assert_same_files(t.path());
+        let v = Command::new(EGDB)
+            .args(["verify", "--dir"])
+            .arg(t.path())
+            .output()
+            .unwrap();
+        assert!(v.status.success(), "{}", text(&v));
+        assert!(
+            String::from_utf8_lossy(&v.stdout).starts_with("ok:"),
+            "{}",
+            text(&v)
+        );
+    }
+
+    /// Split and whole units in one job (units over 20,000 positions split, with the build's
+    /// block-aligned ranges): the same bytes; `-v` reports both kinds.
+    #[test]
+    fn mixed_split_and_whole_units_give_the_same_bytes() {
+        let t = tempfile::tempdir().unwrap();
+        let out = mpirun(3, t.path(), &["-v", "--split-above", "20000"], &[]);
+        assert!(out.status.success(), "{}", text(&out));
+        assert_same_files(t.path());
+        let err = String::from_utf8_lossy(&out.stderr);
+        let split = err
+            .lines()
+            .filter(|l| l.starts_with("built ") && l.contains(" split over 3 ranks ("))
+            .count();
+        let whole = err
+            .lines()
+            .filter(|l| l.starts_with("built ") && l.contains(" s on rank "))
+            .count();
+        let big = build_order(PIECES)
+            .iter()
+            .filter(|u| u.sizes.iter().sum::<u64>() > 20_000)
+            .count();
+        assert_eq!(split, big, "{}", text(&out));
+        assert_eq!(split + whole, build_order(PIECES).len(), "{}", text(&out));
+        assert!(split > 0 && whole > 0);
+    }
+
+    /// Misuse of splitting: one clear line each, nothing built.
+    #[test]
+    fn split_misuse_is_one_clear_line() {
+        let t = tempfile::tempdir().unwrap();
+        // --dtc with split units: refused with the reason.
+        let out = mpirun(2, t.path(), &["--dtc", "--split-above", "0"], &[]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with("egdb: error: "))
+            .collect();
+        assert_eq!(lines.len(), 1, "{}", text(&out));
+        assert!(
+            lines[0].contains("--dtc with split units is not implemented"),
+            "{}",
+            text(&out)
+        );
+        assert!(files(t.path()).is_empty());
+        // --split-above without --mpi.
+        let out = Command::new(EGDB)
+            .args(["build", "--pieces", "2", "--split-above", "0", "--dir"])
+            .arg(t.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{}", text(&out));
+        assert!(
+            err.starts_with("egdb: error: --split-above ") && err.contains("needs --mpi"),
+            "{}",
+            text(&out)
+        );
+        assert!(files(t.path()).is_empty());
+    }
+
+    /// Every build option works under --mpi (issue 31, item 1): `--rules russian` (each rank's
+    /// store reads that variant's tables) and `--dtw` (its phase runs on rank 0 after the
+    /// ranks): the single-process bytes.
+    #[test]
+    fn rules_and_dtw_give_the_single_process_bytes() {
+        for extra in [&["--rules", "russian"][..], &["--dtw"][..]] {
+            let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+            single(a.path(), extra);
+            let mut args = vec!["--quiet"];
+            args.extend_from_slice(extra);
+            let out = mpirun(2, b.path(), &args, &[]);
+            assert!(out.status.success(), "{extra:?}: {}", text(&out));
+            let (want, got) = (files(a.path()), files(b.path()));
+            assert!(want.len() > 40, "{extra:?}: {} files", want.len());
+            if extra[0] == "--dtw" {
+                assert!(want.keys().any(|k| k.ends_with(".dtw")));
+            }
+            assert!(
+                want == got,
+                "{extra:?}: files differ from the single-process build"
+            );
+        }
+    }
+
+    /// A rank killed while every unit is split (rank 1 dies when handed its 6th split unit,
+    /// the others waiting for it in a collective): the job stops (mpirun ends it), and the same
+    /// command rerun completes the directory to the single-process bytes.
+    #[test]
+    fn killed_rank_in_a_split_unit_then_rerun_resumes_to_the_same_bytes() {
+        let t = tempfile::tempdir().unwrap();
+        let split = ["--quiet", "--split-above", "0"];
+        let align = ("EGDB_MPI_TEST_SPLIT_ALIGN", "64");
+        let out = mpirun(3, t.path(), &split, &[align, ("EGDB_MPI_TEST_KILL", "1:5")]);
+        assert!(!out.status.success(), "{}", text(&out));
+        let partial = files(t.path()).len();
+        assert!(
+            partial < reference().len(),
+            "{partial} files after the kill"
+        );
+        let again = mpirun(3, t.path(), &split, &[align]);
+        assert!(again.status.success(), "{}", text(&again));
+        assert_same_files(t.path());
     }
 }

@@ -406,3 +406,72 @@ fn depth_to_win_in_the_explorer() {
     let (_, _, js) = get_raw(&srv.addr, "/app.js");
     assert!(js.contains("perfectLine(\"dtw\")"));
 }
+
+/// Variant tables (issue 34): the server takes the directory's rules, says which in every
+/// answer, and generates the variant's moves: a Russian man crowned during a capture goes on
+/// capturing as a king (rule book), taking White's last pieces; in giveaway the side left
+/// without pieces wins, and the perfect line ends with it to move. Other rules than the
+/// directory's: the server refuses to start, naming both.
+#[test]
+fn variant_tables_are_served_under_their_rules() {
+    let build_variant = |v: checkers_egdb::rules::Variant| {
+        let d = tempfile::tempdir().unwrap();
+        let mut o = BuildOptions::new(d.path(), 3);
+        o.rules = v;
+        o.dtc = true;
+        build(&o).unwrap();
+        d
+    };
+    let ru = build_variant(checkers_egdb::rules::Variant::Russian);
+    let srv = start_in(ru.path(), &[]);
+    let (st, v) = get_json(&srv.addr, "/api/probe?fen=B:W24,26:B22");
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["rules"], "russian");
+    assert_eq!(v["value"], "win");
+    assert_eq!(moves_of(&v), ["22x31x20"]);
+    assert_eq!(v["moves"][0]["fen"], "W:W:BK20");
+    let (_, h) = get_json(&srv.addr, "/api/health");
+    assert_eq!(h["rules"], "russian");
+    let (st, l) = get_json(&srv.addr, "/api/line?fen=B:W24,26:B22");
+    assert_eq!(
+        (st, &l["rules"], &l["end"]),
+        (200, &json_str("russian"), &json_str("no_moves"))
+    );
+    drop(srv);
+
+    let ga = build_variant(checkers_egdb::rules::Variant::Giveaway);
+    let srv = start_in(ga.path(), &["--rules", "giveaway"]);
+    let (_, v) = get_json(&srv.addr, "/api/probe?fen=W:W:BK14");
+    assert_eq!(
+        (&v["rules"], &v["value"]),
+        (&json_str("giveaway"), &json_str("win"))
+    );
+    let (st, l) = get_json(&srv.addr, "/api/line?fen=B:WK32:BK1");
+    assert_eq!(st, 200, "{l}");
+    assert_eq!(l["end"], "no_moves");
+    let last = l["moves"].as_array().unwrap().last().unwrap().clone();
+    // The last move's value is the mover's: the mover left the opponent without a move, so in
+    // giveaway the mover has lost.
+    assert_eq!(last["value"], "loss", "{l}");
+    drop(srv);
+
+    let o = Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args([
+            "serve",
+            "--rules",
+            "english",
+            "--bind",
+            "127.0.0.1:0",
+            "--dir",
+        ])
+        .arg(ga.path())
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let msg = String::from_utf8_lossy(&o.stderr);
+    assert!(msg.contains("giveaway") && msg.contains("english"), "{msg}");
+}
+
+fn json_str(s: &str) -> Value {
+    Value::String(s.to_string())
+}

@@ -3,8 +3,8 @@
 //! whole-file checksum must decode to the original values.
 
 use checkers_egdb::format::{
-    write_table_with, Fault, TableError, TableFile, TableMeta, WriteOptions, CODEC_CM_THREATS,
-    HEADER_LEN, HEADER_SUMMED,
+    write_table_with, Fault, TableError, TableFile, TableMeta, WriteOptions, CODEC_CM_FILLED,
+    CODEC_CM_THREATS, HEADER_LEN, HEADER_SUMMED,
 };
 use checkers_egdb::{Access, Slice};
 use proptest::prelude::*;
@@ -57,6 +57,30 @@ fn sample5() -> &'static (Vec<u8>, Vec<u8>) {
         std::fs::write(&path, &bytes).unwrap();
         let t = TableFile::open(&path).unwrap();
         assert_eq!(t.codec(), CODEC_CM_THREATS);
+        assert!(t.block_count() > 2, "coded blocks to damage");
+        let decoded = t.decode_all().unwrap();
+        (bytes, decoded)
+    })
+}
+
+/// The sample's values written with codec 6 (context-model coded in segments, docs/format.md),
+/// and the values that file decodes to (don't-care positions hold the decoder's filler).
+fn sample6() -> &'static (Vec<u8>, Vec<u8>) {
+    static S: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
+    S.get_or_init(|| {
+        let (_, vals) = sample();
+        let meta = sample_meta(vals);
+        let opts = WriteOptions {
+            block_positions: 100,
+            codec: CODEC_CM_FILLED,
+            ..Default::default()
+        };
+        let bytes = encoded(&meta, vals, &opts);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s6.egdb");
+        std::fs::write(&path, &bytes).unwrap();
+        let t = TableFile::open(&path).unwrap();
+        assert_eq!(t.codec(), CODEC_CM_FILLED);
         assert!(t.block_count() > 2, "coded blocks to damage");
         let decoded = t.decode_all().unwrap();
         (bytes, decoded)
@@ -223,7 +247,11 @@ fn crafted_headers_with_valid_checksums_are_refused() {
 /// context-model decoder and the reverse give errors or values, never a panic.
 #[test]
 fn a_codec_byte_changed_between_zstd_and_context_model_never_panics() {
-    for (sample, to) in [(sample(), [5u8, 4]), (sample5(), [2, 4])] {
+    for (sample, to) in [
+        (sample(), [5u8, 6]),
+        (sample5(), [2, 6]),
+        (sample6(), [2, 5]),
+    ] {
         for c in to {
             let mut b = sample.0.clone();
             b[10] = c;
@@ -247,6 +275,16 @@ proptest! {
         cut in proptest::option::of(any::<prop::sample::Index>()),
     ) {
         let (good, vals) = sample5();
+        exercise(&mutate(good, flips, cut), Some(vals));
+    }
+
+    /// Codec 6: the same.
+    #[test]
+    fn mutated_codec6_files_never_panic_or_lie(
+        flips in proptest::collection::vec((any::<prop::sample::Index>(), 1u8..=255), 1..4),
+        cut in proptest::option::of(any::<prop::sample::Index>()),
+    ) {
+        let (good, vals) = sample6();
         exercise(&mutate(good, flips, cut), Some(vals));
     }
 
@@ -365,6 +403,58 @@ fn a_damaged_codec5_block_is_decoded_once_and_every_probe_of_it_fails() {
     assert!(failed > 3, "{failed} probes failed, {fine} answered");
     let st = tb.stats();
     assert_eq!(st.blocks_failed, 1, "{st:?}");
+}
+
+/// Codec 6: every flipped byte of the block data makes the decode of its block (and of each
+/// of its pages) a `Corrupt` error, never a value; every truncation is refused on open.
+#[test]
+fn codec6_flipped_data_bytes_and_truncations_are_refused() {
+    let good = &sample6().0;
+    let blocks = u32::from_le_bytes(good[52..56].try_into().unwrap()) as usize;
+    assert_eq!(good[19], 4, "4-byte offsets");
+    let data_start = HEADER_LEN + blocks * 8;
+    let end = |b: usize| -> usize {
+        u32::from_le_bytes(
+            good[HEADER_LEN + 8 * b..HEADER_LEN + 8 * b + 4]
+                .try_into()
+                .unwrap(),
+        ) as usize
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.egdb");
+    let mut coded = 0;
+    for b in 0..blocks {
+        let start = if b == 0 { 0 } else { end(b - 1) };
+        for k in start..end(b) {
+            coded += 1;
+            for x in [0x01u8, 0x80, 0xFF] {
+                let mut bytes = good.clone();
+                bytes[data_start + k] ^= x;
+                std::fs::write(&path, &bytes).unwrap();
+                for access in [Access::Mmap, Access::Pread] {
+                    let t = TableFile::open_with(&path, access).unwrap();
+                    let corrupt = |r: Result<_, TableError>| {
+                        matches!(
+                            r,
+                            Err(TableError::Corrupt {
+                                what: Fault::BlockChecksum(_),
+                                ..
+                            })
+                        )
+                    };
+                    assert!(corrupt(t.decode_block(b as u64)), "block {b} byte {k}");
+                    assert!(corrupt(t.decode_page(b as u64, 0)), "block {b} byte {k}");
+                    assert!(t.get((b * 100) as u64).is_err());
+                    assert!(t.verify_checksum().is_err());
+                }
+            }
+        }
+    }
+    assert!(coded > 20, "{coded} coded bytes");
+    for cut in 0..good.len() {
+        std::fs::write(&path, &good[..cut]).unwrap();
+        assert!(TableFile::open(&path).is_err(), "cut at {cut}");
+    }
 }
 
 /// The bytes of the table file the writer makes of `values` with `opts` (written to a

@@ -1,4 +1,5 @@
-/* egdb.h - C interface to the checkers-egdb probe library (English checkers endgame tables).
+/* egdb.h - C interface to the checkers-egdb probe library (endgame tables of English checkers
+ * and of the other 8x8 variants: Russian, Brazilian, Italian, giveaway, Pool, Spanish, Czech).
  *
  * Link with libegdb (cdylib .so or staticlib .a; the static library also needs
  * -lpthread -ldl -lm). All functions are thread-safe; one handle may be shared by all threads.
@@ -46,6 +47,24 @@ typedef struct EgdbStats {
  * egdb_last_error. */
 EgdbHandle *egdb_open(const char *dir, int cache_mb, char *errbuf, size_t errlen);
 
+/* As egdb_open, under the rules named by rules ("english", "russian", "brazilian", "italian",
+ * "giveaway", "pool", "spanish", "czech"), or with rules NULL under the rules recorded in the
+ * table files' headers (a directory holds the tables of one variant). egdb_open itself opens
+ * English tables only (tables of another variant are refused, naming both rules). Lookups,
+ * distances and best moves of the handle follow its variant: its moves and captures (flying
+ * kings, majority capture, Italian precedence) and its terminal rule (a side without a legal
+ * move loses; in giveaway it wins). Positions use this library's board in every variant: the
+ * side that moves first is Black on squares 1-12 (the side called White in Russian, Brazilian,
+ * Italian ... notation); Italian square numbers map onto ours as docs/architecture.md says.
+ * An unknown name, a directory of other rules or one mixing variants gives NULL and a
+ * message. */
+EgdbHandle *egdb_open_rules(const char *dir, int cache_mb, const char *rules, char *errbuf,
+                            size_t errlen);
+
+/* The name of the rules of the handle's tables ("english", "russian", ...: a static string),
+ * or NULL for a null or closed handle. */
+const char *egdb_rules(const EgdbHandle *h);
+
 /* Value of a position for the side to move (color: EGDB_BLACK or EGDB_WHITE). With conditional
  * non-zero no file is read and EGDB_NOT_IN_CACHE is returned when a needed block is not cached. */
 int egdb_lookup(const EgdbHandle *h, uint32_t black, uint32_t white, uint32_t kings, int color,
@@ -72,9 +91,10 @@ typedef struct EgdbMove {
 } EgdbMove;
 
 /* Best move of perfect play (wins by the smallest distance, then draws, then losses by the
- * largest) for a position given as in egdb_lookup: returns the move's value for the mover
- * (EGDB_WIN, EGDB_LOSS, EGDB_DRAW) with the move in *out; EGDB_LOSS with out->from == 0 when the
- * side to move has no legal move; or an error code. */
+ * largest) for a position given as in egdb_lookup, under the handle's rules: returns the move's
+ * value for the mover (EGDB_WIN, EGDB_LOSS, EGDB_DRAW) with the move in *out; when the side to
+ * move has no legal move, out->from == 0 and the value of the terminal rule (EGDB_LOSS; EGDB_WIN
+ * in giveaway); or an error code. */
 int egdb_best_move(const EgdbHandle *h, uint32_t black, uint32_t white, uint32_t kings, int color,
                    EgdbMove *out);
 

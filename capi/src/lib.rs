@@ -11,7 +11,8 @@
 //! [`egdb_get_stats`] clears it, so it always describes the latest of these calls. No function
 //! panics across the boundary.
 
-use checkers_egdb::{Color, Position, ProbeError, Tablebase, Wld};
+use checkers_egdb::rules::Variant;
+use checkers_egdb::{AnyTablebase, Color, Position, ProbeError, Tablebase, Wld};
 use std::cell::{RefCell, UnsafeCell};
 use std::ffi::{c_char, c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -45,7 +46,7 @@ pub struct EgdbHandle {
     state: AtomicU64,
     /// The tables; `None` once closed. Written only by [`egdb_close`] (which the caller must
     /// not run concurrently with other calls on the handle).
-    tb: UnsafeCell<Option<Tablebase>>,
+    tb: UnsafeCell<Option<AnyTablebase>>,
 }
 
 // SAFETY: `tb` is written only by `egdb_close`, whose contract excludes concurrent calls on the
@@ -62,7 +63,7 @@ const HANDLE_CLOSED: u64 = 0x6567_6462_434c_4f53;
 ///
 /// # Safety
 /// `h` null or a pointer returned by [`egdb_open`] (open or closed).
-unsafe fn tables<'a>(h: *const EgdbHandle) -> Result<&'a Tablebase, c_int> {
+unsafe fn tables<'a>(h: *const EgdbHandle) -> Result<&'a AnyTablebase, c_int> {
     // SAFETY: `h` is null or a handle shell from `egdb_open`, never freed (caller's contract).
     let Some(h) = (unsafe { h.as_ref() }) else {
         set_error("null handle".into());
@@ -261,7 +262,8 @@ pub unsafe extern "C" fn egdb_best_move(
         Err(c) => return c,
     };
     let r = catch_unwind(AssertUnwindSafe(|| {
-        checkers_egdb::best_move(tb, &p, checkers_egdb::Metric::Dtc)
+        tb.scored_moves(&p, checkers_egdb::Metric::Dtc)
+            .map(|v| v.into_iter().next())
     }));
     out.from = 0;
     out.to = 0;
@@ -272,7 +274,8 @@ pub unsafe extern "C" fn egdb_best_move(
     match r {
         Ok(Ok(None)) => {
             clear_error();
-            EGDB_LOSS
+            // No legal move: the terminal rule (a loss; a win in giveaway).
+            code(Ok(tb.variant().no_move_value()))
         }
         Ok(Ok(Some(m))) => {
             clear_error();
@@ -298,11 +301,12 @@ pub unsafe extern "C" fn egdb_best_move(
     }
 }
 
-/// Open the tables in directory `dir` (UTF-8 path, NUL-terminated) with a block cache of
-/// `cache_mb` MiB (0 = no cache: every lookup decodes its block, conditional lookups answer "not in cache";
-/// more than half the physical memory is reduced to that; negative is an error). Returns a handle, or null with
-/// a message copied into `errbuf` (capacity `errlen`, may be null) and kept for
-/// [`egdb_last_error`].
+/// Open the tables of English checkers in directory `dir` (UTF-8 path, NUL-terminated) with
+/// a block cache of `cache_mb` MiB (0 = no cache: every lookup decodes its block, conditional
+/// lookups answer "not in cache"; more than half the physical memory is reduced to that;
+/// negative is an error). Tables of another variant are refused (naming both rules): open
+/// them with [`egdb_open_rules`]. Returns a handle, or null with a message copied into
+/// `errbuf` (capacity `errlen`, may be null) and kept for [`egdb_last_error`].
 ///
 /// # Safety
 /// `dir` must be a valid NUL-terminated string; `errbuf` null or writable for `errlen` bytes.
@@ -310,6 +314,87 @@ pub unsafe extern "C" fn egdb_best_move(
 pub unsafe extern "C" fn egdb_open(
     dir: *const c_char,
     cache_mb: c_int,
+    errbuf: *mut c_char,
+    errlen: usize,
+) -> *mut EgdbHandle {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { open_with(dir, cache_mb, Some(Variant::English), errbuf, errlen) }
+}
+
+/// [`egdb_open`] under the rules named by `rules` (NUL-terminated: `"english"`, `"russian"`,
+/// `"brazilian"`, `"italian"`, `"giveaway"`, `"pool"`, `"spanish"`, `"czech"`), or, with
+/// `rules` null, under the rules recorded in the table files' headers (a directory holds
+/// the tables of one variant). Lookups, distances and best moves then follow that variant
+/// (its moves, captures and terminal rule: in giveaway a side without a move wins). A
+/// directory of other rules than those named, an unknown name or a directory mixing
+/// variants is refused with a message.
+///
+/// # Safety
+/// `dir` must be a valid NUL-terminated string; `rules` null or a valid NUL-terminated
+/// string; `errbuf` null or writable for `errlen` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn egdb_open_rules(
+    dir: *const c_char,
+    cache_mb: c_int,
+    rules: *const c_char,
+    errbuf: *mut c_char,
+    errlen: usize,
+) -> *mut EgdbHandle {
+    let v = if rules.is_null() {
+        None
+    } else {
+        // SAFETY: `rules` is non-null and, by the caller's contract, NUL-terminated.
+        let name = unsafe { CStr::from_ptr(rules) }.to_string_lossy();
+        match name.parse::<Variant>() {
+            Ok(v) => Some(v),
+            Err(e) => {
+                let msg = e.to_string();
+                // SAFETY: `errbuf` is null or writable for `errlen` bytes (caller's contract).
+                unsafe { copy_out(&msg, errbuf, errlen) };
+                set_error(msg);
+                return std::ptr::null_mut();
+            }
+        }
+    };
+    // SAFETY: the caller's contract, passed on.
+    unsafe { open_with(dir, cache_mb, v, errbuf, errlen) }
+}
+
+/// The name of the rules the handle's tables are of (`"english"`, `"russian"`, ...; a static
+/// NUL-terminated string), or null for a null or closed handle.
+///
+/// # Safety
+/// `h` null or a handle from [`egdb_open`] / [`egdb_open_rules`].
+#[no_mangle]
+pub unsafe extern "C" fn egdb_rules(h: *const EgdbHandle) -> *const c_char {
+    // SAFETY: `h` is null or a handle from `egdb_open` (caller's contract).
+    match unsafe { tables(h) } {
+        Ok(tb) => {
+            clear_error();
+            match tb.variant() {
+                Variant::English => c"english",
+                Variant::Russian => c"russian",
+                Variant::Brazilian => c"brazilian",
+                Variant::Italian => c"italian",
+                Variant::Giveaway => c"giveaway",
+                Variant::Pool => c"pool",
+                Variant::Spanish => c"spanish",
+                Variant::Czech => c"czech",
+            }
+            .as_ptr()
+        }
+        Err(_) => std::ptr::null(),
+    }
+}
+
+/// The opening of [`egdb_open`] and [`egdb_open_rules`] (`rules` `None`: the headers').
+///
+/// # Safety
+/// As [`egdb_open`].
+unsafe fn open_with(
+    dir: *const c_char,
+    cache_mb: c_int,
+    rules: Option<Variant>,
     errbuf: *mut c_char,
     errlen: usize,
 ) -> *mut EgdbHandle {
@@ -324,11 +409,13 @@ pub unsafe extern "C" fn egdb_open(
         let mb = usize::try_from(cache_mb)
             .map_err(|_| format!("cache size {cache_mb} MiB is negative"))?;
         // Positioned reads: a table file rewritten under the engine is an error, not SIGBUS.
-        Tablebase::builder(d)
-            .access(checkers_egdb::Access::Pread)
-            .cache_bytes(mb << 20)
-            .open()
-            .map_err(|e| e.to_string())
+        AnyTablebase::open_builder(
+            Tablebase::builder(d)
+                .access(checkers_egdb::Access::Pread)
+                .cache_bytes(mb << 20),
+            rules,
+        )
+        .map_err(|e| e.to_string())
     }));
     match r {
         Ok(Ok(tb)) => {

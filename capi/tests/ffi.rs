@@ -168,3 +168,69 @@ fn c_program_probes_distances_through_the_abi() {
     );
     assert!(text.contains("0 failures"), "{text}");
 }
+
+/// Variant handles (issue 34): `egdb_open` stays English and refuses giveaway tables naming
+/// both rules; `egdb_open_rules` with NULL takes the headers' rules (`egdb_rules` names
+/// them), refuses other names; lookups and the best move follow giveaway's terminal rule (a
+/// side without a move, or without pieces, wins), and one king against one king is never
+/// drawn there (issue 34's facts).
+#[test]
+fn variant_handles_follow_the_rules_in_the_headers() {
+    use egdb::*;
+    use std::ffi::{CStr, CString};
+    let d = tempfile::tempdir().unwrap();
+    let mut o = checkers_egdb::BuildOptions::new(d.path(), 2);
+    o.rules = checkers_egdb::rules::Variant::Giveaway;
+    o.dtc = true;
+    checkers_egdb::build(&o).unwrap();
+    let dir = CString::new(d.path().to_str().unwrap()).unwrap();
+    let mut err = [0 as std::ffi::c_char; 300];
+    // SAFETY: valid NUL-terminated strings, `err` writable for its length, handles from
+    // egdb_open_rules.
+    unsafe {
+        let h = egdb_open(dir.as_ptr(), 1, err.as_mut_ptr(), err.len());
+        assert!(h.is_null());
+        let msg = CStr::from_ptr(err.as_ptr()).to_string_lossy().into_owned();
+        assert!(msg.contains("giveaway") && msg.contains("english"), "{msg}");
+        for bad in ["russian", "checkers"] {
+            let r = CString::new(bad).unwrap();
+            let h = egdb_open_rules(dir.as_ptr(), 1, r.as_ptr(), err.as_mut_ptr(), err.len());
+            assert!(h.is_null(), "{bad}");
+        }
+        let h = egdb_open_rules(
+            dir.as_ptr(),
+            1,
+            std::ptr::null(),
+            err.as_mut_ptr(),
+            err.len(),
+        );
+        assert!(!h.is_null());
+        assert_eq!(CStr::from_ptr(egdb_rules(h)).to_str().unwrap(), "giveaway");
+        let named = CString::new("giveaway").unwrap();
+        let h2 = egdb_open_rules(dir.as_ptr(), 1, named.as_ptr(), err.as_mut_ptr(), err.len());
+        assert!(!h2.is_null());
+        egdb_close(h2);
+        // White to move without pieces: White has won.
+        let fen = CString::new("W:W:BK14").unwrap();
+        assert_eq!(egdb_lookup_fen(h, fen.as_ptr(), 0), EGDB_WIN);
+        // All-integer struct: zero is a valid value.
+        let mut m: EgdbMove = std::mem::zeroed();
+        m.from = 99;
+        assert_eq!(egdb_best_move(h, 1 << 13, 0, 1 << 13, 1, &mut m), EGDB_WIN);
+        assert_eq!(m.from, 0);
+        // King v king: never a draw, whoever moves.
+        for b in 0..32 {
+            for w in 0..32 {
+                if b == w {
+                    continue;
+                }
+                for color in [0, 1] {
+                    let v = egdb_lookup(h, 1 << b, 1 << w, (1 << b) | (1 << w), color, 0);
+                    assert!(v == EGDB_WIN || v == EGDB_LOSS, "{b} {w} {color}: {v}");
+                }
+            }
+        }
+        egdb_close(h);
+        assert!(egdb_rules(h).is_null());
+    }
+}

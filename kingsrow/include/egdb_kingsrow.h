@@ -9,6 +9,10 @@
  *   g++ engine.cpp -I<repo>/kingsrow/include -L<repo>/target/release -legdb_kingsrow \
  *       -Wl,-rpath,<repo>/target/release
  *
+ * English checkers only: the driver API has no notion of variant, so it opens English tables
+ * (tables of Russian, Brazilian, Italian, giveaway ... draughts are refused); the other
+ * variants are served by egdb.h's egdb_open_rules, the Python module and `egdb probe --rules`.
+ *
  * Boards: 32 playable squares in standard numbering 1-32; Black men start on 1-12 and move
  * toward 32. Values are for the side to move (`color`). Unlike KingsRow's own tables, these
  * answer capture positions too (the driver resolves captures by search), so a client needs no

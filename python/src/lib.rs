@@ -9,7 +9,8 @@
 //! thread pool; results keep the input order whatever the thread count.
 
 use checkers_egdb::format_move;
-use checkers_egdb::{line as play_line, LineEnd, Metric};
+use checkers_egdb::rules::Variant;
+use checkers_egdb::{AnyTablebase, LineEnd, Metric};
 use checkers_egdb::{Color, Position, Wld};
 use checkers_egdb::{Dtc, ProbeError as RustProbeError, Tablebase as RustTablebase};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
@@ -68,17 +69,22 @@ impl ItemError {
     }
 }
 
-/// Win/loss/draw tables of English checkers, opened from a directory of `*.egdb` files.
+/// Win/loss/draw tables of English checkers or another 8x8 variant, opened from a directory
+/// of `*.egdb` files (a directory holds the tables of one variant).
 ///
-/// `Tablebase(directory, cache_mb=64)`: files are opened lazily on first use; decompressed
-/// blocks are kept in a shared cache of `cache_mb` MiB (0 = none; more than half the physical
-/// memory is reduced to that). Thread-safe: share one object between threads.
+/// `Tablebase(directory, cache_mb=64, rules=None)`: files are opened lazily on first use;
+/// decompressed blocks are kept in a shared cache of `cache_mb` MiB (0 = none; more than half
+/// the physical memory is reduced to that). `rules` (`"english"`, `"russian"`,
+/// `"brazilian"`, `"italian"`, `"giveaway"`, `"pool"`, `"spanish"`, `"czech"`; default: the
+/// rules in the files' headers): probes, moves and lines follow that variant's rules.
+/// Thread-safe: share one object between threads.
 ///
-/// Raises `ProbeError` when the directory cannot be read or holds no table files, `ValueError`
-/// for a negative `cache_mb`.
+/// Raises `ProbeError` when the directory cannot be read, holds no table files, or holds
+/// tables of other rules than `rules` (naming both); `ValueError` for a negative `cache_mb`
+/// or an unknown `rules` name.
 #[pyclass(frozen, module = "checkers_egdb")]
 struct Tablebase {
-    tb: RustTablebase,
+    tb: AnyTablebase,
 }
 
 fn value_i8(v: Wld) -> i8 {
@@ -139,18 +145,36 @@ fn int_array(
 #[pymethods]
 impl Tablebase {
     #[new]
-    #[pyo3(signature = (directory, cache_mb = 64))]
-    fn new(py: Python<'_>, directory: std::path::PathBuf, cache_mb: i64) -> PyResult<Self> {
+    #[pyo3(signature = (directory, cache_mb = 64, rules = None))]
+    fn new(
+        py: Python<'_>,
+        directory: std::path::PathBuf,
+        cache_mb: i64,
+        rules: Option<&str>,
+    ) -> PyResult<Self> {
         let mb = usize::try_from(cache_mb)
             .map_err(|_| PyValueError::new_err(format!("cache size {cache_mb} MiB is negative")))?;
+        let rules = rules
+            .map(|r| {
+                r.parse::<Variant>()
+                    .map_err(|e| PyValueError::new_err(e.to_string()))
+            })
+            .transpose()?;
         let tb = py
             .detach(|| {
-                RustTablebase::builder(&directory)
-                    .cache_bytes(mb.saturating_mul(1 << 20))
-                    .open()
+                AnyTablebase::open_builder(
+                    RustTablebase::builder(&directory).cache_bytes(mb.saturating_mul(1 << 20)),
+                    rules,
+                )
             })
             .map_err(probe_err)?;
         Ok(Tablebase { tb })
+    }
+
+    /// The rules the tables are of: `"english"`, `"russian"`, ...
+    #[getter]
+    fn rules(&self) -> &'static str {
+        self.tb.variant().name()
     }
 
     /// The table directory.
@@ -171,7 +195,7 @@ impl Tablebase {
     /// Raises `ValueError` (bad FEN, more pieces than the tables) or `ProbeError` (missing or
     /// corrupt table).
     fn probe(&self, py: Python<'_>, fen: &str) -> PyResult<&'static str> {
-        let p = parse_py(fen)?;
+        let p = self.parse_py(fen)?;
         let v = py.detach(|| self.tb.probe_wld(&p)).map_err(probe_err)?;
         Ok(v.as_str())
     }
@@ -179,7 +203,7 @@ impl Tablebase {
     /// As `probe`, but never reads a file or decompresses a block: `None` when the answer needs
     /// a block (or a table) that is not loaded yet (the "conditional" lookup of engines).
     fn probe_cached(&self, fen: &str) -> PyResult<Option<&'static str>> {
-        let p = parse_py(fen)?;
+        let p = self.parse_py(fen)?;
         match self.tb.probe_wld_cached(&p) {
             Ok(v) => Ok(Some(v.as_str())),
             Err(RustProbeError::NotInCache) => Ok(None),
@@ -270,14 +294,15 @@ impl Tablebase {
             .call_method0("copy")
     }
 
-    /// Legal moves of `fen` with their values for the side to move, in the order of the move
-    /// generator (every capture path listed, as `egdb moves` prints them): a list of
-    /// `(move, value)`, e.g. `[("19-15", "win"), ...]`; moves are written `9-14` or
-    /// `9x18x27`. Empty when the side to move has no move (it has lost).
+    /// Legal moves of `fen` under the tables' rules with their values for the side to move,
+    /// in the order of the move generator (every capture path listed, as `egdb moves --rules`
+    /// prints them): a list of `(move, value)`, e.g. `[("19-15", "win"), ...]`; moves are
+    /// written `9-14` or `9x18x27`. Empty when the side to move has no move (the game is
+    /// over: it has lost, or won in giveaway).
     ///
     /// Raises as `probe` for any successor.
     fn moves(&self, py: Python<'_>, fen: &str) -> PyResult<Vec<(String, &'static str)>> {
-        let p = parse_py(fen)?;
+        let p = self.parse_py(fen)?;
         if p.piece_count() > self.tb.max_pieces() {
             // Successors may have fewer pieces; the position itself must be covered.
             return Err(probe_err(RustProbeError::TooManyPieces {
@@ -286,7 +311,8 @@ impl Tablebase {
             }));
         }
         py.detach(|| {
-            p.moves()
+            self.tb
+                .moves(&p)
                 .iter()
                 .map(|m| {
                     let v = self.tb.probe_wld(&p.apply(m))?.negate();
@@ -304,7 +330,7 @@ impl Tablebase {
     ///
     /// Raises as `probe`; `ProbeError` naming the slice when its `.dtc` file is missing.
     fn probe_dtc(&self, py: Python<'_>, fen: &str) -> PyResult<(&'static str, Option<u32>)> {
-        let p = parse_py(fen)?;
+        let p = self.parse_py(fen)?;
         let d = py.detach(|| self.tb.probe_dtc(&p)).map_err(probe_err)?;
         Ok(dist_pair(d))
     }
@@ -315,7 +341,7 @@ impl Tablebase {
     ///
     /// Raises as `probe`; `ProbeError` naming the slice when its `.dtw` file is missing.
     fn probe_dtw(&self, py: Python<'_>, fen: &str) -> PyResult<(&'static str, Option<u32>)> {
-        let p = parse_py(fen)?;
+        let p = self.parse_py(fen)?;
         let d = py.detach(|| self.tb.probe_dtw(&p)).map_err(probe_err)?;
         Ok(dist_pair(d))
     }
@@ -326,9 +352,10 @@ impl Tablebase {
     /// `max_plies` moves, as `egdb line --json` gives it: a dict with `start` (FEN),
     /// `metric`, `value` and the distance under the metric's name (`"dtw"` or `"dtc"`, `None`
     /// for a draw), `moves` (dicts with `move`, `conversion`, `after` (FEN), `value` and the
-    /// distance of the position after the move for the side to move there) and `end`
-    /// (`"no_moves"`: the side to move has lost, every won line ends so; `"repetition"`;
-    /// `"max_plies"`).
+    /// distance of the position after the move for the side to move there), `rules` (the
+    /// variant's name) and `end` (`"no_moves"`: the side to move has no move, so the game is
+    /// over: it has lost, or won in giveaway; every won line ends so; `"repetition"`;
+    /// `"max_plies"`). Moves follow the tables' rules.
     ///
     /// Raises as `probe`, `ValueError` for an unknown metric, `ProbeError` for a missing
     /// distance file.
@@ -340,7 +367,7 @@ impl Tablebase {
         metric: Option<&str>,
         max_plies: u32,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let p = parse_py(fen)?;
+        let p = self.parse_py(fen)?;
         let metric: Option<Metric> = metric
             .map(|m| {
                 m.parse().map_err(|e: checkers_egdb::ParseMetricError| {
@@ -352,16 +379,17 @@ impl Tablebase {
             .detach(|| {
                 let metric = match metric {
                     Some(m) => m,
-                    None => Metric::default_for(&self.tb, &p)?,
+                    None => self.tb.default_metric(&p)?,
                 };
-                let start = metric.probe(&self.tb, &p)?;
-                let l = play_line(&self.tb, &p, metric, max_plies)?;
+                let start = self.tb.probe_metric(&p, metric)?;
+                let l = self.tb.line(&p, metric, max_plies)?;
                 Ok::<_, RustProbeError>((metric, start, l))
             })
             .map_err(probe_err)?;
         let key = metric.as_str();
         let d = PyDict::new(py);
         d.set_item("start", p.to_fen())?;
+        d.set_item("rules", self.tb.variant().name())?;
         d.set_item("metric", key)?;
         d.set_item("value", start.wld().as_str())?;
         d.set_item(key, start.plies())?;
@@ -408,10 +436,22 @@ impl Tablebase {
 
     fn __repr__(&self) -> String {
         format!(
-            "Tablebase({:?}, max_pieces={})",
+            "Tablebase({:?}, rules={:?}, max_pieces={})",
             self.tb.dir().display().to_string(),
+            self.tb.variant().name(),
             self.tb.max_pieces()
         )
+    }
+}
+
+impl Tablebase {
+    /// `fen` parsed and checked as a position of the tables' variant ([`Variant::parse_fen`]);
+    /// `ValueError` naming the fault.
+    fn parse_py(&self, fen: &str) -> PyResult<Position> {
+        self.tb
+            .variant()
+            .parse_fen(fen)
+            .map_err(|e| PyValueError::new_err(format!("bad FEN: {e}")))
     }
 }
 

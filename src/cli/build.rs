@@ -47,6 +47,12 @@ pub struct Args {
     /// --dir on a filesystem all ranks share (needs the `mpi` cargo feature; see docs/mpi.md).
     #[arg(long)]
     pub mpi: bool,
+    /// With --mpi: solve every unit of more than POSITIONS positions split over all the ranks
+    /// (each rank holds an index range of both slices of the unit and exchanges predecessor
+    /// updates with the others; docs/mpi.md). For tests and measurements: units whose solver
+    /// state (2 bytes per position) exceeds --memory are split anyway. Not with --dtc.
+    #[arg(long, value_name = "POSITIONS")]
+    pub split_above: Option<u64>,
     /// Also build the distance-to-conversion file of every slice (`<slice>.dtc`); on a
     /// directory whose WLD files exist, only the distance files are built.
     #[arg(long)]
@@ -54,12 +60,15 @@ pub struct Args {
     /// Also build the depth-to-win file of every slice (`<slice>.dtw`: plies to the end of
     /// the game, the winner fastest, the loser slowest), after the WLD (and distance) files;
     /// on a directory whose WLD files exist, only the depth-to-win files are built.
-    #[arg(long, conflicts_with = "mpi")]
+    /// With --mpi the depth-to-win phase runs on rank 0 after the ranks have built the value
+    /// files (it is not distributed).
+    #[arg(long)]
     pub dtw: bool,
     /// Value codec of the WLD files written: 2 (default), 4 (about 1.5x smaller WLD files;
-    /// the first probe of a threat position pays a search, later ones are remembered) or 5
+    /// the first probe of a threat position pays a search, later ones are remembered), 5
     /// (codec 4's don't cares, context-model coded: about 2x smaller than codec 2, block
-    /// decodes much slower; docs/format.md). Without --codec a build continues in the codec
+    /// decodes much slower) or 6 (codec 4's don't cares, context-model coded in segments of
+    /// 4,120 positions that decode without move generation; docs/format.md). Without --codec a build continues in the codec
     /// of its complete units with the most pieces (when they agree; with none, of the other
     /// tables with the most pieces), else 2; the summary's `codec` line says which.
     /// Complete units keep their files whatever their codec; a unit interrupted with one file
@@ -69,18 +78,30 @@ pub struct Args {
     /// The game: english (default), russian, brazilian, italian, giveaway, pool, spanish,
     /// czech. Its rules id goes into every file header; a directory holds one variant's
     /// tables (a build into a directory of another variant is refused). Variants other than
-    /// English: codec 2 only, no --dtw, no --mpi.
+    /// English: codec 2 only, no --dtw.
     #[arg(long, default_value = "english")]
     pub rules: String,
 }
 
-/// `--codec`: 2, 4 or 5, read as every other integer option is (`05` is 5; spaces are
+/// `--codec`: 2, 4, 5 or 6, read as every other integer option is (`05` is 5; spaces are
 /// refused).
 fn parse_codec(s: &str) -> Result<u32, String> {
-    use checkers_egdb::format::{CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_THREATS};
+    use checkers_egdb::format::{
+        CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_FILLED, CODEC_CM_THREATS,
+    };
     match s.parse::<u32>() {
-        Ok(c) if [CODEC_2BIT_ZSTD, CODEC_2BIT_THREATS, CODEC_CM_THREATS].contains(&c) => Ok(c),
-        _ => Err("expected 2, 4 or 5".into()),
+        Ok(c)
+            if [
+                CODEC_2BIT_ZSTD,
+                CODEC_2BIT_THREATS,
+                CODEC_CM_THREATS,
+                CODEC_CM_FILLED,
+            ]
+            .contains(&c) =>
+        {
+            Ok(c)
+        }
+        _ => Err("expected 2, 4, 5 or 6".into()),
     }
 }
 
@@ -187,8 +208,11 @@ impl BuildObserver for Bars {
 pub fn run(args: Args) -> CliResult {
     super::init_threads(args.threads)?;
     let rules: checkers_egdb::rules::Variant = args.rules.parse()?;
-    if args.mpi && rules != checkers_egdb::rules::Variant::English {
-        return Err(format!("--mpi builds English tables only, not {rules}").into());
+    if args.split_above.is_some() && !args.mpi {
+        return Err(
+            "--split-above splits units over the ranks of an MPI job: it needs --mpi (mpirun -n R egdb build --mpi ...)"
+                .into(),
+        );
     }
     let opts = BuildOptions {
         dir: args.dir.clone(),
@@ -205,6 +229,7 @@ pub fn run(args: Args) -> CliResult {
         codec: args.codec.unwrap_or(checkers_egdb::format::CODEC_2BIT_ZSTD),
         codec_from_dir: args.codec.is_none(),
         rules,
+        split_above: args.split_above,
     };
     let bars = Bars::new(!args.quiet && std::io::stderr().is_terminal(), args.verbose);
     let s = if args.mpi {

@@ -38,8 +38,19 @@
 //! different arguments) or STOP; workers answer DONE (a `Report`: 18 words, then any recheck
 //! notes) or FAIL (`[unit id]` then the reason in UTF-8).
 //!
-//! Test hook: `EGDB_MPI_TEST_KILL=R:K` makes rank R kill itself (SIGKILL) when it receives its
-//! (K+1)-th unit, to test that a rerun resumes after a rank dies mid-build.
+//! - **Split units** (`driver::split_unit`: more positions than `--split-above`, or a solver
+//!   state over `--memory`): rank 0 stops handing out units until every rank is idle, sends
+//!   SPLIT (the ASSIGN words) to every rank, and all ranks, rank 0's MPI thread included (with
+//!   a dependency store of its own), solve the unit together
+//!   ([`solve_unit_split`](checkers_egdb::driver::solve_unit_split) over `MpiExchange`:
+//!   non-blocking `MPI_Ialltoallv`/`MPI_Iallreduce`, polled with sleeps so waiting ranks do
+//!   not spin); rank 0 gathers the values and writes the files. A rank whose part fails sends
+//!   FAIL; every rank stops (a failed lookup is all-reduced after the initial pass).
+//!
+//! Test hooks: `EGDB_MPI_TEST_KILL=R:K` makes rank R kill itself (SIGKILL) when it receives its
+//! (K+1)-th unit, to test that a rerun resumes after a rank dies mid-build;
+//! `EGDB_MPI_TEST_SPLIT_ALIGN=N` aligns the ranges of split units to N positions instead of
+//! the file's blocks (65,520), so that small test units spread over every rank.
 
 #[cfg(not(feature = "mpi"))]
 /// Without the `mpi` feature: a clear error.
@@ -61,13 +72,16 @@ pub use imp::run;
 #[cfg(feature = "mpi")]
 mod imp {
     use checkers_egdb::driver::{
-        drive, solve_unit, write_unit, BuildPlan, DecodedTables, Runner, UnitOptions,
+        drive, solve_unit, solve_unit_split, split_refusal, split_unit, write_unit, BuildPlan,
+        DecodedTables, Exchange, Runner, UnitOptions, BLOCK_ALIGN,
     };
     use checkers_egdb::format::table_path;
     use checkers_egdb::planning::build_order;
     use checkers_egdb::{
         BuildError, BuildObserver, BuildOptions, BuildSummary, NoProgress, Slice, Unit,
     };
+    use mpi::collective::{CommunicatorCollectives, SystemOperation};
+    use mpi::datatype::{Partition, PartitionMut};
     use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
     use mpi::topology::{Communicator, SimpleCommunicator};
     use mpi::Threading;
@@ -83,6 +97,7 @@ mod imp {
     const TAG_STOP: i32 = 2;
     const TAG_DONE: i32 = 3;
     const TAG_FAIL: i32 = 4;
+    const TAG_SPLIT: i32 = 5;
 
     /// How long to wait between polls for a message (receives never spin a core).
     const POLL: Duration = Duration::from_millis(1);
@@ -286,6 +301,18 @@ mod imp {
         world.abort(1)
     }
 
+    /// `EGDB_MPI_TEST_SPLIT_ALIGN=N`: ranges of split units aligned to N positions instead of
+    /// the file's blocks, so that the small units of a test spread over every rank (the same
+    /// on every rank: pass it with `mpirun -x`).
+    fn split_align_hook() -> Option<u64> {
+        std::env::var("EGDB_MPI_TEST_SPLIT_ALIGN")
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+            .filter(|&n| n > 0)
+    }
+
     /// `EGDB_MPI_TEST_KILL=R:K`: (rank, units to finish before dying).
     fn kill_hook(rank: i32) -> Option<usize> {
         let v = std::env::var("EGDB_MPI_TEST_KILL").ok()?;
@@ -361,6 +388,231 @@ mod imp {
         })
     }
 
+    /// The split solve's transport over the world communicator: `MPI_Ialltoallv` (in rounds
+    /// of at most `i32::MAX / ranks` bytes per destination, so no count or displacement
+    /// overflows) and `MPI_Iallreduce` (maximum), each waited for by [`wait_polling`].
+    struct MpiExchange<'w> {
+        world: &'w SimpleCommunicator,
+    }
+
+    impl Exchange for MpiExchange<'_> {
+        fn rank(&self) -> usize {
+            self.world.rank() as usize
+        }
+
+        fn ranks(&self) -> usize {
+            self.world.size() as usize
+        }
+
+        fn all_to_all(&self, send: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+            let n = self.ranks();
+            let lens: Vec<u64> = send.iter().map(|m| m.len() as u64).collect();
+            let mut rlens = vec![0u64; n];
+            mpi::request::scope(|scope| {
+                wait_polling(
+                    self.world
+                        .immediate_all_to_all_into(scope, &lens[..], &mut rlens[..]),
+                )
+            });
+            let round = (i32::MAX as u64 / n as u64).min(1 << 28);
+            let most = lens.iter().chain(&rlens).copied().max().unwrap_or(0);
+            let rounds = self.all_max(&[most.div_ceil(round)])[0];
+            let mut recv: Vec<Vec<u8>> = rlens
+                .iter()
+                .map(|&l| Vec::with_capacity(l as usize))
+                .collect();
+            for k in 0..rounds {
+                let piece = |l: u64| {
+                    let a = (k * round).min(l);
+                    (a as usize, (a + round).min(l) as usize)
+                };
+                let mut sbuf = Vec::new();
+                let (mut scounts, mut sdispls) = (Vec::with_capacity(n), Vec::with_capacity(n));
+                for m in &send {
+                    let (a, b) = piece(m.len() as u64);
+                    sdispls.push(sbuf.len() as i32);
+                    scounts.push((b - a) as i32);
+                    sbuf.extend_from_slice(&m[a..b]);
+                }
+                let (mut rcounts, mut rdispls) = (Vec::with_capacity(n), Vec::with_capacity(n));
+                let mut total = 0usize;
+                for &l in &rlens {
+                    let (a, b) = piece(l);
+                    rdispls.push(total as i32);
+                    rcounts.push((b - a) as i32);
+                    total += b - a;
+                }
+                // One byte more on each side, never sent: two empty vectors share the same
+                // dangling pointer, and MPI refuses a send buffer equal to the receive buffer.
+                sbuf.push(0);
+                let mut rbuf = vec![0u8; total + 1];
+                {
+                    let sp = Partition::new(&sbuf[..], &scounts[..], &sdispls[..]);
+                    let mut rp = PartitionMut::new(&mut rbuf[..], &rcounts[..], &rdispls[..]);
+                    mpi::request::scope(|scope| {
+                        wait_polling(
+                            self.world
+                                .immediate_all_to_all_varcount_into(scope, &sp, &mut rp),
+                        )
+                    });
+                }
+                for (r, v) in recv.iter_mut().enumerate() {
+                    let a = rdispls[r] as usize;
+                    v.extend_from_slice(&rbuf[a..a + rcounts[r] as usize]);
+                }
+            }
+            recv
+        }
+
+        fn all_max(&self, x: &[u64]) -> Vec<u64> {
+            let mut out = vec![0u64; x.len()];
+            mpi::request::scope(|scope| {
+                wait_polling(self.world.immediate_all_reduce_into(
+                    scope,
+                    x,
+                    &mut out[..],
+                    SystemOperation::max(),
+                ))
+            });
+            out
+        }
+    }
+
+    /// Wait for a non-blocking collective without spinning a core (a blocking MPI collective
+    /// busy-waits: a rank waiting for the others would take the CPU of the ranks still
+    /// working when ranks share cores): test it, sleeping 10 us at first, doubling up to 1 ms.
+    fn wait_polling<'a, D: ?Sized, S: mpi::request::Scope<'a>>(
+        mut req: mpi::request::Request<'a, D, S>,
+    ) {
+        let mut pause = Duration::from_micros(10);
+        loop {
+            match req.test() {
+                Ok(_) => return,
+                Err(r) => req = r,
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(POLL);
+        }
+    }
+
+    /// What rank 0 learns of a split unit: its report, and the exchange figures summed over
+    /// the ranks.
+    struct SplitReport {
+        report: Report,
+        /// Plies, predecessor updates sent between ranks, their bytes, the bytes of the
+        /// busiest ply, the bytes gathered on rank 0.
+        plies: u32,
+        updates: u64,
+        bytes: u64,
+        busiest: u64,
+        gather: u64,
+    }
+
+    /// Why a rank's part of a split unit failed.
+    enum SplitFail {
+        /// This rank failed: the reason.
+        Own(String),
+        /// Another rank failed (it sends its own reason to rank 0).
+        Peer(usize),
+    }
+
+    /// Every rank: solve unit `u` split over all the ranks ([`solve_unit_split`]) and, on rank
+    /// 0, write it. `Ok(None)` on the other ranks. A panic aborts the job: the other ranks
+    /// would wait for this one forever.
+    fn work_split(
+        world: &SimpleCommunicator,
+        dir: &Path,
+        u: &Unit,
+        uo: &UnitOptions,
+        deps: &mut DecodedTables,
+    ) -> Result<Option<SplitReport>, SplitFail> {
+        let t0 = Instant::now();
+        let ex = MpiExchange { world };
+        wait_for_dependencies(dir, u);
+        let n: u64 = u.sizes.iter().sum();
+        deps.begin_unit(
+            u,
+            n / ex.ranks() as u64 * checkers_egdb::planning::UNIT_BYTES_PER_POSITION,
+        );
+        let deps = &*deps;
+        let run = || {
+            let align = split_align_hook().unwrap_or(BLOCK_ALIGN);
+            let (solved, stats) = match solve_unit_split(u, deps, uo, &ex, align, &NoProgress) {
+                Ok(x) => x,
+                Err(BuildError::PeerFailed { rank, .. }) => return Err(SplitFail::Peer(rank)),
+                Err(e) => return Err(SplitFail::Own(e.to_string())),
+            };
+            // The exchange figures of every rank, gathered on rank 0.
+            let mine: Vec<u8> = [
+                stats.updates_sent,
+                stats.bytes_per_ply.iter().sum(),
+                stats.gather_bytes,
+            ]
+            .iter()
+            .chain(&stats.bytes_per_ply)
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+            let mut send = vec![Vec::new(); ex.ranks()];
+            send[0] = mine;
+            let got = ex.all_to_all(send);
+            let Some(mut solved) = solved else {
+                return Ok(None);
+            };
+            let mut sum = std::mem::take(&mut solved.summary);
+            sum.add(
+                &write_unit(dir, &solved, uo.codec).map_err(|e| SplitFail::Own(e.to_string()))?,
+            );
+            sum.seconds = t0.elapsed().as_secs_f64();
+            let words = |b: &[u8]| -> Vec<u64> {
+                b.chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                    .collect()
+            };
+            let all: Vec<Vec<u64>> = got.iter().map(|b| words(b)).collect();
+            let plies = stats.bytes_per_ply.len();
+            let busiest = (0..plies)
+                .map(|k| {
+                    all.iter()
+                        .map(|w| w.get(3 + k).copied().unwrap_or(0))
+                        .sum::<u64>()
+                })
+                .max()
+                .unwrap_or(0);
+            let total = |i: usize| all.iter().map(|w| w.get(i).copied().unwrap_or(0)).sum();
+            Ok(Some(SplitReport {
+                report: Report {
+                    unit: u.id,
+                    skipped: false,
+                    sum,
+                },
+                plies: stats.plies,
+                updates: total(0),
+                bytes: total(1),
+                busiest,
+                gather: total(2),
+            }))
+        };
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+            Ok(r) => r,
+            Err(p) => {
+                let msg = p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                die(
+                    world,
+                    &format!(
+                        "rank {} panicked in the split solve of unit {} ({}): {msg}",
+                        world.rank(),
+                        u.id,
+                        names(u)
+                    ),
+                )
+            }
+        }
+    }
+
     /// ASSIGN: `[unit id, unit count, WLD files complete, codec]`, little-endian u64 words.
     fn encode_assign(unit: usize, count: usize, uo: &UnitOptions) -> Vec<u8> {
         [
@@ -390,7 +642,7 @@ mod imp {
     fn worker(world: &SimpleCommunicator, opts: &BuildOptions) {
         let rank = world.rank();
         let dir = opts.dir.as_path();
-        let mut deps = DecodedTables::with_budget(dir, opts.memory);
+        let mut deps = DecodedTables::with_budget(dir, opts.memory).for_variant(opts.rules);
         let root = world.process_at_rank(0);
         let kill_after = kill_hook(rank);
         let mut received = 0usize;
@@ -406,7 +658,7 @@ mod imp {
                 .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
                 .collect();
             let (id, count, uo) = match (tag, words.as_slice()) {
-                (TAG_ASSIGN, &[id, count, wld_done, codec]) => (
+                (TAG_ASSIGN | TAG_SPLIT, &[id, count, wld_done, codec]) => (
                     id as usize,
                     count as usize,
                     UnitOptions {
@@ -428,6 +680,23 @@ mod imp {
             }
             received += 1;
             let units = units.get_or_insert_with(|| build_order(opts.pieces));
+            if tag == TAG_SPLIT {
+                if count != units.len() || id >= units.len() {
+                    die(
+                        world,
+                        &format!(
+                            "rank {rank}: rank 0 plans {count} units, this rank {}: were all ranks started with the same --pieces?",
+                            units.len()
+                        ),
+                    );
+                }
+                if let Err(SplitFail::Own(e)) = work_split(world, dir, &units[id], &uo, &mut deps) {
+                    let mut b = (id as u64).to_le_bytes().to_vec();
+                    b.extend(e.as_bytes());
+                    root.send_with_tag(&b[..], TAG_FAIL);
+                }
+                continue;
+            }
             let result = if count != units.len() || id >= units.len() {
                 Err(format!(
                     "rank 0 plans {count} units, this rank {}: were all ranks started with the same --pieces?",
@@ -496,7 +765,7 @@ mod imp {
     }
 
     enum Event {
-        Done(i32, Report),
+        Done(i32, Box<Report>),
         Fail(i32, usize, String),
     }
 
@@ -514,6 +783,9 @@ mod imp {
             plan: &BuildPlan<'_>,
             observer: &dyn BuildObserver,
         ) -> Result<BuildSummary, BuildError> {
+            if let Some(why) = split_refusal(plan, self.world.size() as usize) {
+                return Err(BuildError::Options(why));
+            }
             Ok(scheduler(
                 self.world,
                 plan,
@@ -551,7 +823,8 @@ mod imp {
                 let dir = opts.dir.clone();
                 let kill_after = kill_hook(0);
                 scope.spawn(move || {
-                    let mut store = DecodedTables::with_budget(&dir, opts.memory);
+                    let mut store =
+                        DecodedTables::with_budget(&dir, opts.memory).for_variant(opts.rules);
                     for (n, k) in local_rx.iter().map_while(|x| x).enumerate() {
                         if kill_after == Some(n) {
                             // SAFETY: sending a signal to this process.
@@ -580,12 +853,80 @@ mod imp {
                 last: None,
                 quiet,
             };
+            // A unit to be split over every rank: it starts when all ranks are idle.
+            let mut pending_split: Option<usize> = None;
+            let mut split_store: Option<DecodedTables> = None;
             loop {
+                if let Some(k) = pending_split {
+                    if holding.iter().all(Option::is_none) {
+                        pending_split = None;
+                        let uo = plan.unit_options(&plan.jobs[k]);
+                        for r in 1..size {
+                            world.process_at_rank(r).send_with_tag(
+                                &encode_assign(units[k].id, count, &uo)[..],
+                                TAG_SPLIT,
+                            );
+                        }
+                        // Rank 0's part runs on this thread (the one that calls MPI), with a
+                        // store of its own.
+                        let store = split_store.get_or_insert_with(|| {
+                            DecodedTables::with_budget(&opts.dir, opts.memory)
+                                .for_variant(opts.rules)
+                        });
+                        let rep = match work_split(world, &opts.dir, units[k], &uo, store) {
+                            Ok(Some(rep)) => rep,
+                            Ok(None) => die(world, "internal error: rank 0 gathered no split unit"),
+                            Err(fail) => {
+                                display.clear();
+                                let (r, e) = match fail {
+                                    SplitFail::Own(e) => (0, e),
+                                    SplitFail::Peer(rank) => {
+                                        // The failed rank sends its reason.
+                                        let (buf, _) = receive_from(world, rank as i32);
+                                        let e = buf.get(8..).unwrap_or(&[]);
+                                        (rank, String::from_utf8_lossy(e).into_owned())
+                                    }
+                                };
+                                die(
+                                    world,
+                                    &format!(
+                                        "rank {r} failed on unit {} ({}) split over {size} ranks: {e}",
+                                        units[k].id,
+                                        names(units[k])
+                                    ),
+                                );
+                            }
+                        };
+                        sched.finish(k);
+                        total.add(&rep.report.sum);
+                        if verbose {
+                            let n: u64 = units[k].sizes.iter().sum();
+                            display.note(&format!(
+                                "built {}\t{n} positions\t{:.3} s split over {size} ranks ({} plies; {} predecessor updates between ranks, {} bytes, {:.2} bytes per update, busiest ply {} bytes; {} bytes gathered on rank 0; writing {:.3})\t{:.0} positions/s",
+                                names(units[k]),
+                                rep.report.sum.seconds,
+                                rep.plies,
+                                rep.updates,
+                                rep.bytes,
+                                rep.bytes as f64 / rep.updates.max(1) as f64,
+                                rep.busiest,
+                                rep.gather,
+                                rep.report.sum.write_seconds,
+                                n as f64 / rep.report.sum.seconds.max(1e-9)
+                            ));
+                        }
+                        continue;
+                    }
+                }
                 for (r, h) in holding.iter_mut().enumerate() {
-                    if h.is_some() {
+                    if h.is_some() || pending_split.is_some() {
                         continue;
                     }
                     let Some(k) = sched.next() else { break };
+                    if !plan.jobs[k].wld_done && split_unit(units[k], opts, size as usize) {
+                        pending_split = Some(k);
+                        break;
+                    }
                     *h = Some((k, Instant::now()));
                     if r == 0 {
                         to_local.send(Some(k)).expect("rank 0 worker thread alive");
@@ -599,7 +940,7 @@ mod imp {
                 if sched.all_done() {
                     break;
                 }
-                if holding.iter().all(Option::is_none) {
+                if holding.iter().all(Option::is_none) && pending_split.is_none() {
                     die(
                         world,
                         "internal error: no unit ready and none in flight (dependency cycle?)",
@@ -607,7 +948,7 @@ mod imp {
                 }
                 let mut event = None;
                 match from_local.try_recv() {
-                    Ok(Ok(r)) => event = Some(Event::Done(0, r)),
+                    Ok(Ok(r)) => event = Some(Event::Done(0, Box::new(r))),
                     Ok(Err((k, e))) => event = Some(Event::Fail(0, units[k].id, e)),
                     Err(mpsc::TryRecvError::Empty) => {}
                     Err(mpsc::TryRecvError::Disconnected) => {
@@ -620,7 +961,7 @@ mod imp {
                         let from = status.source_rank();
                         event = Some(match status.tag() {
                             TAG_DONE => match Report::decode(&buf) {
-                                Some(r) => Event::Done(from, r),
+                                Some(r) => Event::Done(from, Box::new(r)),
                                 None => die(world, &format!("rank {from}: malformed report")),
                             },
                             TAG_FAIL if buf.len() >= 8 => Event::Fail(

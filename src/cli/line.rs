@@ -3,9 +3,9 @@
 use super::moves::value_cols;
 use super::CliResult;
 use checkers_egdb::format_move;
+use checkers_egdb::rules::Variant;
 use checkers_egdb::Position;
-use checkers_egdb::Tablebase;
-use checkers_egdb::{line, LineEnd, Metric};
+use checkers_egdb::{AnyTablebase, LineEnd, Metric};
 use std::path::PathBuf;
 
 /// Arguments of `egdb line`.
@@ -29,6 +29,12 @@ pub struct Args {
     /// Table directory (with the `.dtw` or `.dtc` files).
     #[arg(long, env = "EGDB_DIR", default_value = super::DEFAULT_DIR)]
     pub dir: PathBuf,
+    /// The game (english, russian, brazilian, italian, giveaway, pool, spanish, czech): moves
+    /// and the end of the game follow its rules (in giveaway the side left without a move
+    /// wins). Default: the rules in the table files' headers; given and not those, refused
+    /// naming both.
+    #[arg(long)]
+    pub rules: Option<String>,
 }
 
 /// clap's parser of `--metric`: `dtw` or `dtc`.
@@ -37,8 +43,11 @@ pub fn parse_metric(s: &str) -> Result<Metric, String> {
         .map_err(|e: checkers_egdb::ParseMetricError| e.to_string())
 }
 
-fn end_text(e: LineEnd) -> &'static str {
+fn end_text(e: LineEnd, v: Variant) -> &'static str {
     match e {
+        LineEnd::NoMoves if v.no_move_value() == checkers_egdb::Wld::Win => {
+            "no legal move: the side to move has won"
+        }
         LineEnd::NoMoves => "no legal move: the side to move has lost",
         LineEnd::Repetition => "repetition",
         LineEnd::MaxPlies => "ply limit reached",
@@ -51,13 +60,19 @@ fn end_text(e: LineEnd) -> &'static str {
 /// metric for its side to move), then the reason the line ended.
 pub fn run(args: Args) -> CliResult {
     let pos = Position::from_fen(&args.fen)?;
-    let tb = Tablebase::open(&args.dir)?;
+    let rules = args
+        .rules
+        .as_deref()
+        .map(str::parse::<Variant>)
+        .transpose()?;
+    let tb = AnyTablebase::open(&args.dir, rules)?;
+    tb.validate(&pos)?;
     let metric = match args.metric {
         Some(m) => m,
-        None => Metric::default_for(&tb, &pos)?,
+        None => tb.default_metric(&pos)?,
     };
-    let start = metric.probe(&tb, &pos)?;
-    let l = line(&tb, &pos, metric, args.max_plies)?;
+    let start = tb.probe_metric(&pos, metric)?;
+    let l = tb.line(&pos, metric, args.max_plies)?;
     let key = metric.as_str();
     if args.json {
         let moves: Vec<_> = l
@@ -81,6 +96,7 @@ pub fn run(args: Args) -> CliResult {
         };
         let mut o = serde_json::json!({
             "start": pos.to_fen(),
+            "rules": tb.variant().name(),
             "metric": key,
             "value": start.wld().as_str(),
             "moves": moves,
@@ -102,7 +118,7 @@ pub fn run(args: Args) -> CliResult {
             m.after.to_fen()
         ));
     }
-    s.push_str(&format!("end\t{}\n", end_text(l.end)));
+    s.push_str(&format!("end\t{}\n", end_text(l.end, tb.variant())));
     print!("{s}");
     Ok(())
 }

@@ -1,11 +1,13 @@
 //! `egdb moves FEN`: the legal moves of a position, one per line in PDN notation; with
 //! `--values`, each with the value, distance to conversion and depth to win of its result
-//! (where the files are present), best first.
+//! (where the files are present), best first. Moves follow the rules of `--rules NAME`
+//! (with `--values` by default the rules in the table files' headers; without, English).
 use super::CliResult;
 use checkers_egdb::format_move;
+use checkers_egdb::rules::Variant;
 use checkers_egdb::Position;
-use checkers_egdb::{scored_moves, Metric, ScoredMove};
-use checkers_egdb::{Dtc, ProbeError, Tablebase};
+use checkers_egdb::{AnyTablebase, Metric, ScoredMove};
+use checkers_egdb::{Dtc, ProbeError};
 use std::path::PathBuf;
 
 /// Arguments of `egdb moves`.
@@ -36,6 +38,13 @@ pub struct Args {
     /// Table directory (with `--values`).
     #[arg(long, env = "EGDB_DIR", default_value = super::DEFAULT_DIR)]
     pub dir: PathBuf,
+    /// The game whose moves are listed (english, russian, brazilian, italian, giveaway, pool,
+    /// spanish, czech): flying kings, backward captures of men, majority and precedence
+    /// rules, crowning during a capture as the variant has them. Default: with `--values` the
+    /// rules in the table files' headers (given and not those, refused naming both);
+    /// without, english.
+    #[arg(long)]
+    pub rules: Option<String>,
 }
 
 /// `win`, `loss` or `draw` and the distance (`-` for a draw).
@@ -48,11 +57,11 @@ pub fn value_cols(d: Dtc) -> (String, String) {
 
 /// The moves scored by `metric`, `None` when the metric's files are absent for them.
 fn scored_or_absent(
-    tb: &Tablebase,
+    tb: &AnyTablebase,
     pos: &Position,
     metric: Metric,
 ) -> Result<Option<Vec<ScoredMove>>, ProbeError> {
-    match scored_moves(tb, pos, metric) {
+    match tb.scored_moves(pos, metric) {
         Ok(v) => Ok(Some(v)),
         Err(ProbeError::MissingDtc { .. } | ProbeError::MissingDtw { .. }) => Ok(None),
         Err(e) => Err(e),
@@ -61,8 +70,9 @@ fn scored_or_absent(
 
 /// `egdb moves --values`: every move scored by both metrics where their files are present,
 /// in the order of `metric` (default DTW where present).
-fn run_values(args: &Args, pos: &Position) -> CliResult {
-    let tb = Tablebase::open(&args.dir)?;
+fn run_values(args: &Args, pos: &Position, rules: Option<Variant>) -> CliResult {
+    let tb = AnyTablebase::open(&args.dir, rules)?;
+    tb.validate(pos)?;
     let dtc = scored_or_absent(&tb, pos, Metric::Dtc)?;
     // Present: the position's own .dtw file is there (a drawn position needs none to probe).
     let dtw = if tb.has_dtw(pos)? {
@@ -79,7 +89,7 @@ fn run_values(args: &Args, pos: &Position) -> CliResult {
     // which file to build).
     let order = match (metric, &dtc, &dtw) {
         (Metric::Dtc, Some(v), _) | (Metric::Dtw, _, Some(v)) => v.clone(),
-        _ => scored_moves(&tb, pos, metric)?,
+        _ => tb.scored_moves(pos, metric)?,
     };
     let find = |v: &Option<Vec<ScoredMove>>, m: &ScoredMove| -> Option<ScoredMove> {
         v.as_ref()?.iter().find(|x| x.mv == m.mv).cloned()
@@ -139,17 +149,25 @@ fn run_values(args: &Args, pos: &Position) -> CliResult {
     Ok(())
 }
 
-/// Run `egdb moves`: print every legal move (capture paths separately unless `--unique`), one
-/// per line; nothing when the side to move has no move (it has lost).
+/// Run `egdb moves`: print every legal move under the rules (capture paths separately unless
+/// `--unique`), one per line; nothing when the side to move has no move (the game is over:
+/// it has lost, or won in giveaway).
 pub fn run(args: Args) -> CliResult {
     let pos = Position::from_fen(&args.fen)?;
+    let rules = args
+        .rules
+        .as_deref()
+        .map(str::parse::<Variant>)
+        .transpose()?;
     if args.values {
-        return run_values(&args, &pos);
+        return run_values(&args, &pos, rules);
     }
+    let v = rules.unwrap_or_default();
+    v.validate(&pos)?;
     let moves = if args.unique {
-        pos.unique_moves()
+        v.unique_moves(&pos)
     } else {
-        pos.moves()
+        v.moves(&pos)
     };
     let mut s = String::new();
     for m in &moves {

@@ -18,6 +18,11 @@ pub struct Args {
     /// pieces; 0.1 to 100000).
     #[arg(long, value_name = "X", requires = "memory")]
     positions_per_byte: Option<f64>,
+    /// With --memory (per rank): the plan of `egdb build --mpi` on this many ranks: which
+    /// units are split over the ranks (their solver state over --memory), the solver state per
+    /// rank, the predecessor updates exchanged (model of docs/mpi.md), and the critical path.
+    #[arg(long, value_name = "R", requires = "memory", conflicts_with = "json")]
+    ranks: Option<u32>,
     /// Print JSON: `{"max_pieces": N, "units": [{"id", "slices", "sizes", "pieces", "deps",
     /// "dep_units", "capture_materials"}, ...]}`; with `--memory` every unit also has
     /// `"predicted": {"unit_bytes", "writer_bytes", "resident_bytes", "resident_slices", "spilled_bytes",
@@ -99,6 +104,14 @@ pub fn run(args: Args) -> CliResult {
         .into());
     }
     let units = build_order(args.pieces);
+    if let Some(r) = args.ranks {
+        if !(1..=1_000_000).contains(&r) {
+            return Err(format!("--ranks must be between 1 and 1000000, got {r}").into());
+        }
+        let budget = args.memory.and_then(|b| b.0);
+        print!("{}", cluster_plan(&units, r as u64, budget));
+        return Ok(());
+    }
     let refs: Vec<&Unit> = units.iter().collect();
     let pred = args.memory.map(|b| predict(&refs, b.0, ppb));
     let join = |v: Vec<String>| {
@@ -210,4 +223,103 @@ pub fn run(args: Args) -> CliResult {
     }
     print!("{out}");
     Ok(())
+}
+
+/// In-unit moves per position assumed for the exchange estimate: the measured range at 9-10
+/// pieces is 2.24-4.59 (docs/mpi.md, `examples/mpi_exchange.rs`), most slices near 2.5.
+const MOVES_PER_POSITION: f64 = 2.5;
+/// Bytes per predecessor update sent between ranks (delta-coded varints): measured on the
+/// split units of `build --mpi --pieces 5` (docs/mpi.md, "Split units: measurements").
+const BYTES_PER_UPDATE: f64 = 1.1;
+
+/// The text of `egdb plan --ranks R --memory SIZE`: one line per split unit, then a summary
+/// (see [`Args::ranks`]). A unit is split, over all `ranks` ranks, when its solver state
+/// (`UNIT_BYTES_PER_POSITION` per position) exceeds the budget per rank, as
+/// `driver::split_unit` decides in `egdb build --mpi`.
+fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
+    use checkers_egdb::planning::UNIT_BYTES_PER_POSITION;
+    use std::collections::HashMap;
+    let size = |u: &Unit| u.sizes.iter().sum::<u64>();
+    let split = |u: &Unit| {
+        ranks > 1 && budget.is_some_and(|m| size(u).saturating_mul(UNIT_BYTES_PER_POSITION) > m)
+    };
+    // Units holding each material (captures read every slice of a material).
+    let mut of_material: HashMap<_, Vec<usize>> = HashMap::new();
+    for (k, u) in units.iter().enumerate() {
+        for s in &u.slices {
+            of_material.entry(s.material).or_default().push(k);
+        }
+    }
+    let at: HashMap<usize, usize> = units.iter().enumerate().map(|(k, u)| (u.id, k)).collect();
+    // Critical path (positions, a split unit counting 1/R of its own): units are in build
+    // order, so every dependency comes first.
+    let mut chain = vec![0f64; units.len()];
+    let mut chain_whole = vec![0f64; units.len()];
+    for (k, u) in units.iter().enumerate() {
+        let deps = u.dep_units.iter().filter_map(|d| at.get(d).copied()).chain(
+            u.capture_materials
+                .iter()
+                .flat_map(|m| of_material.get(m).into_iter().flatten().copied()),
+        );
+        let (mut a, mut b) = (0f64, 0f64);
+        for d in deps {
+            a = a.max(chain[d]);
+            b = b.max(chain_whole[d]);
+        }
+        let n = size(u) as f64;
+        chain[k] = a + if split(u) { n / ranks as f64 } else { n };
+        chain_whole[k] = b + n;
+    }
+    let total: u64 = units.iter().map(size).sum();
+    let mut out = format!(
+        "# {} ranks, memory per rank {}: a unit whose solver state ({UNIT_BYTES_PER_POSITION} bytes per position) exceeds it is split over all the ranks\n# id\tslices\tpositions\tranks\tstate_per_rank\texchanged_bytes\n",
+        ranks,
+        budget.map_or("unbounded".into(), format_size)
+    );
+    let (mut n_split, mut pos_split, mut exchanged, mut worst_rank) = (0usize, 0u64, 0f64, 0u64);
+    let mut largest_split = 0u64;
+    for u in units.iter().filter(|u| split(u)) {
+        let n = size(u);
+        let per_rank = n.div_ceil(ranks) * UNIT_BYTES_PER_POSITION;
+        let x =
+            n as f64 * MOVES_PER_POSITION * (ranks - 1) as f64 / ranks as f64 * BYTES_PER_UPDATE;
+        n_split += 1;
+        pos_split += n;
+        exchanged += x;
+        worst_rank = worst_rank.max(per_rank);
+        largest_split = largest_split.max(n);
+        out.push_str(&format!(
+            "{}\t{}\t{n}\t{ranks}\t{}\t{}\n",
+            u.id,
+            u.slices
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            format_size(per_rank),
+            format_size(x as u64)
+        ));
+    }
+    let largest_whole = units
+        .iter()
+        .filter(|u| !split(u))
+        .map(|u| size(u) * UNIT_BYTES_PER_POSITION)
+        .max()
+        .unwrap_or(0);
+    let cp = chain.iter().copied().fold(0f64, f64::max);
+    let cp_whole = chain_whole.iter().copied().fold(0f64, f64::max);
+    let bound = (total as f64 / ranks as f64).max(cp);
+    out.push_str(&format!(
+        "# summary: {n_split} of {} units split over {ranks} ranks ({pos_split} of {total} positions); solver state per rank at most {} (split units; rank 0 also gathers a split unit's values to write it, 1 byte per position: {}) and {} (largest whole unit); about {} of predecessor updates exchanged in all ({MOVES_PER_POSITION} in-unit moves per position, (R-1)/R of them across ranks, {BYTES_PER_UPDATE} bytes each); critical path {:.3e} positions ({:.3e} with every unit whole); work per rank {:.3e} positions; speed-up bound {:.1} (total / max(work per rank, critical path))\n",
+        units.len(),
+        format_size(worst_rank),
+        format_size(largest_split),
+        format_size(largest_whole),
+        format_size(exchanged as u64),
+        cp,
+        cp_whole,
+        total as f64 / ranks as f64,
+        total as f64 / bound.max(1.0)
+    ));
+    out
 }

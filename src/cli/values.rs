@@ -5,6 +5,7 @@
 //! (`Tablebase::probe_wld`), distances absent (`plies: None`, shown as `-`). Where the
 //! depth-to-win files are there (`egdb build --dtw`) every value also carries its DTW, moves
 //! are ordered by it and lines are the fastest wins (`checkers_egdb::Metric::Dtw`).
+use checkers_egdb::rules::Rules;
 use checkers_egdb::{Dtc, ProbeError, Tablebase};
 use checkers_egdb::{Move, Position, Wld};
 use std::cmp::Ordering;
@@ -62,7 +63,7 @@ impl From<Dtc> for Eval {
 ///
 /// # Errors
 /// As [`Tablebase::probe_dtw`], except a missing file (`None`).
-fn dtw_of(tb: &Tablebase, p: &Position) -> Result<Option<Dtc>, ProbeError> {
+fn dtw_of<R: Rules>(tb: &Tablebase<R>, p: &Position) -> Result<Option<Dtc>, ProbeError> {
     match tb.probe_dtw(p) {
         Ok(d) => Ok(Some(d)),
         Err(ProbeError::MissingDtw { .. }) => Ok(None),
@@ -75,7 +76,7 @@ fn dtw_of(tb: &Tablebase, p: &Position) -> Result<Option<Dtc>, ProbeError> {
 /// # Errors
 /// As [`Tablebase::probe_dtc`] and [`Tablebase::probe_dtw`], except a missing distance file
 /// (then that distance is absent; win/loss/draw alone without either).
-pub fn eval(tb: &Tablebase, p: &Position) -> Result<Eval, ProbeError> {
+pub fn eval<R: Rules>(tb: &Tablebase<R>, p: &Position) -> Result<Eval, ProbeError> {
     let mut e = match tb.probe_dtc(p) {
         Ok(d) => d.into(),
         Err(ProbeError::MissingDtc { .. }) => eval_wld(tb, p)?,
@@ -86,7 +87,7 @@ pub fn eval(tb: &Tablebase, p: &Position) -> Result<Eval, ProbeError> {
 }
 
 /// Value of `p` from win/loss/draw alone (no distance).
-fn eval_wld(tb: &Tablebase, p: &Position) -> Result<Eval, ProbeError> {
+fn eval_wld<R: Rules>(tb: &Tablebase<R>, p: &Position) -> Result<Eval, ProbeError> {
     Ok(Eval {
         wld: tb.probe_wld(p)?,
         plies: None,
@@ -128,7 +129,10 @@ pub struct ScoredMove {
 ///
 /// # Errors
 /// As [`eval`], for any position after a move.
-pub fn scored_moves(tb: &Tablebase, p: &Position) -> Result<Vec<ScoredMove>, ProbeError> {
+pub fn scored_moves<R: Rules>(
+    tb: &Tablebase<R>,
+    p: &Position,
+) -> Result<Vec<ScoredMove>, ProbeError> {
     let mut by_dtc = match checkers_egdb::scored_moves(tb, p, checkers_egdb::Metric::Dtc) {
         Ok(v) => v.into_iter().map(ScoredMove::from).collect(),
         Err(ProbeError::MissingDtc { .. }) => scored_moves_wld(tb, p)?,
@@ -154,9 +158,12 @@ pub fn scored_moves(tb: &Tablebase, p: &Position) -> Result<Vec<ScoredMove>, Pro
 }
 
 /// [`scored_moves`] from win/loss/draw alone.
-fn scored_moves_wld(tb: &Tablebase, p: &Position) -> Result<Vec<ScoredMove>, ProbeError> {
+fn scored_moves_wld<R: Rules>(
+    tb: &Tablebase<R>,
+    p: &Position,
+) -> Result<Vec<ScoredMove>, ProbeError> {
     let mut out = Vec::new();
-    for mv in p.unique_moves() {
+    for mv in checkers_egdb::legal_moves::<R>(p)? {
         let after = p.apply(&mv);
         let after_value = eval_wld(tb, &after)?;
         let value = Eval {
@@ -220,8 +227,8 @@ pub struct Line {
 /// As `checkers_egdb::line`: a missing distance file is an error
 /// ([`ProbeError::MissingDtc`] / [`ProbeError::MissingDtw`]), since a line by win/loss/draw
 /// alone need not make progress.
-pub fn line(
-    tb: &Tablebase,
+pub fn line<R: Rules>(
+    tb: &Tablebase<R>,
     p: &Position,
     max_plies: usize,
     metric: Option<checkers_egdb::Metric>,

@@ -316,14 +316,16 @@ pub fn drive(
         crate::table::CODEC_2BIT_ZSTD,
         crate::table::CODEC_2BIT_THREATS,
         crate::table::CODEC_CM_THREATS,
+        crate::table::CODEC_CM_FILLED,
     ]
     .contains(&opts.codec)
     {
         return Err(BuildError::Options(format!(
-            "--codec must be {}, {} or {}, got {}",
+            "--codec must be {}, {}, {} or {}, got {}",
             crate::table::CODEC_2BIT_ZSTD,
             crate::table::CODEC_2BIT_THREATS,
             crate::table::CODEC_CM_THREATS,
+            crate::table::CODEC_CM_FILLED,
             opts.codec
         )));
     }
@@ -763,4 +765,106 @@ impl Runner for LocalRunner {
         sum.store = deps.stats();
         Ok(sum)
     }
+}
+
+/// Whether `unit` is solved split over the `ranks` ranks of an MPI job (docs/mpi.md, "Inside
+/// one unit") rather than whole on one rank: with more than one rank, when it has more positions than
+/// [`BuildOptions::split_above`], or when its solver state
+/// ([`crate::memory::UNIT_BYTES_PER_POSITION`] bytes per position) exceeds
+/// [`BuildOptions::memory`], the budget of one rank.
+pub fn split_unit(unit: &Unit, opts: &BuildOptions, ranks: usize) -> bool {
+    let n: u64 = unit.sizes.iter().sum();
+    ranks > 1
+        && (opts.split_above.is_some_and(|t| n > t)
+            || opts
+                .memory
+                .is_some_and(|m| n.saturating_mul(crate::memory::UNIT_BYTES_PER_POSITION) > m))
+}
+
+/// Why the units of `plan` cannot run on `ranks` ranks with some of them split, or `None`:
+/// distance passes (`--dtc`) of split units are not implemented (the distance pass reads the
+/// partner slice's WLD values at any index, which a rank holding one range of it does not
+/// have); the message names the first unit that would be split.
+pub fn split_refusal(plan: &BuildPlan<'_>, ranks: usize) -> Option<String> {
+    if !plan.opts.dtc {
+        return None;
+    }
+    let job = plan
+        .jobs
+        .iter()
+        .find(|j| split_unit(j.unit, plan.opts, ranks))?;
+    let n: u64 = job.unit.sizes.iter().sum();
+    Some(format!(
+        "--dtc with split units is not implemented: unit {} ({n} positions) would be split over \
+         {ranks} ranks (--split-above, or its solver state over --memory), and the distance pass \
+         reads the partner slice's values at any position, which one rank's range does not hold; \
+         build the distance files without splitting (a larger --memory or --split-above, or \
+         without --mpi)",
+        names(&job.unit.slices)
+    ))
+}
+
+/// Solve `unit` split over the ranks of `ex` ([`crate::driver::Exchange`]), every rank calling
+/// this with the same unit; each rank reads its dependencies through its own `deps`, holds its index
+/// range of both slices and exchanges predecessor updates with the others. Rank 0 returns the
+/// unit solved as [`solve_unit`] solves it (identical values, so [`write_unit`] writes the
+/// same bytes); the other ranks `None`. Also returns this rank's exchange figures. Ranges are
+/// aligned to `align` positions ([`super::split::BLOCK_ALIGN`], the file format's block, in
+/// a build; smaller in tests, to make most updates cross ranks).
+///
+/// # Errors
+/// [`BuildError::Options`] for a distance pass (`uo.dtc`, `uo.wld_done`: not split, see
+/// [`split_refusal`]); [`BuildError::Dependency`] on the rank whose lookup failed,
+/// [`BuildError::PeerFailed`] on the others.
+pub fn solve_unit_split(
+    unit: &Unit,
+    deps: &DecodedTables,
+    uo: &UnitOptions,
+    ex: &dyn super::split::Exchange,
+    align: u64,
+    observer: &dyn BuildObserver,
+) -> Result<(Option<SolvedUnit>, super::split::SplitStats), BuildError> {
+    if uo.dtc || uo.wld_done {
+        return Err(BuildError::Options(format!(
+            "unit {}: distance passes of split units are not implemented",
+            names(&unit.slices)
+        )));
+    }
+    let s = unit.slices[0];
+    let lookup = |p: &crate::board::Position| deps.lookup(p);
+    let tick = |n: u64| observer.progress(n);
+    let t0 = Instant::now();
+    let r = crate::with_engine!(deps.variant(), r => {
+        super::split::solve_unit_split(r, s, &lookup, &tick, ex, align)
+    });
+    let (solved, stats) = match r {
+        Ok(x) => x,
+        Err(super::split::SplitError::Lookup(e)) => {
+            return Err(BuildError::Dependency {
+                building: s,
+                source: e,
+            })
+        }
+        Err(super::split::SplitError::Peer(rank)) => {
+            return Err(BuildError::PeerFailed {
+                unit: names(&unit.slices),
+                rank,
+            })
+        }
+    };
+    let solved = solved.map(|wld| {
+        let summary = BuildSummary {
+            solve_seconds: t0.elapsed().as_secs_f64(),
+            initial_seconds: wld.first().map_or(0.0, |x| x.initial_seconds),
+            plies: wld.first().map_or(0, |x| x.plies),
+            ..Default::default()
+        };
+        SolvedUnit {
+            wld,
+            dtc: Vec::new(),
+            summary,
+            rules: deps.variant(),
+        }
+    });
+    Ok((solved, stats))
 }

@@ -18,13 +18,14 @@ pub mod driver;
 pub mod dtw;
 pub mod recheck;
 pub mod solve;
+pub mod split;
 
 #[cfg(test)]
 mod store_lookup_tests;
 
 pub use driver::{
-    build, build_with, drive, solve_unit, write_unit, BuildPlan, LocalRunner, Runner, SolvedUnit,
-    UnitJob, UnitOptions,
+    build, build_with, drive, solve_unit, solve_unit_split, split_refusal, split_unit, write_unit,
+    BuildPlan, LocalRunner, Runner, SolvedUnit, UnitJob, UnitOptions,
 };
 
 use crate::board::Position;
@@ -102,6 +103,15 @@ pub enum BuildError {
     /// Bad options (e.g. a piece count out of range): the caller's misuse.
     #[error("{0}")]
     Options(String),
+    /// Another rank of a unit split over ranks failed (it reports its own reason); this rank
+    /// stopped with it.
+    #[error("unit {unit}: rank {rank} failed in the split solve")]
+    PeerFailed {
+        /// The unit's slices.
+        unit: String,
+        /// The rank that failed.
+        rank: usize,
+    },
     /// Another build holds the directory's advisory lock ([`DirLock`]).
     #[error("another egdb build is running on {} (it holds {}); wait for it to finish", dir.display(), dir.join(LOCK_FILE).display())]
     Busy {
@@ -269,6 +279,12 @@ pub struct BuildOptions {
     /// into a directory holding tables of other rules is refused ([`BuildError::Options`]).
     /// English in [`BuildOptions::new`].
     pub rules: crate::rules::Variant,
+    /// `egdb build --mpi`: solve every unit of more than this many positions split over all
+    /// the ranks ([`crate::driver::solve_unit_split`]; `--split-above`, for tests and
+    /// measurements). Units are also split when their solver state ([`crate::planning::UNIT_BYTES_PER_POSITION`] per
+    /// position) exceeds [`BuildOptions::memory`]: see [`driver::split_unit`]. `None` in
+    /// [`BuildOptions::new`]. Ignored by a single-process build.
+    pub split_above: Option<u64>,
 }
 
 impl BuildOptions {
@@ -285,6 +301,7 @@ impl BuildOptions {
             codec: crate::table::CODEC_2BIT_ZSTD,
             codec_from_dir: false,
             rules: crate::rules::Variant::English,
+            split_above: None,
         }
     }
 }

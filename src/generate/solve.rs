@@ -246,6 +246,9 @@ pub struct SolveOptions {
 pub struct Side {
     slice: Slice,
     index: SliceIndex,
+    /// First index of the slice held here: `state[j]` is position `lo + j`. 0 unless the unit
+    /// is split over ranks ([`super::split`]), where each rank holds one range of each slice.
+    pub(super) lo: u64,
     state: Vec<AtomicU8>,
     /// `dirty[t][c]`: chunk `c` (of `CHUNK` positions) may hold positions tagged with ply
     /// parity `t`, so the propagation scans only those chunks.
@@ -258,8 +261,15 @@ pub struct Side {
 
 impl Side {
     fn new(slice: Slice, opts: &SolveOptions) -> Side {
+        let n = SliceIndex::new(slice).size();
+        Side::range(slice, opts, 0..n)
+    }
+
+    /// The positions `range` of `slice` only (a rank's share of a split unit).
+    pub(super) fn range(slice: Slice, opts: &SolveOptions, range: std::ops::Range<u64>) -> Side {
         let index = SliceIndex::new(slice);
-        let n = index.size() as usize;
+        debug_assert!(range.end <= index.size());
+        let n = (range.end - range.start) as usize;
         let mut state = Vec::with_capacity(n);
         state.resize_with(n, || AtomicU8::new(0));
         let chunks = n.div_ceil(CHUNK);
@@ -267,6 +277,7 @@ impl Side {
         Side {
             slice,
             index,
+            lo: range.start,
             state,
             dirty: [flags(), flags()],
             longest: AtomicU32::new(0),
@@ -276,6 +287,46 @@ impl Side {
                 v
             }),
             kings_only: false,
+        }
+    }
+}
+
+impl Side {
+    /// Apply one predecessor update to position `lo + j`: its successor is a win
+    /// (`succ_is_win`: one more move refuted) or a loss (the position wins), resolved
+    /// positions being left alone; a position this resolves is tagged with `tag` (the next
+    /// ply's parity) and its chunk marked for the next ply's scan.
+    #[inline]
+    pub(super) fn apply(&self, j: usize, succ_is_win: bool, tag: u8) {
+        let cell = &self.state[j];
+        let tagged = if succ_is_win {
+            State::count_down(cell, tag)
+        } else {
+            State::mark_win(cell, tag)
+        };
+        if tagged {
+            self.dirty[tag as usize][j / CHUNK].store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// The longest ply resolved here so far.
+    pub(super) fn longest(&self) -> u32 {
+        self.longest.load(Ordering::Relaxed)
+    }
+
+    /// Set the longest ply (the maximum over the ranks of a split unit).
+    pub(super) fn set_longest(&self, ply: u32) {
+        self.longest.store(ply, Ordering::Relaxed);
+    }
+
+    /// Panic (an internal error) if a position held here was resolved but never propagated.
+    pub(super) fn check_propagated(&self, plies: u32) {
+        if let Some(i) = self
+            .state
+            .par_iter()
+            .position_first(|c| c.load(Ordering::Relaxed) >= State::WIN_T)
+        {
+            unpropagated(self.slice, self.lo as usize + i, plies);
         }
     }
 }
@@ -320,7 +371,10 @@ pub fn solve_unit_opts<R: Retro, E: Send>(
 /// is its own partner) and return the error of side 0 first, so the result does not depend on
 /// the scheduling. Both arrays in one parallel region keep the two cores busy on small units
 /// and small plies, where one array alone has too little work to split.
-fn both_sides<E: Send>(sides: &[Side], f: impl Fn(usize) -> Result<(), E> + Sync) -> Result<(), E> {
+pub(super) fn both_sides<E: Send>(
+    sides: &[Side],
+    f: impl Fn(usize) -> Result<(), E> + Sync,
+) -> Result<(), E> {
     if sides.len() == 1 {
         return f(0);
     }
@@ -354,13 +408,7 @@ fn propagate_all<R: Retro>(rules: R, sides: &[Side]) -> u32 {
     // Every resolved position was propagated: one left tagged would be read as a draw, and
     // so would the positions it should have resolved.
     for side in sides {
-        if let Some(i) = side
-            .state
-            .par_iter()
-            .position_first(|c| c.load(Ordering::Relaxed) >= State::WIN_T)
-        {
-            unpropagated(side.slice, i, ply);
-        }
+        side.check_propagated(ply);
     }
     ply
 }
@@ -410,7 +458,7 @@ fn initial_pass_by<E: Send>(
         .par_chunks(CHUNK)
         .enumerate()
         .for_each(|(c, chunk)| {
-            let base = (c * CHUNK) as u64;
+            let base = side.lo + (c * CHUNK) as u64;
             let mut err = None;
             side.index.visit(base, base + chunk.len() as u64, |i, pos| {
                 if err.is_some() {
@@ -446,6 +494,25 @@ fn initial_pass_by<E: Send>(
 /// `preds` (tagging those resolved at `ply + 1`). Returns whether any position was resolved at
 /// `ply`.
 pub fn propagate_ply<R: Retro>(rules: R, side: &Side, preds: &Side, ply: u32) -> bool {
+    let (found, remote) = propagate_ply_split(rules, side, preds, ply);
+    debug_assert!(
+        remote.is_empty(),
+        "a whole array has no remote predecessors"
+    );
+    found
+}
+
+/// [`propagate_ply`] over the range of `side` held here, for a unit split over ranks: the
+/// updates of predecessors outside the range of `preds` held here are not applied but
+/// returned, each as `index << 1 | successor is a win` (index in the whole slice of
+/// `preds`), in no particular order; [`super::split`] sends them to the ranks holding them.
+/// Returns (whether any position held here was resolved at `ply`, those updates).
+pub(super) fn propagate_ply_split<R: Retro>(
+    rules: R,
+    side: &Side,
+    preds: &Side,
+    ply: u32,
+) -> (bool, Vec<u64>) {
     let cur = (ply & 1) as u8;
     let next = cur ^ 1;
     let policy = UnitPolicy {
@@ -453,19 +520,19 @@ pub fn propagate_ply<R: Retro>(rules: R, side: &Side, preds: &Side, ply: u32) ->
         kings_only: preds.kings_only,
     };
     let stamp = ply.min(u16::MAX as u32 - 1) as u16;
-    let found = side
+    let (found, remote) = side
         .state
         .par_chunks(CHUNK)
         .enumerate()
         .map(|(c, chunk)| {
             if !side.dirty[cur as usize][c].swap(false, Ordering::Relaxed) {
-                return false;
+                return (false, Vec::new());
             }
             // Predecessor updates are batched: each index is prefetched when found and applied
             // when the batch is full, so the cache misses of the random accesses overlap
             // instead of stalling one after another.
             let mut batch = UpdateBatch::new(preds, next);
-            let base = (c * CHUNK) as u64;
+            let base = side.lo + (c * CHUNK) as u64;
             let process = |batch: &mut UpdateBatch,
                            i: u64,
                            cell: &AtomicU8,
@@ -487,7 +554,7 @@ pub fn propagate_ply<R: Retro>(rules: R, side: &Side, preds: &Side, ply: u32) ->
                 for_each_predecessor(rules, &q, &preds.index, policy, |k| batch.push(k, is_win));
                 cell.store(fin.0, Ordering::Relaxed);
                 if let Some(pl) = &side.plies {
-                    pl[i as usize].store(stamp, Ordering::Relaxed);
+                    pl[(i - side.lo) as usize].store(stamp, Ordering::Relaxed);
                 }
             };
             let tagged = |cell: &AtomicU8| State(cell.load(Ordering::Relaxed)).take_tag(cur);
@@ -516,13 +583,22 @@ pub fn propagate_ply<R: Retro>(rules: R, side: &Side, preds: &Side, ply: u32) ->
                 }
             }
             batch.flush();
-            n_tagged > 0
+            (n_tagged > 0, batch.remote)
         })
-        .reduce(|| false, |a, b| a || b);
+        .reduce(
+            || (false, Vec::new()),
+            |mut a, mut b| {
+                if a.1.len() < b.1.len() {
+                    std::mem::swap(&mut a.1, &mut b.1);
+                }
+                a.1.append(&mut b.1);
+                (a.0 || b.0, a.1)
+            },
+        );
     if found {
         side.longest.fetch_max(ply, Ordering::Relaxed);
     }
-    found
+    (found, remote)
 }
 
 /// Step 3: final values, capture mask, counts and resolution plies of one array.
@@ -1006,7 +1082,11 @@ struct UpdateBatch<'a> {
     side: &'a Side,
     tag: u8,
     len: usize,
+    /// (index in the range held here, successor is a win).
     items: [(u64, bool); BATCH],
+    /// Updates of positions outside the range held here (split units):
+    /// `index << 1 | successor is a win`.
+    remote: Vec<u64>,
 }
 
 const BATCH: usize = 64;
@@ -1018,12 +1098,19 @@ impl<'a> UpdateBatch<'a> {
             tag,
             len: 0,
             items: [(0, false); BATCH],
+            remote: Vec::new(),
         }
     }
 
     /// Queue "the successor of position `k` is a win (true) / loss (false) for its mover".
     #[inline]
     fn push(&mut self, k: u64, succ_is_win: bool) {
+        let j = k.wrapping_sub(self.side.lo);
+        if j >= self.side.state.len() as u64 {
+            self.remote.push(k << 1 | u64::from(succ_is_win));
+            return;
+        }
+        let k = j;
         prefetch(&self.side.state[k as usize]);
         if self.len == BATCH {
             self.flush();
@@ -1034,16 +1121,7 @@ impl<'a> UpdateBatch<'a> {
 
     fn flush(&mut self) {
         for &(k, is_win) in &self.items[..self.len] {
-            let cell = &self.side.state[k as usize];
-            let tagged = if is_win {
-                State::count_down(cell, self.tag)
-            } else {
-                State::mark_win(cell, self.tag)
-            };
-            if tagged {
-                self.side.dirty[self.tag as usize][k as usize / CHUNK]
-                    .store(true, Ordering::Relaxed);
-            }
+            self.side.apply(k as usize, is_win, self.tag);
         }
         self.len = 0;
     }

@@ -21,6 +21,8 @@ use std::sync::Mutex;
 /// pages of 824 (the last one 744 full).
 const PAGE_BYTES: usize = 824;
 const PAGE_WORDS: usize = PAGE_BYTES / 8;
+// Codec 6 decodes one page at a time: its segments are pages.
+const _: () = assert!(crate::table::cm6::SEGMENT == PAGE_BYTES * 5);
 /// Most pages per block that the cache holds (larger blocks are decoded but not cached).
 const MAX_PAGES: usize = 256;
 /// Frames per set.
@@ -167,6 +169,18 @@ impl BlockCache {
             return;
         }
         for (page, chunk) in packed.chunks(PAGE_BYTES).enumerate() {
+            self.insert_page(key, page, chunk);
+        }
+    }
+
+    /// Insert page `page` (at most [`PAGE_BYTES`] bytes: bytes `page * PAGE_BYTES ..` of the
+    /// block's memory form) of the block with key `key` alone (a codec that decodes one page
+    /// at a time, `TableFile::decode_page`).
+    pub(crate) fn insert_page(&self, key: u64, page: usize, chunk: &[u8]) {
+        if self.n_sets == 0 || page >= MAX_PAGES || chunk.len() > PAGE_BYTES {
+            return;
+        }
+        {
             let key = key | page as u64;
             let si = self.set_of(key);
             let set = &self.sets()[si];
@@ -174,7 +188,7 @@ impl BlockCache {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner());
             if (0..self.ways).any(|w| set.keys[w].load(Ordering::Relaxed) == key) {
-                continue;
+                return;
             }
             let victim = match (0..self.ways).find(|&w| set.keys[w].load(Ordering::Relaxed) == 0) {
                 Some(w) => {

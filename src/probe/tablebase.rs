@@ -214,6 +214,10 @@ impl<R: Rules> TablebaseBuilder<R> {
             allow_empty: self.allow_empty,
         }
     }
+    /// The table directory the tablebase will be opened from.
+    pub fn directory(&self) -> &Path {
+        &self.dir
+    }
     /// Budget of the shared cache of decompressed blocks, in bytes (default 64 MiB; 0 disables
     /// caching). Tables of codec 4 also get a table of the values that searches found for
     /// their threat positions, of one eighth of this budget (8 bytes per position
@@ -580,7 +584,16 @@ impl<R: Rules> Tablebase<R> {
         {
             return Err(e);
         }
-        let decoded = t.file.decode_block(block).map_err(|e| {
+        // Codec 6 decodes the one cache page that holds the position (a segment of the block).
+        let page = t
+            .file
+            .pages_decode_alone()
+            .then_some(offset / crate::table::cm6::SEGMENT);
+        let decoded = match page {
+            Some(pg) => t.file.decode_page(block, pg),
+            None => t.file.decode_block(block),
+        };
+        let decoded = decoded.map_err(|e| {
             self.counters.mine().failed.fetch_add(1, Ordering::Relaxed);
             // Damage is remembered; an I/O error (perhaps passing) is tried again next time.
             let damaged = matches!(e, crate::table::TableError::Corrupt { .. });
@@ -596,8 +609,18 @@ impl<R: Rules> Tablebase<R> {
             Block::Const(w) => Ok(w),
             Block::Packed(p) => {
                 self.counters.mine().decoded.fetch_add(1, Ordering::Relaxed);
-                let v = Wld2Bit::memory_symbol(&p, offset);
-                self.cache.insert(key, &p);
+                let v = match page {
+                    Some(pg) => {
+                        let v =
+                            Wld2Bit::memory_symbol(&p, offset - pg * crate::table::cm6::SEGMENT);
+                        self.cache.insert_page(key, pg, &p);
+                        v
+                    }
+                    None => {
+                        self.cache.insert(key, &p);
+                        Wld2Bit::memory_symbol(&p, offset)
+                    }
+                };
                 Ok(Wld2Bit::value(v).unwrap_or(Wld::Draw))
             }
         }
@@ -605,7 +628,7 @@ impl<R: Rules> Tablebase<R> {
 
     fn check(&self, p: &Position) -> Result<(), ProbeError> {
         self.counters.mine().probes.fetch_add(1, Ordering::Relaxed);
-        p.validate()?;
+        self.rules.validate(p)?;
         let pieces = p.piece_count();
         let max = self.max_pieces();
         if pieces > max {

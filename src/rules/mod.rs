@@ -70,6 +70,20 @@ pub trait Rules: Copy + Send + Sync + std::fmt::Debug + 'static {
     /// a position from here, at distance 0 (no move is left to play).
     fn no_move_value(&self) -> Wld;
 
+    /// Whether `p` is a position of this game: the board invariants of
+    /// [`Position::validate`] with this game's crowning rows ([`Rules::crown_row`]): no
+    /// overlapping colours, no king flag on an empty square, no man on its own crowning row,
+    /// at most 12 pieces a side, at least one piece. The same checks in every variant of this
+    /// crate (in each, a man that ends a move on its crowning row is crowned; one only passing
+    /// it during a Brazilian or Pool capture does not stay there), so every variant's tables,
+    /// probes and front ends accept the same positions; docs/architecture.md, "Variants".
+    ///
+    /// # Errors
+    /// [`crate::PositionError`] naming the first fault.
+    fn validate(&self, p: &Position) -> Result<(), crate::board::PositionError> {
+        p.validate_crown_rows(self.crown_row(Color::Black), self.crown_row(Color::White))
+    }
+
     /// Whether the side to move has any legal move.
     #[inline]
     fn has_move(&self, p: &Position) -> bool {

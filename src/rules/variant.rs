@@ -18,7 +18,7 @@
 //! [`crate::rules::engine::Fast`]; `egdb build --rules NAME` builds the tables of any.
 
 use super::paths::{game_of, Game};
-use crate::board::Wld;
+use crate::board::{Color, Position, PositionError, Wld};
 
 /// One of the 8x8 draughts variants (see the module docs for their rules and ids).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -87,6 +87,49 @@ impl Variant {
     /// The variant of rules id `id`, if any.
     pub fn from_id(id: u32) -> Option<Variant> {
         Self::ALL.into_iter().find(|v| v.id() == id)
+    }
+
+    /// The variant whose rules id is `R::ID` (`None` for rules this crate does not know).
+    pub fn of<R: super::Rules>() -> Option<Variant> {
+        Variant::from_id(R::ID)
+    }
+
+    /// Whether `p` is a legal position of this variant: [`crate::rules::Rules::validate`] with
+    /// the variant's crowning rows (Black's 29-32, White's 1-4 in every variant on this
+    /// crate's board). The checks are the same for all eight variants: no overlapping
+    /// colours, no king flag on an empty square, no man on its own crowning row (a man that
+    /// ends a move there is crowned in every variant; in Brazilian and Pool one that only
+    /// passes it during a capture moves on), at most 12 pieces a side, at least one piece. A
+    /// side without pieces is a legal position (the terminal rule gives its value: a loss, a
+    /// win in giveaway).
+    ///
+    /// # Errors
+    /// [`PositionError`] naming the first fault.
+    pub fn validate(self, p: &Position) -> Result<(), PositionError> {
+        p.validate_crown_rows(self.crown_row(Color::Black), self.crown_row(Color::White))
+    }
+
+    /// Parse a PDN FEN (`B:W21-32:B1-12`, this crate's square numbers and colours: the side
+    /// that moves first is Black in every variant, see [`crate::rules::paths`],
+    /// "Orientation"; Italian square numbers map with
+    /// [`crate::rules::italian::from_italian_square`]) and check it with
+    /// [`Variant::validate`].
+    ///
+    /// # Errors
+    /// [`crate::FenError`] as [`Position::from_fen`] (which runs the same checks).
+    pub fn parse_fen(self, s: &str) -> Result<Position, crate::FenError> {
+        let p = Position::from_fen(s)?;
+        self.validate(&p)?;
+        Ok(p)
+    }
+
+    /// The squares where a man of `side` is crowned (the far row: 29-32 for Black, 1-4 for
+    /// White, in every variant).
+    pub const fn crown_row(self, side: Color) -> crate::board::Bitboard {
+        match side {
+            Color::Black => crate::board::BLACK_CROWN_ROW,
+            Color::White => crate::board::WHITE_CROWN_ROW,
+        }
     }
 
     /// Whether the variant has a fast engine with un-moves ([`crate::rules::Retro`]), which

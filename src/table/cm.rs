@@ -34,18 +34,18 @@ use crate::rules::{English, Rules};
 /// `decode_block`). English rules only (the decoder generates moves).
 pub const CODEC_CM_THREATS: u32 = 5;
 
-const PROB_BITS: u32 = 12;
-const PROB_ONE: u32 = 1 << PROB_BITS;
+pub(super) const PROB_BITS: u32 = 12;
+pub(super) const PROB_ONE: u32 = 1 << PROB_BITS;
 /// Probabilities stay within `[PROB_MIN, PROB_ONE - PROB_MIN]` (every bit keeps a nonzero
 /// share of the range).
-const PROB_MIN: u32 = 31;
+pub(super) const PROB_MIN: u32 = 31;
 /// A context's `n`-th bit moves its probability `1 / (n + 1.4)` of the way to the bit seen
 /// (the estimate `(count + 0.2) / (n + 0.4)` of a count model), `n` at most `RATE_CAP`
 /// (later bits count as much as the `RATE_CAP`-th: the model follows changes in a block).
 /// Measured on all 5-piece files: caps 12, 20, 30, 60, 120 give 198.8, 198.5, 197.9, 192.8,
 /// 186.6 positions per byte.
-const RATE_CAP: u32 = 20;
-const TOP: u32 = 1 << 24;
+pub(super) const RATE_CAP: u32 = 20;
+pub(super) const TOP: u32 = 1 << 24;
 /// "No value" in a context slot.
 const NONE: usize = 3;
 /// Contexts: previous value, two index neighbours (4 states each), feature (4).
@@ -54,9 +54,9 @@ const CONTEXTS: usize = 4 * 4 * 4 * 4;
 /// An adaptive probability that the next bit of its context is 0 (out of [`PROB_ONE`]), and
 /// how many bits it has seen (up to the rate cap).
 #[derive(Clone, Copy)]
-struct Prob {
-    p: u16,
-    n: u16,
+pub(super) struct Prob {
+    pub(super) p: u16,
+    pub(super) n: u16,
 }
 
 /// `RATES[n] = 2^16 / (n + 1.4)` rounded down, the step of the `n`-th update (integers, so
@@ -77,7 +77,7 @@ impl Prob {
         n: 0,
     };
     #[inline]
-    fn update(&mut self, bit: bool) {
+    pub(super) fn update(&mut self, bit: bool) {
         let r = i64::from(RATES[self.n as usize]);
         let p = i64::from(self.p);
         let target = if bit { 0 } else { i64::from(PROB_ONE) };
@@ -226,7 +226,7 @@ fn feature(p: &Position) -> Option<usize> {
 
 /// Index strides of the two neighbour contexts: one black-king step (the white kings'
 /// placements; the men's step without kings of both colours) and one men step.
-fn strides(ix: &SliceIndex) -> (usize, usize) {
+pub(super) fn strides(ix: &SliceIndex) -> (usize, usize) {
     let m = ix.slice().material;
     let free = 32u32.saturating_sub(u32::from(m.bm) + u32::from(m.wm));
     let (bk, wk) = (u32::from(m.bk), u32::from(m.wk));

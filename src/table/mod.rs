@@ -23,6 +23,7 @@
 //! writer), [`read`] ([`TableFile`]), [`error`] ([`TableError`], [`Fault`]).
 
 pub mod cm;
+pub mod cm6;
 pub mod codec;
 pub mod dtc;
 pub mod dtw;
@@ -32,6 +33,7 @@ pub mod read;
 pub mod write;
 
 pub use cm::CODEC_CM_THREATS;
+pub use cm6::CODEC_CM_FILLED;
 pub use codec::{ValueCodec, Wld2Bit, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, DONT_CARE};
 pub use dtc::{dtc_path, slice_of_dtc_file_name, DtcBlock, DtcFile, CODEC_DTC_BYTE};
 pub use error::{Fault, TableError};

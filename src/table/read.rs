@@ -60,9 +60,9 @@ pub struct TableFile {
     uniform: Option<Wld>,
     level: u32,
     rules: u32,
-    /// Value codec id (2, 4 or 5, docs/format.md).
+    /// Value codec id (2, 4, 5 or 6, docs/format.md).
     codec: u32,
-    /// The slice's index (codec 5 decodes by walking the block's positions), made on first
+    /// The slice's index (codecs 5 and 6 decode by walking the block's positions), made on first
     /// use.
     index: std::sync::OnceLock<crate::index::SliceIndex>,
     /// Bytes of a block end offset in the offset table (4 or 8).
@@ -290,7 +290,7 @@ impl TableFile {
         // Codec 5 (codec 4's don't cares, context-model coded) decodes with English move
         // generation, so only English files may use it.
         let codec = u32::from(header.codec);
-        let cm_ok = codec == super::cm::CODEC_CM_THREATS
+        let cm_ok = (codec == super::cm::CODEC_CM_THREATS || codec == super::cm6::CODEC_CM_FILLED)
             && u32::from(header.rules) == crate::rules::english::ID;
         if codec != Wld2Bit::ID && codec != CODEC_2BIT_THREATS && !cm_ok {
             return Err(self.fault(Fault::Codec(codec)));
@@ -406,7 +406,9 @@ impl TableFile {
     /// Whether the file stores no value at the threat positions
     /// [`crate::rules::search::is_dont_care`] names (codecs 4 and 5): readers resolve those by search.
     pub fn threats_dont_care(&self) -> bool {
-        self.codec == CODEC_2BIT_THREATS || self.codec == super::cm::CODEC_CM_THREATS
+        self.codec == CODEC_2BIT_THREATS
+            || self.codec == super::cm::CODEC_CM_THREATS
+            || self.codec == super::cm6::CODEC_CM_FILLED
     }
     /// The zstd level recorded by the writer (informational).
     pub fn level(&self) -> u32 {
@@ -490,6 +492,15 @@ impl TableFile {
             return Err(self.fault_or_changed(Fault::BlockChecksum(b)));
         }
         let n = self.positions_in_block(b) as usize;
+        if self.codec == super::cm6::CODEC_CM_FILLED {
+            let ix = self
+                .index
+                .get_or_init(|| crate::index::SliceIndex::new(self.meta.slice));
+            let start = b * u64::from(self.block_positions);
+            let values = super::cm6::decode_block(ix, start, n, &data)
+                .map_err(|why| self.fault(Fault::BlockDecode { block: b, why }))?;
+            return Ok(Block::Packed(super::codec::pack_base3(&values)));
+        }
         if self.codec == super::cm::CODEC_CM_THREATS {
             let ix = self
                 .index
@@ -539,6 +550,67 @@ impl TableFile {
             })
         })?;
         Ok(Block::Packed(out))
+    }
+
+    /// Whether [`TableFile::decode_page`] decodes less than the whole block (codec 6, whose
+    /// blocks are coded in segments of one cache page, [`super::cm6::SEGMENT`] positions).
+    pub fn pages_decode_alone(&self) -> bool {
+        self.codec == super::cm6::CODEC_CM_FILLED
+    }
+
+    /// Decode the positions `page * SEGMENT .. (page + 1) * SEGMENT` of block `b` (codec 6,
+    /// [`super::cm6::SEGMENT`] = 4,120 positions; the last page of a block may be shorter)
+    /// and return them in the memory form (base 3, five per byte: one page of the probe's
+    /// block cache, 824 bytes). The block's checksum is checked over all its bytes first;
+    /// only the page's segment is decoded. For another codec, the whole block is decoded and
+    /// the page cut from it.
+    ///
+    /// # Errors
+    /// [`TableError::Invalid`] for `b` or `page` out of range; as
+    /// [`TableFile::decode_block`] otherwise.
+    pub fn decode_page(&self, b: u64, page: usize) -> Result<Block, TableError> {
+        const PAGE_BYTES: usize = super::cm6::SEGMENT / 5;
+        let n = if b < self.n_blocks {
+            self.positions_in_block(b) as usize
+        } else {
+            0
+        };
+        if page >= n.div_ceil(super::cm6::SEGMENT) {
+            return Err(TableError::Invalid(format!(
+                "page {page} of block {b} of {} in {}",
+                self.n_blocks,
+                self.path.display()
+            )));
+        }
+        if self.codec != super::cm6::CODEC_CM_FILLED {
+            return Ok(match self.decode_block(b)? {
+                Block::Packed(p) => {
+                    let a = page * PAGE_BYTES;
+                    Block::Packed(p[a..(a + PAGE_BYTES).min(p.len())].to_vec())
+                }
+                c => c,
+            });
+        }
+        let (start, end, check, constant) = self.entry(b);
+        if constant != NO_CONST {
+            return Ok(Block::Const(
+                Wld2Bit::value(constant as u8).unwrap_or(Wld::Draw),
+            ));
+        }
+        let data = self.read_at(self.data_start + start, (end - start) as usize)?;
+        if xxh64(&data, 0) as u32 != check {
+            return Err(self.fault_or_changed(Fault::BlockChecksum(b)));
+        }
+        let ix = self
+            .index
+            .get_or_init(|| crate::index::SliceIndex::new(self.meta.slice));
+        let first = b * u64::from(self.block_positions);
+        let decode_fault = |why: String| self.fault(Fault::BlockDecode { block: b, why });
+        let ranges = super::cm6::segment_ranges(n, &data).map_err(decode_fault)?;
+        let (a, e) = ranges[page];
+        let values = super::cm6::decode_segment(ix, first, n, page, &data[a..e])
+            .map_err(|()| decode_fault(format!("segment {page} does not decode")))?;
+        Ok(Block::Packed(super::codec::pack_base3(&values)))
     }
 
     /// Stored value of position `index` (decodes one block; no cache). Don't-care positions

@@ -193,6 +193,10 @@ fn encode_any(
         super::cm::CODEC_CM_THREATS => {
             encode::<Wld2BitThreats>(meta, values, dont_care, opts, min_width)
         }
+        // Codec 6: the same, coded in segments that decode without move generation.
+        super::cm6::CODEC_CM_FILLED => {
+            encode::<Wld2BitThreats>(meta, values, dont_care, opts, min_width)
+        }
         c => Err(TableError::Invalid(format!("unknown value codec {c}"))),
     }
 }
@@ -291,6 +295,7 @@ fn encode<C: ValueCodec>(
     }
     let threats = C::ID == CODEC_2BIT_THREATS;
     let cm = opts.codec == super::cm::CODEC_CM_THREATS;
+    let cm6 = opts.codec == super::cm6::CODEC_CM_FILLED;
     if threats && opts.rules != RULES_ENGLISH {
         return Err(TableError::Invalid(format!(
             "codec {} needs English rules (rules id {})",
@@ -319,6 +324,24 @@ fn encode<C: ValueCodec>(
                 for i in m[b * bp..b * bp + chunk.len()].iter_ones() {
                     v[i] = dc;
                 }
+            }
+            if cm6 {
+                let ix = index.as_ref().expect("codec 6 has an index");
+                let start = (b * bp) as u64;
+                return match super::cm6::encode_block(ix, start, &v) {
+                    Ok(super::cm6::Coded::Const(c)) => Ok(Enc {
+                        data: Vec::new(),
+                        constant: u32::from(c),
+                    }),
+                    Ok(super::cm6::Coded::Bytes(data)) => Ok(Enc {
+                        data,
+                        constant: NO_CONST,
+                    }),
+                    Err(i) => Err(TableError::Invalid(format!(
+                        "no value at index {i} of slice {}, which codec 6 stores",
+                        meta.slice
+                    ))),
+                };
             }
             if cm {
                 let ix = index.as_ref().expect("codec 5 has an index");
@@ -415,6 +438,8 @@ fn encode<C: ValueCodec>(
         rules: opts.rules as u8,
         codec: if cm {
             super::cm::CODEC_CM_THREATS as u8
+        } else if cm6 {
+            super::cm6::CODEC_CM_FILLED as u8
         } else {
             C::ID as u8
         },

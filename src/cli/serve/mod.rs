@@ -22,9 +22,10 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use checkers_egdb::rules::{Rules, Variant};
 use checkers_egdb::{
-    format_move, material_stats, read_dir_info, Color, Material, MaterialStats, Position,
-    ProbeError, Tablebase,
+    format_move, material_stats, read_dir_info, AnyTablebase, Color, Material, MaterialStats,
+    Position, ProbeError, Tablebase,
 };
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -53,6 +54,12 @@ pub struct Args {
     /// Table directory (opened once at start-up).
     #[arg(long, env = "EGDB_DIR", default_value = super::DEFAULT_DIR)]
     pub dir: PathBuf,
+    /// The game the tables are of (english, russian, brazilian, italian, giveaway, pool,
+    /// spanish, czech): moves, captures and the end of the game follow its rules. Default:
+    /// the rules in the files' headers; given and not those, the server refuses to start,
+    /// naming both.
+    #[arg(long)]
+    pub rules: Option<String>,
     /// Address to listen on; port 0 picks a free port (the address is printed on stdout).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub bind: SocketAddr,
@@ -190,7 +197,7 @@ impl tokio::io::AsyncWrite for IdleIo {
 
 /// Shared state of the server.
 struct App {
-    tb: Tablebase,
+    tb: AnyTablebase,
     stats: Vec<MaterialStats>,
     permits: Arc<Semaphore>,
     limit: usize,
@@ -283,8 +290,9 @@ fn move_json(m: &ScoredMove) -> Value {
     })
 }
 
-/// Parse the `fen` query parameter: 400 when missing, too long or not a legal position.
-fn parse_fen_param(q: &HashMap<String, String>) -> Result<Position, ApiError> {
+/// Parse the `fen` query parameter: 400 when missing, too long or not a legal position of
+/// `variant` ([`Variant::parse_fen`]).
+fn parse_fen_param(q: &HashMap<String, String>, variant: Variant) -> Result<Position, ApiError> {
     let fen = q.get("fen").ok_or_else(|| {
         ApiError(
             StatusCode::BAD_REQUEST,
@@ -299,15 +307,19 @@ fn parse_fen_param(q: &HashMap<String, String>) -> Result<Position, ApiError> {
             format!("FEN longer than {MAX_FEN_LEN} characters"),
         ));
     }
-    Position::from_fen(fen).map_err(|e| ApiError(StatusCode::BAD_REQUEST, "bad_fen", e.to_string()))
+    variant
+        .parse_fen(fen)
+        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, "bad_fen", e.to_string()))
 }
 
-/// The JSON of `/api/probe` for `p`.
-pub fn probe_json(tb: &Tablebase, p: &Position) -> Result<Value, ProbeError> {
+/// The JSON of `/api/probe` for `p`: `rules` is the variant's name (`"english"`, ...), the
+/// moves are the variant's.
+pub fn probe_json<R: Rules>(tb: &Tablebase<R>, p: &Position) -> Result<Value, ProbeError> {
     let e = values::eval(tb, p)?;
     let moves = values::scored_moves(tb, p)?;
     let (value, dtc, dtw) = eval_json(e);
     Ok(json!({
+        "rules": R::NAME,
         "fen": p.to_fen(),
         "side": color_word(p.side),
         "pieces": (p.black | p.white).count_ones(),
@@ -335,15 +347,20 @@ async fn api_probe(
     State(app): State<Arc<App>>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Json<Value>, ApiError> {
-    let p = parse_fen_param(&q)?;
-    blocking(move || Ok(Json(probe_json(&app.tb, &p)?))).await
+    let p = parse_fen_param(&q, app.tb.variant())?;
+    blocking(move || {
+        Ok(Json(
+            checkers_egdb::with_tablebase!(&app.tb, tb => probe_json(tb, &p))?,
+        ))
+    })
+    .await
 }
 
 async fn api_line(
     State(app): State<Arc<App>>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Json<Value>, ApiError> {
-    let p = parse_fen_param(&q)?;
+    let p = parse_fen_param(&q, app.tb.variant())?;
     let max = match q.get("max") {
         None => 200,
         Some(s) => match s.parse::<usize>() {
@@ -365,10 +382,12 @@ async fn api_line(
         ),
     };
     blocking(move || {
-        let start = values::eval(&app.tb, &p)?;
-        let line = values::line(&app.tb, &p, max, metric)?;
+        let (start, line) = checkers_egdb::with_tablebase!(&app.tb, tb => {
+            (values::eval(tb, &p)?, values::line(tb, &p, max, metric)?)
+        });
         let (value, dtc, dtw) = eval_json(start);
         Ok(Json(json!({
+            "rules": app.tb.variant().name(),
             "start": line.start.to_fen(),
             "metric": line.metric.as_str(),
             "value": value,
@@ -414,6 +433,7 @@ async fn api_health(State(app): State<Arc<App>>) -> Json<Value> {
         "max_concurrent": app.limit,
         "timeout_ms": app.timeout_ms,
         "max_pieces": app.tb.max_pieces(),
+        "rules": app.tb.variant().name(),
     }))
 }
 
@@ -483,7 +503,12 @@ fn router(app: Arc<App>) -> Router {
 
 /// Run `egdb serve` until interrupted (Ctrl-C).
 pub fn run(args: Args) -> CliResult {
-    let tb = Tablebase::open(&args.dir)?;
+    let rules = args
+        .rules
+        .as_deref()
+        .map(str::parse::<Variant>)
+        .transpose()?;
+    let tb = AnyTablebase::open(&args.dir, rules)?;
     let stats = material_stats(&read_dir_info(&args.dir)?);
     let limit = args.max_concurrent as usize;
     let app = Arc::new(App {
