@@ -90,7 +90,8 @@ impl Prob {
     }
 }
 
-struct Encoder {
+/// The binary range coder (LZMA's carry-less scheme) of codecs 5 and 6.
+pub(super) struct Encoder {
     low: u64,
     range: u32,
     cache: u8,
@@ -99,7 +100,7 @@ struct Encoder {
 }
 
 impl Encoder {
-    fn new() -> Encoder {
+    pub(super) fn new() -> Encoder {
         Encoder {
             low: 0,
             range: u32::MAX,
@@ -125,7 +126,8 @@ impl Encoder {
         self.cache_size += 1;
         self.low = (self.low & 0x00FF_FFFF) << 8;
     }
-    fn bit(&mut self, prob: &mut Prob, bit: bool) {
+    #[inline]
+    pub(super) fn bit(&mut self, prob: &mut Prob, bit: bool) {
         let bound = (self.range >> PROB_BITS) * u32::from(prob.p);
         if !bit {
             self.range = bound;
@@ -139,15 +141,36 @@ impl Encoder {
             self.shift_low();
         }
     }
-    fn finish(mut self) -> Vec<u8> {
+    /// The coded bytes (codec 5: all of them).
+    pub(super) fn finish(mut self) -> Vec<u8> {
         for _ in 0..5 {
             self.shift_low();
         }
         self.out
     }
+    /// The coded bytes without those that need not be stored (codec 6): the first byte,
+    /// always 0, and the trailing zeros (read back by [`Decoder::new_short`], which reads
+    /// zeros past the end).
+    pub(super) fn finish_short(mut self) -> Vec<u8> {
+        // Any value in [low, low + range) identifies the bits; range >= 2^24, so one with its
+        // low 24 bits zero is in it, and those zeros need not be stored.
+        self.low = (self.low + 0x00FF_FFFF) & !0x00FF_FFFF;
+        for _ in 0..5 {
+            self.shift_low();
+        }
+        let mut out = self.out;
+        // The first byte of this coder is always 0 (the code value is below 1).
+        debug_assert_eq!(out.first(), Some(&0));
+        out.remove(0);
+        while out.last() == Some(&0) {
+            out.pop();
+        }
+        out
+    }
 }
 
-struct Decoder<'a> {
+/// The decoder of [`Encoder`]; past the end of its data it reads zeros.
+pub(super) struct Decoder<'a> {
     data: &'a [u8],
     pos: usize,
     range: u32,
@@ -155,14 +178,22 @@ struct Decoder<'a> {
 }
 
 impl<'a> Decoder<'a> {
-    fn new(data: &'a [u8]) -> Decoder<'a> {
+    /// A decoder of [`Encoder::finish`]'s bytes.
+    pub(super) fn new(data: &'a [u8]) -> Decoder<'a> {
+        Decoder::starting(data, 5)
+    }
+    /// A decoder of [`Encoder::finish_short`]'s bytes (the first byte, 0, not stored).
+    pub(super) fn new_short(data: &'a [u8]) -> Decoder<'a> {
+        Decoder::starting(data, 4)
+    }
+    fn starting(data: &'a [u8], first: usize) -> Decoder<'a> {
         let mut d = Decoder {
             data,
             pos: 0,
             range: u32::MAX,
             code: 0,
         };
-        for _ in 0..5 {
+        for _ in 0..first {
             d.code = (d.code << 8) | u32::from(d.byte());
         }
         d
@@ -174,7 +205,7 @@ impl<'a> Decoder<'a> {
         b
     }
     #[inline]
-    fn bit(&mut self, prob: &mut Prob) -> bool {
+    pub(super) fn bit(&mut self, prob: &mut Prob) -> bool {
         let bound = (self.range >> PROB_BITS) * u32::from(prob.p);
         let bit = if self.code < bound {
             self.range = bound;

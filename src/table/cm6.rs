@@ -35,7 +35,7 @@ use crate::board::Position;
 use crate::index::SliceIndex;
 use crate::rules::{English, Rules};
 
-use super::cm::{strides, Prob, PROB_BITS, PROB_ONE, TOP};
+use super::cm::{strides, Decoder, Encoder, Prob, PROB_ONE};
 
 /// Codec id 6: codec 4's don't cares, context-model coded in segments that decode without
 /// move generation (`encode_block`, `decode_segment`). English rules only.
@@ -88,120 +88,6 @@ fn class(p: &Position) -> Option<usize> {
         ..*p
     };
     Some(usize::from(English.has_capture(&flipped)))
-}
-
-struct Encoder {
-    low: u64,
-    range: u32,
-    cache: u8,
-    cache_size: u64,
-    out: Vec<u8>,
-}
-
-impl Encoder {
-    fn new() -> Encoder {
-        Encoder {
-            low: 0,
-            range: u32::MAX,
-            cache: 0,
-            cache_size: 1,
-            out: Vec::new(),
-        }
-    }
-    fn shift_low(&mut self) {
-        if self.low < 0xFF00_0000 || self.low > 0xFFFF_FFFF {
-            let carry = (self.low >> 32) as u8;
-            let mut c = self.cache;
-            loop {
-                self.out.push(c.wrapping_add(carry));
-                c = 0xFF;
-                self.cache_size -= 1;
-                if self.cache_size == 0 {
-                    break;
-                }
-            }
-            self.cache = ((self.low >> 24) & 0xFF) as u8;
-        }
-        self.cache_size += 1;
-        self.low = (self.low & 0x00FF_FFFF) << 8;
-    }
-    #[inline]
-    fn bit(&mut self, prob: &mut Prob, bit: bool) {
-        let bound = (self.range >> PROB_BITS) * u32::from(prob.p);
-        if !bit {
-            self.range = bound;
-        } else {
-            self.low += u64::from(bound);
-            self.range -= bound;
-        }
-        prob.update(bit);
-        while self.range < TOP {
-            self.range <<= 8;
-            self.shift_low();
-        }
-    }
-    fn finish(mut self) -> Vec<u8> {
-        // Any value in [low, low + range) identifies the bits; range >= 2^24, so one with its
-        // low 24 bits zero is in it, and those zeros need not be stored.
-        self.low = (self.low + 0x00FF_FFFF) & !0x00FF_FFFF;
-        for _ in 0..5 {
-            self.shift_low();
-        }
-        let mut out = self.out;
-        // The first byte of this coder is always 0 (the code value is below 1).
-        debug_assert_eq!(out.first(), Some(&0));
-        out.remove(0);
-        while out.last() == Some(&0) {
-            out.pop();
-        }
-        out
-    }
-}
-
-struct Decoder<'a> {
-    data: &'a [u8],
-    pos: usize,
-    range: u32,
-    code: u32,
-}
-
-impl<'a> Decoder<'a> {
-    fn new(data: &'a [u8]) -> Decoder<'a> {
-        let mut d = Decoder {
-            data,
-            pos: 0,
-            range: u32::MAX,
-            code: 0,
-        };
-        for _ in 0..4 {
-            d.code = (d.code << 8) | u32::from(d.byte());
-        }
-        d
-    }
-    #[inline]
-    fn byte(&mut self) -> u8 {
-        let b = self.data.get(self.pos).copied().unwrap_or(0);
-        self.pos += 1;
-        b
-    }
-    #[inline]
-    fn bit(&mut self, prob: &mut Prob) -> bool {
-        let bound = (self.range >> PROB_BITS) * u32::from(prob.p);
-        let bit = if self.code < bound {
-            self.range = bound;
-            false
-        } else {
-            self.code = self.code.wrapping_sub(bound);
-            self.range -= bound;
-            true
-        };
-        prob.update(bit);
-        while self.range < TOP {
-            self.range <<= 8;
-            self.code = (self.code << 8) | u32::from(self.byte());
-        }
-        bit
-    }
 }
 
 /// The model's state over one segment.
@@ -386,7 +272,7 @@ pub fn encode_block_with(
             }
             m.seen(k - s0, v);
         }
-        let bytes = e.finish();
+        let bytes = e.finish_short();
         lens.push(bytes.len());
         body.extend_from_slice(&bytes);
     }
@@ -509,7 +395,7 @@ pub fn decode_segment_with(
     }
     let m_len = s1 - s0;
     let mut m = Model::new(m_len, strides(ix), prior, params.weight);
-    let mut d = Decoder::new(data);
+    let mut d = Decoder::new_short(data);
     let mut out = vec![1u8; m_len];
     let mut fill = 1u8;
     let mut k = 0usize;
@@ -704,9 +590,9 @@ mod tests {
             for (i, &b) in bits.iter().enumerate() {
                 e.bit(&mut pe[i % 3], b);
             }
-            let out = e.finish();
+            let out = e.finish_short();
             assert_ne!(out.last(), Some(&0));
-            let mut d = Decoder::new(&out);
+            let mut d = Decoder::new_short(&out);
             let mut pd = [Prob { p: 2048, n: 0 }; 3];
             for (i, &b) in bits.iter().enumerate() {
                 assert_eq!(d.bit(&mut pd[i % 3]), b, "length {len}, bit {i}");
