@@ -141,6 +141,15 @@ impl Encoder {
             self.shift_low();
         }
     }
+    /// Code one value in the memory form (0 loss, 1 draw, 2 win; base 3) with a context's two
+    /// probabilities: "not a draw", then "a win" (codecs 5 and 6).
+    #[inline]
+    pub(super) fn value(&mut self, pr: &mut [Prob; 2], v: usize) {
+        self.bit(&mut pr[0], v != 1);
+        if v != 1 {
+            self.bit(&mut pr[1], v == 2);
+        }
+    }
     /// The coded bytes (codec 5: all of them).
     pub(super) fn finish(mut self) -> Vec<u8> {
         for _ in 0..5 {
@@ -185,6 +194,17 @@ impl<'a> Decoder<'a> {
     /// A decoder of [`Encoder::finish_short`]'s bytes (the first byte, 0, not stored).
     pub(super) fn new_short(data: &'a [u8]) -> Decoder<'a> {
         Decoder::starting(data, 4)
+    }
+    /// Decode one value coded by [`Encoder::value`] with the same probabilities.
+    #[inline]
+    pub(super) fn value(&mut self, pr: &mut [Prob; 2]) -> usize {
+        if !self.bit(&mut pr[0]) {
+            1
+        } else if self.bit(&mut pr[1]) {
+            2
+        } else {
+            0
+        }
     }
     fn starting(data: &'a [u8], first: usize) -> Decoder<'a> {
         let mut d = Decoder {
@@ -356,10 +376,7 @@ pub fn encode_block(ix: &SliceIndex, start: u64, values: &[u8]) -> Result<Coded,
         let v = values[k] as usize;
         let c = m.context(k, f);
         let pr = &mut m.probs[c];
-        e.bit(&mut pr[0], v != 1);
-        if v != 1 {
-            e.bit(&mut pr[1], v == 2);
-        }
+        e.value(pr, v);
         m.seen(k, v);
     }
     Ok(Coded::Bytes(e.finish()))
@@ -382,13 +399,7 @@ pub fn decode_block(ix: &SliceIndex, start: u64, n: usize, data: &[u8]) -> Resul
         if let Some(f) = feature(&p) {
             let c = m.context(k, f);
             let pr = &mut m.probs[c];
-            let v = if !d.bit(&mut pr[0]) {
-                1
-            } else if d.bit(&mut pr[1]) {
-                2
-            } else {
-                0
-            };
+            let v = d.value(pr);
             m.seen(k, v);
             fill = v as u8;
         }

@@ -266,10 +266,7 @@ pub fn encode_block_with(
                     cn[ctx][1][usize::from(v == 2)] += 1;
                 }
             }
-            e.bit(&mut pr[0], v != 1);
-            if v != 1 {
-                e.bit(&mut pr[1], v == 2);
-            }
+            e.value(pr, v);
             m.seen(k - s0, v);
         }
         let bytes = e.finish_short();
@@ -403,13 +400,7 @@ pub fn decode_segment_with(
         if let Some(f) = class(&p) {
             let c = m.context(k, f);
             let pr = &mut m.probs[c];
-            let v = if !d.bit(&mut pr[0]) {
-                1
-            } else if d.bit(&mut pr[1]) {
-                2
-            } else {
-                0
-            };
+            let v = d.value(pr);
             m.seen(k, v);
             fill = v as u8;
         }

@@ -481,16 +481,10 @@ impl TableFile {
                 self.path.display()
             )));
         }
-        let (start, end, check, constant) = self.entry(b);
-        if constant != NO_CONST {
-            return Ok(Block::Const(
-                Wld2Bit::value(constant as u8).unwrap_or(Wld::Draw),
-            ));
-        }
-        let data = self.read_at(self.data_start + start, (end - start) as usize)?;
-        if xxh64(&data, 0) as u32 != check {
-            return Err(self.fault_or_changed(Fault::BlockChecksum(b)));
-        }
+        let data = match self.checked_block_bytes(b)? {
+            Ok(data) => data,
+            Err(constant) => return Ok(constant),
+        };
         let n = self.positions_in_block(b) as usize;
         if self.codec == super::cm6::CODEC_CM_FILLED {
             let ix = self
@@ -558,6 +552,28 @@ impl TableFile {
         self.codec == super::cm6::CODEC_CM_FILLED
     }
 
+    /// The stored bytes of block `b` (`b` in range), their checksum checked, or `Err` with
+    /// the block's value when the block is constant (nothing stored).
+    ///
+    /// # Errors
+    /// A read error, or [`Fault::BlockChecksum`] when the bytes do not match the checksum.
+    fn checked_block_bytes(
+        &self,
+        b: u64,
+    ) -> Result<Result<std::borrow::Cow<'_, [u8]>, Block>, TableError> {
+        let (start, end, check, constant) = self.entry(b);
+        if constant != NO_CONST {
+            return Ok(Err(Block::Const(
+                Wld2Bit::value(constant as u8).unwrap_or(Wld::Draw),
+            )));
+        }
+        let data = self.read_at(self.data_start + start, (end - start) as usize)?;
+        if xxh64(&data, 0) as u32 != check {
+            return Err(self.fault_or_changed(Fault::BlockChecksum(b)));
+        }
+        Ok(Ok(data))
+    }
+
     /// Decode the positions `page * SEGMENT .. (page + 1) * SEGMENT` of block `b` (codec 6,
     /// [`super::cm6::SEGMENT`] = 4,120 positions; the last page of a block may be shorter)
     /// and return them in the memory form (base 3, five per byte: one page of the probe's
@@ -591,16 +607,10 @@ impl TableFile {
                 c => c,
             });
         }
-        let (start, end, check, constant) = self.entry(b);
-        if constant != NO_CONST {
-            return Ok(Block::Const(
-                Wld2Bit::value(constant as u8).unwrap_or(Wld::Draw),
-            ));
-        }
-        let data = self.read_at(self.data_start + start, (end - start) as usize)?;
-        if xxh64(&data, 0) as u32 != check {
-            return Err(self.fault_or_changed(Fault::BlockChecksum(b)));
-        }
+        let data = match self.checked_block_bytes(b)? {
+            Ok(data) => data,
+            Err(constant) => return Ok(constant),
+        };
         let ix = self
             .index
             .get_or_init(|| crate::index::SliceIndex::new(self.meta.slice));
