@@ -31,7 +31,7 @@ pub use driver::{
 use crate::board::Position;
 use crate::index::SliceIndex;
 pub use crate::plan::Unit;
-use crate::probe::{resolve, ProbeError};
+use crate::probe::{resolve_with, ProbeError};
 use crate::slice::Slice;
 pub use crate::store::DecodedTables;
 use crate::table::{
@@ -723,10 +723,12 @@ pub(crate) fn dtc_unit_with(
                         .into_par_iter()
                         .map(|i| {
                             let p = ix.unrank(i).expect("index below size unranks");
-                            let cap = crate::with_engine!(deps.variant(), r => {
-                                crate::rules::Rules::has_capture(&r, &p)
-                            });
-                            resolve(deps, &p).map(|v| (v as u8, cap))
+                            // Under the tables' rules: captures, their resolution and
+                            // the terminal rule are the variant's (not English's).
+                            crate::with_engine!(deps.variant(), r => {
+                                let cap = crate::rules::Rules::has_capture(&r, &p);
+                                resolve_with(r, deps, &p).map(|v| (v as u8, cap))
+                            })
                         })
                         .collect();
                     let vals = vals.map_err(dep_err(*sl))?;
