@@ -18,9 +18,9 @@
 //! 503 `busy` (more than `--max-concurrent` requests in flight: refused, never queued), 408
 //! after `--timeout-ms`, 500 `table_error` for a damaged file (named by its file name, never the
 //! server's path). Nothing from a request names a file: the tables are opened once from
-//! the `--dir` directories, and the page is compiled into the binary. At most `--max-connections` connections
-//! are open at once (one more gets 503 and is closed), and one idle for `--idle-timeout-ms`
-//! (nothing read or written) is closed.
+//! the `--dir` directories, and the page is compiled into the binary. At most
+//! `--max-connections` connections are open at once (one more gets 503 and is closed), and
+//! one idle for `--idle-timeout-ms` (nothing read or written) is closed.
 use super::values::{self, Eval, ScoredMove};
 use super::CliResult;
 use axum::extract::{Path as UrlPath, Query, State};
