@@ -475,3 +475,212 @@ fn variant_tables_are_served_under_their_rules() {
 fn json_str(s: &str) -> Value {
     Value::String(s.to_string())
 }
+
+/// Sorted move texts of an answer.
+fn sorted_moves(v: &Value) -> Vec<String> {
+    let mut m: Vec<String> = moves_of(v).into_iter().map(String::from).collect();
+    m.sort();
+    m
+}
+
+/// Tables of `variant` of at most `pieces` pieces with their DTC files, in a fresh directory.
+fn built(variant: checkers_egdb::rules::Variant, pieces: u32) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let mut o = BuildOptions::new(d.path(), pieces);
+    o.rules = variant;
+    o.dtc = true;
+    build(&o).unwrap();
+    d
+}
+
+/// One server, several variants (issue 34, the explorer's variant picker): `--dir` repeated,
+/// each directory's rules read from its headers, the first the default; `rules=NAME` on every
+/// API route picks the variant. Facts decided from the rule books, not by the code: a king on
+/// square 1 with the long diagonal 1-6-10-15-19-24-28 and square 5 open moves one square in
+/// English (1-5, 1-6) and anywhere along them when it flies (Russian: seven moves); a Black man
+/// on 22 jumping 26 reaches the crowning row on 31: in English the move ends there (22x31), in
+/// Russian it goes on as a king and takes 24 too (22x31x20).
+#[test]
+fn several_variants_on_one_server() {
+    use checkers_egdb::rules::Variant;
+    let en = built(Variant::English, 3);
+    let ru = built(Variant::Russian, 3);
+    let srv = start_multi(&[en.path(), ru.path()], &[]);
+
+    let (st, h) = get_json(&srv.addr, "/api/health");
+    assert_eq!(st, 200, "{h}");
+    assert_eq!(
+        (&h["rules"], &h["default"]),
+        (&json_str("english"), &json_str("english"))
+    );
+    let vs = h["variants"].as_array().unwrap();
+    let names: Vec<&str> = vs.iter().map(|v| v["rules"].as_str().unwrap()).collect();
+    assert_eq!(names, ["english", "russian"]);
+    assert_eq!(
+        (&vs[0]["kings"], &vs[1]["kings"]),
+        (&json_str("short"), &json_str("flying"))
+    );
+    for v in vs {
+        assert_eq!(v["max_pieces"], 3, "{v}");
+        let start = Position::from_fen(v["start"].as_str().unwrap()).unwrap();
+        assert_eq!(start, Position::from_fen("B:W21-32:B1-12").unwrap(), "{v}");
+    }
+    let (_, h) = get_json(&srv.addr, "/api/health?rules=russian");
+    assert_eq!(
+        (&h["rules"], &h["default"]),
+        (&json_str("russian"), &json_str("english"))
+    );
+
+    // The default is the first directory's variant; rules= picks the other.
+    let (st, v) = get_json(&srv.addr, "/api/probe?fen=B:W32:BK1");
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["rules"], "english");
+    assert_eq!(sorted_moves(&v), ["1-5", "1-6"]);
+    let (st, v) = get_json(&srv.addr, "/api/probe?fen=B:W32:BK1&rules=russian");
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["rules"], "russian");
+    assert_eq!(
+        sorted_moves(&v),
+        ["1-10", "1-15", "1-19", "1-24", "1-28", "1-5", "1-6"]
+    );
+    // Each move's FEN is the position after it (the flying king lands on the far square).
+    let m = v["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["move"] == "1-28")
+        .unwrap();
+    assert_eq!(m["fen"], "W:W32:BK28");
+    // Names are case-insensitive; the explicit default is the default.
+    let (_, v) = get_json(&srv.addr, "/api/probe?fen=B:W24,26:B22&rules=English");
+    assert_eq!(
+        (v["rules"].as_str(), moves_of(&v)),
+        (Some("english"), vec!["22x31"])
+    );
+    let (_, v) = get_json(&srv.addr, "/api/probe?fen=B:W24,26:B22&rules=russian");
+    assert_eq!(
+        (v["rules"].as_str(), moves_of(&v)),
+        (Some("russian"), vec!["22x31x20"])
+    );
+    assert_eq!(v["value"], "win");
+    // The line follows the variant asked for.
+    let (st, l) = get_json(&srv.addr, "/api/line?fen=B:W24,26:B22&rules=russian");
+    assert_eq!(st, 200, "{l}");
+    assert_eq!(
+        (l["rules"].as_str(), l["end"].as_str()),
+        (Some("russian"), Some("no_moves"))
+    );
+    assert_eq!(moves_of(&l), ["22x31x20"]);
+    // Statistics per variant: K v K has 32 x 31 = 992 positions with White to move in both;
+    // English's 230 wins (published) are the English table's.
+    let white_row = |v: &Value| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["stm"] == "W")
+            .unwrap()
+            .clone()
+    };
+    let (st, e) = get_json(&srv.addr, "/api/stats/0101");
+    assert_eq!(st, 200);
+    let (st, r) = get_json(&srv.addr, "/api/stats/0101?rules=russian");
+    assert_eq!(st, 200, "{r}");
+    let (e, r) = (white_row(&e), white_row(&r));
+    assert_eq!((&e["positions"], &e["wins"]), (&992.into(), &230.into()));
+    assert_eq!(r["positions"], 992);
+    assert_ne!(r, e, "the Russian rows are not the English ones");
+    let (st, all) = get_json(&srv.addr, "/api/stats?rules=russian");
+    assert_eq!(st, 200);
+    assert!(!all.as_array().unwrap().is_empty());
+
+    // Unknown and not-served rules: 4xx JSON on every route, naming what is served.
+    for route in [
+        "/api/probe?fen=B:W32:BK1",
+        "/api/line?fen=B:W32:BK1",
+        "/api/stats",
+        "/api/stats/0101",
+        "/api/health",
+    ] {
+        let sep = if route.contains('?') { '&' } else { '?' };
+        let (st, v) = get_json(&srv.addr, &format!("{route}{sep}rules=chess"));
+        assert_eq!(
+            (st, v["kind"].as_str()),
+            (400, Some("unknown_rules")),
+            "{route}: {v}"
+        );
+        let (st, v) = get_json(&srv.addr, &format!("{route}{sep}rules=italian"));
+        assert_eq!(
+            (st, v["kind"].as_str()),
+            (404, Some("rules_not_served")),
+            "{route}: {v}"
+        );
+        let msg = v["error"].as_str().unwrap();
+        assert!(
+            msg.contains("italian") && msg.contains("english, russian"),
+            "{msg}"
+        );
+        let (st, v) = get_json(
+            &srv.addr,
+            &format!("{route}{sep}rules={}", "x".repeat(5000)),
+        );
+        assert_eq!(
+            (st, v["kind"].as_str()),
+            (400, Some("unknown_rules")),
+            "{route}"
+        );
+        assert!(v["error"].as_str().unwrap().len() < 200, "{v}");
+        let (st, v) = get_json(&srv.addr, &format!("{route}{sep}rules="));
+        assert_eq!(st, 400, "{route}: {v}");
+    }
+    // A position that is illegal in every variant is still refused as such.
+    let (st, v) = get_json(&srv.addr, "/api/probe?fen=B:W1:B29&rules=russian");
+    assert_eq!((st, v["kind"].as_str()), (400, Some("bad_fen")), "{v}");
+    // The page has the picker and asks the server with rules=.
+    let (_, _, page) = get_raw(&srv.addr, "/");
+    assert!(page.contains("id=\"variant\""), "{page}");
+    let (_, _, js) = get_raw(&srv.addr, "/app.js");
+    assert!(js.contains("&rules=") && js.contains("clickToMove"));
+    drop(srv);
+
+    // The first directory is the default, whichever variant it holds.
+    let srv = start_multi(&[ru.path(), en.path()], &[]);
+    let (_, h) = get_json(&srv.addr, "/api/health");
+    assert_eq!(
+        (&h["rules"], &h["default"]),
+        (&json_str("russian"), &json_str("russian"))
+    );
+    let (_, v) = get_json(&srv.addr, "/api/probe?fen=B:W24,26:B22");
+    assert_eq!(moves_of(&v), ["22x31x20"]);
+    drop(srv);
+
+    // Refused at start-up, with a clear message: two directories of the same rules, and
+    // --rules with several directories.
+    let en2 = built(Variant::English, 2);
+    let fail = |dirs: &[&std::path::Path], extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_egdb"));
+        c.args(["serve", "--bind", "127.0.0.1:0"]).args(extra);
+        for d in dirs {
+            c.arg("--dir").arg(d);
+        }
+        let o = c.output().unwrap();
+        assert!(!o.status.success());
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let msg = fail(&[en.path(), ru.path(), en2.path()], &[]);
+    assert!(msg.contains("both hold english tables"), "{msg}");
+    assert!(msg.contains(&en2.path().display().to_string()), "{msg}");
+    let msg = fail(&[en.path(), ru.path()], &["--rules", "english"]);
+    assert!(msg.contains("--rules applies to a single --dir"), "{msg}");
+}
+
+fn start_multi(dirs: &[&std::path::Path], extra: &[&str]) -> Server {
+    let (first, rest) = dirs.split_first().unwrap();
+    let mut args: Vec<String> = Vec::new();
+    for d in rest {
+        args.push("--dir".into());
+        args.push(d.display().to_string());
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    start_in(first, &refs)
+}

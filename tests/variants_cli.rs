@@ -127,3 +127,102 @@ fn giveaway_tables_from_the_command_line() {
         assert!(all.contains(want), "{args:?}: {all}");
     }
 }
+
+/// `info`, `stats` and `verify` on a variant directory (issue 34): each works on the Italian
+/// tables built from the command line and names their rules (`info`: a `rules<TAB>NAME` line
+/// after the tables; `stats`: `egdb: rules: NAME` on stderr, stdout keeping its rows;
+/// `verify`: a last line `rules: NAME`). Facts: the positions of at most 3 pieces with Black
+/// to move (OEIS A055213: 120, 6,972, 261,224); king v king is the same game in Italian as in
+/// English (short kings, one capture at most, no man to move), so its row is English's
+/// published one: White to move, 992 positions, 230 wins, 108 losses, 654 draws, longest 11.
+#[test]
+fn info_stats_and_verify_name_the_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = egdb(&[
+        "build", "--rules", "italian", "--pieces", "3", "--dtc", "--dir", d, "--quiet",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let out = egdb(&["info", "--dir", d]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(rows[0][0], "pieces", "{text}");
+    let positions: Vec<&str> = rows[1..4].iter().map(|r| r[3]).collect();
+    assert_eq!(positions, ["120", "6972", "261224"], "{text}");
+    assert!(
+        rows[1..4].iter().all(|r| r[2] == "0"),
+        "nothing missing: {text}"
+    );
+    assert!(text.lines().any(|l| l == "rules\titalian"), "{text}");
+
+    let out = egdb(&["stats", "--dir", d]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text.lines().next(),
+        Some("bm bk wm wk stm positions wins losses draws longest")
+    );
+    assert!(
+        text.lines().any(|l| l == "0 1 0 1 W 992 230 108 654 11"),
+        "{text}"
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.trim_end(), "egdb: rules: italian", "{err}");
+    // --json keeps its shape: an array of rows.
+    let out = egdb(&["stats", "--dir", d, "--json"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.as_array().is_some_and(|a| !a.is_empty()));
+
+    let out = egdb(&["verify", "--dir", d, "--quiet"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("268316 positions verified"), "{text}");
+    assert_eq!(text.lines().last(), Some("rules: italian"), "{text}");
+    // --rules naming the directory's own rules: the same.
+    let out = egdb(&["verify", "--rules", "italian", "--dir", d, "--quiet"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().lines().last(),
+        Some("rules: italian")
+    );
+
+    // English tables say so too.
+    let en = tempfile::tempdir().unwrap();
+    let e = en.path().to_str().unwrap();
+    assert!(egdb(&["build", "--pieces", "2", "--dir", e, "--quiet"])
+        .status
+        .success());
+    let out = egdb(&["info", "--dir", e]);
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .any(|l| l == "rules\tenglish"));
+    let out = egdb(&["stats", "--dir", e]);
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap().trim_end(),
+        "egdb: rules: english"
+    );
+}

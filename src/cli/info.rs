@@ -178,6 +178,19 @@ pub fn run(args: Args) -> CliResult {
             }
         );
     }
+    // The rules of the tables (every header names them; a directory holds one variant).
+    let mut bad_rules = false;
+    match checkers_egdb::format::dir_rules(&args.dir) {
+        Ok(Some(id)) => match checkers_egdb::rules::Variant::from_id(id) {
+            Some(v) => println!("rules\t{v}"),
+            None => println!("rules\tunknown (rules id {id})"),
+        },
+        Ok(None) => {}
+        Err(e) => {
+            eprintln!("egdb: bad table: {}", super::one_line(&e.to_string()));
+            bad_rules = true;
+        }
+    }
     // Distance files (`egdb build --dtc`), when there are any: per piece count, good files,
     // slices with a WLD file but no good distance file, bytes and positions per byte. Each
     // file is opened (header, slice and length checked; no block read): one that fails is
@@ -245,6 +258,9 @@ pub fn run(args: Args) -> CliResult {
                 println!("missing\t{s}");
             }
         }
+    }
+    if bad_rules {
+        return Err("the table files are of more than one variant (listed above)".into());
     }
     if !bad.is_empty() || bad_dtc > 0 {
         return Err(format!(

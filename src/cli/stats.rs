@@ -121,8 +121,14 @@ pub fn plot_svg(
 /// `bm bk wm wk stm positions wins losses draws longest`.
 pub fn run(args: Args) -> CliResult {
     let infos = read_dir_info(&args.dir)?;
-    // One variant per directory: a mix is refused before anything is summed.
-    checkers_egdb::format::dir_rules(&args.dir)?;
+    // One variant per directory: a mix is refused before anything is summed. The rules are
+    // named on stderr (stdout keeps the rows' shape).
+    if let Some(id) = checkers_egdb::format::dir_rules(&args.dir)? {
+        match checkers_egdb::rules::Variant::from_id(id) {
+            Some(v) => eprintln!("egdb: rules: {v}"),
+            None => eprintln!("egdb: rules: unknown (rules id {id})"),
+        }
+    }
     if infos.is_empty() {
         return Err(format!(
             "no table files in {} (run egdb build first)",

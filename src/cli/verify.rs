@@ -202,6 +202,12 @@ pub fn run(args: Args) -> CliResult {
                 .display()
         );
     }
+    // The rules the tables were verified under (those of their headers, or --rules, which
+    // the verification has checked against them).
+    println!(
+        "rules: {}",
+        checkers_egdb::resolve_rules(&args.dir, opts.rules)?
+    );
     Ok(())
 }
 

@@ -1,5 +1,7 @@
 // egdb explorer: plain JavaScript, no build step. State: the position (32 squares), the side to
-// move and the orientation; the URL's ?fen= always holds the position.
+// move, the orientation and the variant; the URL's ?fen= always holds the position and ?rules=
+// the variant (when the server serves several). The page never generates moves: it plays the
+// moves the server lists for the variant (flying kings, majority capture, Italian precedence).
 "use strict";
 const S = 60; // square size in SVG units
 const board = new Array(33).fill(null); // 1..32: null, "b", "B", "w", "W"
@@ -7,6 +9,10 @@ let side = "B";
 let flipped = false;
 let timer = null;
 let lastProbe = null;
+let rules = null; // the variant asked for (null: the server's default)
+let variants = []; // /api/health's "variants": [{rules, max_pieces, kings, start}]
+let sel = null; // a move being chosen on the board: {from, cands: [{m, path, at}]}
+let busy = Promise.resolve(); // the work of the last board click (awaited by ?clicks=)
 
 const $ = (id) => document.getElementById(id);
 
@@ -77,10 +83,17 @@ function render() {
       const black = p.toLowerCase() === "b";
       const fill = black ? "#1c1c1c" : "#fff";
       const cx = x + S / 2, cy = y + S / 2 + 2;
-      svg += `<circle class="piece ${black ? "black" : "white"}${p === p.toUpperCase() ? " king" : ""}" cx="${cx}" cy="${cy}" r="23" fill="${fill}" stroke="${black ? "#000" : "#444"}" stroke-width="2"/>`;
+      const king = p === p.toUpperCase();
+      svg += `<circle class="piece ${black ? "black" : "white"}${king ? " king" : ""}" cx="${cx}" cy="${cy}" r="23" fill="${fill}" stroke="${black ? "#000" : "#444"}" stroke-width="2"/>`;
       svg += `<circle cx="${cx}" cy="${cy}" r="17" fill="none" stroke="${black ? "#555" : "#bbb"}" stroke-width="1.5"/>`;
-      if (p === p.toUpperCase()) svg += crown(cx, cy, black ? "#d4af37" : "#c8102e");
+      if (king) {
+        svg += crown(cx, cy, black ? "#d4af37" : "#c8102e");
+        // A flying king (it moves along a whole diagonal): a second, outer ring in the crown's colour.
+        if (flyingKings()) svg += `<circle class="flying" cx="${cx}" cy="${cy}" r="20" fill="none" stroke="${black ? "#d4af37" : "#c8102e"}" stroke-width="1.5" stroke-dasharray="4 3"/>`;
+      }
     }
+    if (sel && sel.from === s) svg += `<rect class="selected" x="${x + 2}" y="${y + 2}" width="${S - 4}" height="${S - 4}" fill="none" stroke="#2f80ed" stroke-width="4"/>`;
+    else if (sel && sel.cands.some((c) => c.path.indexOf(s, c.at) >= 0)) svg += `<circle class="target" cx="${x + S / 2}" cy="${y + S / 2 + 2}" r="8" fill="#2f80ed" opacity="0.8"/>`;
     svg += "</g>";
   }
   $("board").innerHTML = svg;
@@ -101,7 +114,38 @@ function showRules(name) {
   $("rules").textContent = title;
   $("rules-name").textContent = name;
   document.body.dataset.rules = name;
+  if ($("variant").value !== name) $("variant").value = name;
+  const v = variants.find((x) => x.rules === name);
+  $("kings").textContent = !v ? "-" : v.kings === "flying"
+    ? "flying (move and capture along a whole diagonal)" : "short (one square)";
 }
+function currentVariant() {
+  return variants.find((x) => x.rules === (rules || document.body.dataset.rules)) || null;
+}
+function flyingKings() { const v = currentVariant(); return !!v && v.kings === "flying"; }
+// The query suffix naming the variant ("" for the server's default).
+function rulesParam() { return rules ? "&rules=" + encodeURIComponent(rules) : ""; }
+
+// The variant picker: the variants the server serves (/api/health), default first.
+function fillPicker(h) {
+  variants = Array.isArray(h.variants) ? h.variants : [{ rules: h.rules, kings: "short", start: "B:W21-32:B1-12" }];
+  const select = $("variant");
+  select.innerHTML = "";
+  for (const v of variants) {
+    const o = document.createElement("option");
+    o.value = v.rules;
+    o.textContent = RULES_TITLE[v.rules] || v.rules;
+    select.appendChild(o);
+  }
+  select.disabled = variants.length < 2;
+}
+$("variant").onchange = () => {
+  stopLine();
+  const v = $("variant").value;
+  rules = variants.length && v === variants[0].rules ? null : v;
+  document.body.dataset.rules = v;
+  probe();
+};
 
 function setStatus(state, text) {
   $("status").dataset.state = state;
@@ -112,12 +156,16 @@ function updateUrl() {
   const u = new URL(window.location.href);
   u.searchParams.set("fen", toFen());
   u.searchParams.delete("play");
+  u.searchParams.delete("clicks");
+  if (rules) u.searchParams.set("rules", rules); else u.searchParams.delete("rules");
   if (flipped) u.searchParams.set("flip", "1"); else u.searchParams.delete("flip");
   history.replaceState(null, "", u.toString());
 }
 
 async function probe() {
   const fen = toFen();
+  sel = null;
+  $("choose").innerHTML = "";
   updateUrl();
   render();
   setStatus("loading", "probing " + fen);
@@ -125,7 +173,7 @@ async function probe() {
   for (const w of ["win", "draw", "loss"]) $("moves-" + w).innerHTML = "";
   let resp, data;
   try {
-    resp = await fetch("/api/probe?fen=" + encodeURIComponent(fen));
+    resp = await fetch("/api/probe?fen=" + encodeURIComponent(fen) + rulesParam());
     data = await resp.json();
   } catch (e) {
     $("error").textContent = "request failed: " + e;
@@ -187,7 +235,7 @@ async function playMove(text) {
 async function perfectLine(metric) {
   stopLine();
   const m = typeof metric === "string" ? "&metric=" + metric : "";
-  const resp = await fetch("/api/line?fen=" + encodeURIComponent(toFen()) + "&max=200" + m);
+  const resp = await fetch("/api/line?fen=" + encodeURIComponent(toFen()) + "&max=200" + m + rulesParam());
   const data = await resp.json();
   if (!resp.ok) { $("error").textContent = data.error; return; }
   const moves = data.moves.map((m) => m.move);
@@ -206,18 +254,89 @@ function stopLine() { if (timer) { clearTimeout(timer); timer = null; } }
 
 function tool() { return document.querySelector('input[name="tool"]:checked').value; }
 
+// A move's landing squares: "9-14" -> [14], "22x31x20" -> [31, 20].
+function landings(text) { return text.split(/[-x]/).slice(1).map(Number); }
+
+// The choice between several of the server's moves that the clicks so far fit: buttons.
+function offerChoice(cands) {
+  const box = $("choose");
+  box.innerHTML = "";
+  for (const c of cands) {
+    const b = document.createElement("button");
+    b.className = "choice";
+    b.dataset.move = c.m.move;
+    b.textContent = c.m.move;
+    b.addEventListener("click", () => { busy = playMove(c.m.move); });
+    box.appendChild(b);
+  }
+}
+
+// Play by clicking: the piece, then the square where the move ends (or, for a capture whose
+// end square several paths share, a square on the way first). Only the server's moves can be
+// played: a flying king's move along a whole diagonal is one click on its end square, a
+// multi-capture one on its last landing square. Returns when the move (if any) is played.
+async function clickToMove(s) {
+  if (!lastProbe) return;
+  $("error").textContent = "";
+  $("choose").innerHTML = "";
+  if (sel) {
+    const next = [];
+    for (const c of sel.cands) {
+      const k = c.path.indexOf(s, c.at);
+      if (k >= 0) next.push({ m: c.m, path: c.path, at: k + 1 });
+    }
+    if (next.length) {
+      const done = next.filter((c) => c.at === c.path.length);
+      if (next.length === 1 || (done.length === 1 && next.every((c) => c.m.move === done[0].m.move))) {
+        sel = null;
+        await playMove(next[0].m.move);
+        return;
+      }
+      if (done.length >= 1) {
+        // Several moves fit these clicks: let the user pick one.
+        sel = { from: sel.from, cands: next };
+        render();
+        offerChoice(next);
+        $("error").textContent = "several moves fit: choose one";
+        return;
+      }
+      sel = { from: sel.from, cands: next };
+      render();
+      return;
+    }
+    if (s === sel.from) { sel = null; render(); return; }
+  }
+  const cands = lastProbe.moves
+    .filter((m) => parseInt(m.move, 10) === s)
+    .map((m) => ({ m, path: landings(m.move), at: 0 }));
+  if (!cands.length) {
+    sel = null;
+    render();
+    $("error").textContent = board[s] ? "no legal move from " + s : "click a piece that can move";
+    return;
+  }
+  sel = { from: s, cands };
+  render();
+}
+
 $("board").addEventListener("click", (ev) => {
   const g = ev.target.closest(".sq");
   if (!g) return;
   stopLine();
   const s = +g.dataset.sq, t = tool();
+  if (t === "play") { busy = clickToMove(s); return; }
   if (t === "-" || board[s] === t) board[s] = null;
   else if ((t === "b" && s >= 29) || (t === "w" && s <= 4)) { $("error").textContent = "a man cannot stand on its crowning row"; return; }
   else board[s] = t;
-  probe();
+  busy = probe();
 });
 $("clear").onclick = () => { stopLine(); board.fill(null); probe(); };
-$("start").onclick = () => { stopLine(); parseFen("B:W21-32:B1-12"); probe(); };
+$("start").onclick = () => {
+  stopLine();
+  const v = currentVariant();
+  parseFen(v && v.start ? v.start : "B:W21-32:B1-12");
+  probe();
+};
 $("swap").onclick = () => { stopLine(); side = side === "B" ? "W" : "B"; probe(); };
 $("flip").onclick = () => { flipped = !flipped; updateUrl(); render(); };
 $("set-fen").onclick = () => {
@@ -233,14 +352,29 @@ $("perfect").onclick = () => perfectLine();
 $("fastest").onclick = () => perfectLine("dtw");
 $("stop").onclick = stopLine;
 
-// Start-up: ?fen=FEN sets the position, ?flip=1 turns the board, ?play=9-14,18x9 plays moves
-// (for links and the headless browser test).
+// Start-up: ?rules=NAME picks the variant, ?fen=FEN sets the position, ?flip=1 turns the
+// board, ?play=9-14,18x9 plays moves, ?clicks=22,20 clicks those squares of the board in
+// "play moves" mode (for links and the headless browser test).
 (async () => {
   const q = new URLSearchParams(window.location.search);
   try { parseFen(q.get("fen") || "W:WK32:BK26"); } catch (e) { $("error").textContent = "bad FEN: " + e.message; parseFen("W:WK32:BK26"); }
   flipped = q.get("flip") === "1";
   const play = (q.get("play") || "").split(",").map((s) => s.trim()).filter(Boolean);
-  try { const h = await (await fetch("/api/health")).json(); showRules(h.rules); } catch (e) { /* the probe names the rules too */ }
+  const clicks = (q.get("clicks") || "").split(",").map((s) => +s.trim()).filter((n) => n >= 1 && n <= 32);
+  try {
+    const h = await (await fetch("/api/health")).json();
+    fillPicker(h);
+    const asked = q.get("rules");
+    if (asked && variants.some((v) => v.rules === asked)) rules = asked === variants[0].rules ? null : asked;
+    else if (asked) $("error").textContent = "this server has no " + asked + " tables";
+    showRules(rules || h.rules);
+  } catch (e) { /* the probe names the rules too */ }
   await probe();
   for (const mv of play) if (!(await playMove(mv))) break;
+  for (const s of clicks) {
+    const g = document.querySelector('#board .sq[data-sq="' + s + '"]');
+    if (!g) break;
+    g.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+    await busy;
+  }
 })();

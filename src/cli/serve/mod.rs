@@ -1,20 +1,26 @@
-//! `egdb serve [--dir DIR] [--bind ADDR]`: the endgame explorer, a JSON API and one page.
+//! `egdb serve [--dir DIR]... [--bind ADDR]`: the endgame explorer, a JSON API and one page.
+//!
+//! One server serves one directory per variant (`--dir` repeated; each directory's rules read
+//! from its tables' headers; two directories of the same rules are refused at start-up). The
+//! first directory's variant is the default; every API route takes an optional `rules=NAME`
+//! (400 `unknown_rules` for a name no variant has, 404 `rules_not_served` for a variant no
+//! directory holds).
 //!
 //! Routes (all `GET`; JSON shapes in docs/cli.md):
 //! - `/` the page (HTML, CSS, JavaScript embedded with `include_str!`), `/app.js`, `/app.css`;
 //! - `/api/probe?fen=FEN` value, distance and every legal move, best first;
 //! - `/api/line?fen=FEN[&max=N]` the line of best moves (at most [`MAX_LINE`] plies);
 //! - `/api/stats`, `/api/stats/{material}` (e.g. `2101`) statistics read once at start-up;
-//! - `/api/health` requests in flight, the peak, and the limits.
+//! - `/api/health` requests in flight, the peak, the limits and the variants served.
 //!
 //! Errors are JSON `{"error": MESSAGE, "kind": KIND}`: 400 `bad_fen` (the parser's message) or
 //! `bad_request`, 404 `outside_tables` (too many pieces, a missing slice) or `no_such_material`,
 //! 503 `busy` (more than `--max-concurrent` requests in flight: refused, never queued), 408
 //! after `--timeout-ms`, 500 `table_error` for a damaged file (named by its file name, never the
 //! server's path). Nothing from a request names a file: the tables are opened once from
-//! `--dir`, and the page is compiled into the binary. At most `--max-connections` connections
-//! are open at once (one more gets 503 and is closed), and one idle for `--idle-timeout-ms`
-//! (nothing read or written) is closed.
+//! the `--dir` directories, and the page is compiled into the binary. At most
+//! `--max-connections` connections are open at once (one more gets 503 and is closed), and
+//! one idle for `--idle-timeout-ms` (nothing read or written) is closed.
 use super::values::{self, Eval, ScoredMove};
 use super::CliResult;
 use axum::extract::{Path as UrlPath, Query, State};
@@ -22,6 +28,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use checkers_egdb::rules::paths::KingRange;
 use checkers_egdb::rules::{Rules, Variant};
 use checkers_egdb::{
     format_move, material_stats, read_dir_info, AnyTablebase, Color, Material, MaterialStats,
@@ -51,13 +58,16 @@ const PAGE_CSS: &str = include_str!("app.css");
 /// Arguments of `egdb serve`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Table directory (opened once at start-up).
+    /// Table directory (opened once at start-up). Repeat it to serve several variants, one
+    /// directory each (each directory's rules are read from its tables' headers; two
+    /// directories of the same rules are refused); the first is the default variant, the
+    /// others are chosen with `rules=NAME` on each request (the page's variant picker).
     #[arg(long, env = "EGDB_DIR", default_value = super::DEFAULT_DIR)]
-    pub dir: PathBuf,
+    pub dir: Vec<PathBuf>,
     /// The game the tables are of (english, russian, brazilian, italian, giveaway, pool,
     /// spanish, czech): moves, captures and the end of the game follow its rules. Default:
     /// the rules in the files' headers; given and not those, the server refuses to start,
-    /// naming both.
+    /// naming both. Only with a single `--dir`.
     #[arg(long)]
     pub rules: Option<String>,
     /// Address to listen on; port 0 picks a free port (the address is printed on stdout).
@@ -195,15 +205,72 @@ impl tokio::io::AsyncWrite for IdleIo {
     }
 }
 
-/// Shared state of the server.
-struct App {
+/// The tables of one variant: one `--dir`.
+struct Served {
     tb: AnyTablebase,
     stats: Vec<MaterialStats>,
+}
+
+/// Longest `rules` parameter echoed back in an error (a variant name is at most 9 letters).
+const MAX_RULES_LEN: usize = 16;
+
+/// Shared state of the server.
+struct App {
+    /// One entry per variant served, in `--dir` order; the first is the default.
+    served: Vec<Served>,
     permits: Arc<Semaphore>,
     limit: usize,
     in_flight: AtomicUsize,
     peak: AtomicUsize,
     timeout_ms: u64,
+}
+
+impl App {
+    /// The index in `served` of the variant a request asks for with `rules=NAME` (the first,
+    /// the default, without it).
+    ///
+    /// # Errors
+    /// 400 `unknown_rules` for a name no variant has; 404 `rules_not_served` for a variant
+    /// whose tables this server does not hold (the message lists those it does).
+    fn pick(&self, q: &HashMap<String, String>) -> Result<usize, ApiError> {
+        let Some(name) = q.get("rules") else {
+            return Ok(0);
+        };
+        let v = if name.len() > MAX_RULES_LEN {
+            None
+        } else {
+            name.parse::<Variant>().ok()
+        };
+        let Some(v) = v else {
+            let shown: String = name.chars().take(MAX_RULES_LEN).collect();
+            return Err(ApiError(
+                StatusCode::BAD_REQUEST,
+                "unknown_rules",
+                format!(
+                    "unknown rules {shown:?}: expected one of {}",
+                    Variant::ALL.map(Variant::name).join(", ")
+                ),
+            ));
+        };
+        self.served
+            .iter()
+            .position(|s| s.tb.variant() == v)
+            .ok_or_else(|| {
+                ApiError(
+                    StatusCode::NOT_FOUND,
+                    "rules_not_served",
+                    format!(
+                        "no {v} tables on this server; it serves {}",
+                        self.variant_names().join(", ")
+                    ),
+                )
+            })
+    }
+
+    /// The names of the variants served, default first.
+    fn variant_names(&self) -> Vec<&'static str> {
+        self.served.iter().map(|s| s.tb.variant().name()).collect()
+    }
 }
 
 /// An error answer: status and `{"error", "kind"}`.
@@ -347,10 +414,11 @@ async fn api_probe(
     State(app): State<Arc<App>>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Json<Value>, ApiError> {
-    let p = parse_fen_param(&q, app.tb.variant())?;
+    let i = app.pick(&q)?;
+    let p = parse_fen_param(&q, app.served[i].tb.variant())?;
     blocking(move || {
         Ok(Json(
-            checkers_egdb::with_tablebase!(&app.tb, tb => probe_json(tb, &p))?,
+            checkers_egdb::with_tablebase!(&app.served[i].tb, tb => probe_json(tb, &p))?,
         ))
     })
     .await
@@ -360,7 +428,8 @@ async fn api_line(
     State(app): State<Arc<App>>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Json<Value>, ApiError> {
-    let p = parse_fen_param(&q, app.tb.variant())?;
+    let i = app.pick(&q)?;
+    let p = parse_fen_param(&q, app.served[i].tb.variant())?;
     let max = match q.get("max") {
         None => 200,
         Some(s) => match s.parse::<usize>() {
@@ -382,12 +451,13 @@ async fn api_line(
         ),
     };
     blocking(move || {
-        let (start, line) = checkers_egdb::with_tablebase!(&app.tb, tb => {
+        let tb = &app.served[i].tb;
+        let (start, line) = checkers_egdb::with_tablebase!(tb, tb => {
             (values::eval(tb, &p)?, values::line(tb, &p, max, metric)?)
         });
         let (value, dtc, dtw) = eval_json(start);
         Ok(Json(json!({
-            "rules": app.tb.variant().name(),
+            "rules": tb.variant().name(),
             "start": line.start.to_fen(),
             "metric": line.metric.as_str(),
             "value": value,
@@ -400,18 +470,24 @@ async fn api_line(
     .await
 }
 
-async fn api_stats(State(app): State<Arc<App>>) -> Json<Value> {
-    Json(json!(app.stats))
+async fn api_stats(
+    State(app): State<Arc<App>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Json<Value>, ApiError> {
+    let i = app.pick(&q)?;
+    Ok(Json(json!(app.served[i].stats)))
 }
 
 async fn api_stats_material(
     State(app): State<Arc<App>>,
     UrlPath(name): UrlPath<String>,
+    Query(q): Query<HashMap<String, String>>,
 ) -> Result<Json<Value>, ApiError> {
+    let i = app.pick(&q)?;
     let m = name
         .parse::<Material>()
         .map_err(|e| ApiError(StatusCode::BAD_REQUEST, "bad_request", e.to_string()))?;
-    let rows: Vec<&MaterialStats> = app
+    let rows: Vec<&MaterialStats> = app.served[i]
         .stats
         .iter()
         .filter(|s| (s.bm, s.bk, s.wm, s.wk) == (m.bm, m.bk, m.wm, m.wk))
@@ -426,15 +502,41 @@ async fn api_stats_material(
     Ok(Json(json!(rows)))
 }
 
-async fn api_health(State(app): State<Arc<App>>) -> Json<Value> {
-    Json(json!({
+/// `/api/health`: the counters and limits; `rules` and `max_pieces` of the variant asked for
+/// (the default without `rules=`), `default` the default variant's name, and `variants` every
+/// variant served (default first) with its largest piece count and start position.
+async fn api_health(
+    State(app): State<Arc<App>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Json<Value>, ApiError> {
+    let i = app.pick(&q)?;
+    let variants: Vec<Value> = app
+        .served
+        .iter()
+        .map(|s| {
+            json!({
+                "rules": s.tb.variant().name(),
+                "max_pieces": s.tb.max_pieces(),
+                "kings": match s.tb.variant().game().kings {
+                    KingRange::Flying => "flying",
+                    KingRange::Short => "short",
+                },
+                // The same 24 men on this crate's board in every variant (the side that
+                // moves first is Black: docs/architecture.md, "Variants").
+                "start": Position::START.to_fen(),
+            })
+        })
+        .collect();
+    Ok(Json(json!({
         "in_flight": app.in_flight.load(Ordering::SeqCst),
         "peak_in_flight": app.peak.load(Ordering::SeqCst),
         "max_concurrent": app.limit,
         "timeout_ms": app.timeout_ms,
-        "max_pieces": app.tb.max_pieces(),
-        "rules": app.tb.variant().name(),
-    }))
+        "max_pieces": app.served[i].tb.max_pieces(),
+        "rules": app.served[i].tb.variant().name(),
+        "default": app.served[0].tb.variant().name(),
+        "variants": variants,
+    })))
 }
 
 fn asset(kind: &'static str, body: &'static str) -> Response {
@@ -501,6 +603,44 @@ fn router(app: Arc<App>) -> Router {
         .with_state(app)
 }
 
+/// Open each of `dirs` (one variant each, its rules from its headers; `rules`, only with one
+/// directory, the rules it must hold) with its statistics.
+///
+/// # Errors
+/// No directory; `rules` with several; a directory that does not open (as
+/// [`AnyTablebase::open`]); two directories of the same rules (naming both).
+fn open_served(
+    dirs: &[PathBuf],
+    rules: Option<Variant>,
+) -> Result<Vec<Served>, Box<dyn std::error::Error + Send + Sync>> {
+    if dirs.is_empty() {
+        return Err("no table directory: give --dir DIR".into());
+    }
+    if rules.is_some() && dirs.len() > 1 {
+        return Err(
+            "--rules applies to a single --dir; with several directories each \
+                    directory's rules are read from its tables' headers"
+                .into(),
+        );
+    }
+    let mut served: Vec<(Served, &PathBuf)> = Vec::with_capacity(dirs.len());
+    for dir in dirs {
+        let tb = AnyTablebase::open(dir, rules)?;
+        let v = tb.variant();
+        if let Some((_, other)) = served.iter().find(|(s, _)| s.tb.variant() == v) {
+            return Err(format!(
+                "{} and {} both hold {v} tables: serve one directory per variant",
+                other.display(),
+                dir.display()
+            )
+            .into());
+        }
+        let stats = material_stats(&read_dir_info(dir)?);
+        served.push((Served { tb, stats }, dir));
+    }
+    Ok(served.into_iter().map(|(s, _)| s).collect())
+}
+
 /// Run `egdb serve` until interrupted (Ctrl-C).
 pub fn run(args: Args) -> CliResult {
     let rules = args
@@ -508,12 +648,10 @@ pub fn run(args: Args) -> CliResult {
         .as_deref()
         .map(str::parse::<Variant>)
         .transpose()?;
-    let tb = AnyTablebase::open(&args.dir, rules)?;
-    let stats = material_stats(&read_dir_info(&args.dir)?);
+    let served = open_served(&args.dir, rules)?;
     let limit = args.max_concurrent as usize;
     let app = Arc::new(App {
-        tb,
-        stats,
+        served,
         permits: Arc::new(Semaphore::new(limit)),
         limit,
         in_flight: AtomicUsize::new(0),
