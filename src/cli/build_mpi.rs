@@ -44,10 +44,20 @@
 //!   a dependency store of its own), solve the unit together
 //!   ([`solve_unit_split`](checkers_egdb::driver::solve_unit_split) over `MpiExchange`:
 //!   non-blocking `MPI_Ialltoallv`/`MPI_Iallreduce`, polled with sleeps so waiting ranks do
-//!   not spin); rank 0 gathers the values and writes the files. A rank whose part fails sends
-//!   FAIL; every rank stops (a failed lookup is all-reduced after the initial pass).
+//!   not spin), then write its files ([`build_unit_split`](checkers_egdb::driver::build_unit_split):
+//!   every rank encodes its own blocks and writes them at its offset of the file rank 0 lays
+//!   out). A rank whose part fails sends FAIL; every rank stops (each step's failure is
+//!   all-reduced).
+//! - **Checks at the start**: before the driver runs, rank 0 sends every rank HELLO with its
+//!   identity (egdb version, xxh64 of the executable file, the options but `--dir`); each rank
+//!   answers what differs, if anything, and a difference stops the job with one line before
+//!   anything is built. With the directory locked and before the first unit, rank 0 writes
+//!   a file of random content into `--dir` and sends its name (SHARED); each rank answers once
+//!   it reads that content in its own `--dir` (up to 60 s), or why not: a directory not shared
+//!   by every rank stops the job with one line naming the rank and its node.
 //!
-//! Test hooks: `EGDB_MPI_TEST_KILL=R:K` makes rank R kill itself (SIGKILL) when it receives its
+//! Test hooks: `EGDB_MPI_TEST_SHARED_WAIT_MS=N`: wait N ms instead of 60 s for the shared
+//! directory's check file; `EGDB_MPI_TEST_KILL=R:K` makes rank R kill itself (SIGKILL) when it receives its
 //! (K+1)-th unit, to test that a rerun resumes after a rank dies mid-build;
 //! `EGDB_MPI_TEST_SPLIT_ALIGN=N` aligns the ranges of split units to N positions instead of
 //! the file's blocks (65,520), so that small test units spread over every rank.
@@ -720,8 +730,8 @@ mod imp {
         Peer(usize),
     }
 
-    /// Every rank: solve unit `u` split over all the ranks ([`solve_unit_split`]) and, on rank
-    /// 0, write it. `Ok(None)` on the other ranks. A panic aborts the job: the other ranks
+    /// Every rank: solve unit `u` split over all the ranks and write its files, every rank its
+    /// own blocks ([`build_unit_split`]). `Ok(Some)` on rank 0, `Ok(None)` on the other ranks. A panic aborts the job: the other ranks
     /// would wait for this one forever.
     fn work_split(
         world: &SimpleCommunicator,
@@ -1121,7 +1131,7 @@ mod imp {
                         if verbose {
                             let n: u64 = units[k].sizes.iter().sum();
                             display.note(&format!(
-                                "built {}\t{n} positions\t{:.3} s split over {size} ranks ({} plies; {} predecessor updates between ranks, {} bytes, {:.2} bytes per update, busiest ply {} bytes; {} bytes gathered on rank 0; writing {:.3})\t{:.0} positions/s",
+                                "built {}\t{n} positions\t{:.3} s split over {size} ranks ({} plies; {} predecessor updates between ranks, {} bytes, {:.2} bytes per update, busiest ply {} bytes; {} bytes sent between ranks for writing; writing {:.3})\t{:.0} positions/s",
                                 names(units[k]),
                                 rep.report.sum.seconds,
                                 rep.plies,

@@ -14,13 +14,12 @@
 //!    counts the winning move), so the order in which ranks apply them does not matter and
 //!    the values are those of the unsplit solver. An [`Exchange::all_max`] of "resolved
 //!    anything at this ply" ends the loop when no rank resolved anything (past ply 0).
-//! 3. **Gathering**: every rank sends its range's values (one byte per position: the value,
-//!    plus 128 for a capture position) to rank 0, which assembles the unit's
-//!    [`SolvedSlice`]s exactly as the unsplit solver returns them; the caller writes them with
-//!    the usual writer, so the files are byte-identical to a single-process build. (This
-//!    holds the unit's values, one byte per position, on rank 0 while writing; the final
-//!    design has each rank encode its own blocks and write them at the offsets of a prefix
-//!    sum of the compressed sizes.)
+//! 3. **Writing** ([`write_split`]): every rank encodes its own blocks of each file and writes
+//!    them at its offset of the temporary file rank 0 lays out (header and offset table from
+//!    the prefix sums of the blocks' lengths); rank 0 checks every block read back, appends the
+//!    file checksum and renames the file into place. The bytes are a single-process build's.
+//!    ([`gather`] instead assembles the unit's values on rank 0, one byte per position, for
+//!    tests and comparisons with the unsplit solver.)
 //!
 //! The transport is the [`Exchange`] trait: [`run_local`] runs R partitions on R threads of
 //! one process (tests, and the comparison with the unsplit solver); `egdb build --mpi`
@@ -28,7 +27,8 @@
 //!
 //! Distance passes (`--dtc`) are not split: the distance pass reads the partner slice's WLD
 //! values at any index (in-unit man moves), which a rank holding one range does not have;
-//! the driver refuses `--dtc` with split units ([`super::driver::split_refusal`]).
+//! the driver refuses `--dtc` with split units ([`super::driver::split_refusal`]); docs/mpi.md
+//! lists what splitting it would need.
 
 use super::solve::{self, Side, SolveOptions, SolvedSlice};
 use super::BuildSummary;
