@@ -618,7 +618,10 @@ mod with_mpi {
         );
         one_error_line(
             &out,
-            &["rank 1 was started with other build options than rank 0", "codec: 4"],
+            &[
+                "rank 1 was started with other build options than rank 0",
+                "codec: 4",
+            ],
         );
         assert!(files(a.path()).is_empty());
         // Another executable.
@@ -631,7 +634,10 @@ mod with_mpi {
             std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
         let out = mpirun_each(
-            &[(egdb, a.path(), &["--quiet"]), (&copy, a.path(), &["--quiet"])],
+            &[
+                (egdb, a.path(), &["--quiet"]),
+                (&copy, a.path(), &["--quiet"]),
+            ],
             &[],
         );
         one_error_line(&out, &["rank 1 runs another egdb executable than rank 0"]);
@@ -640,12 +646,20 @@ mod with_mpi {
         // A directory rank 1 does not share with rank 0 (it waits 0.5 s for the file rank 0
         // wrote instead of 60 s).
         let out = mpirun_each(
-            &[(egdb, a.path(), &["--quiet"]), (egdb, b.path(), &["--quiet"])],
+            &[
+                (egdb, a.path(), &["--quiet"]),
+                (egdb, b.path(), &["--quiet"]),
+            ],
             &[("EGDB_MPI_TEST_SHARED_WAIT_MS", "500")],
         );
         one_error_line(
             &out,
-            &["rank 1 (on ", "does not see", ".egdb-mpi-shared.", "every rank shares"],
+            &[
+                "rank 1 (on ",
+                "does not see",
+                ".egdb-mpi-shared.",
+                "every rank shares",
+            ],
         );
         assert!(files(a.path()).is_empty() && files(b.path()).is_empty());
         // Rank 0's check file is removed, nothing is left in rank 1's directory.

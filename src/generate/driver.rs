@@ -847,7 +847,7 @@ pub fn solve_unit_split(
 
 /// Solve `unit` split over the ranks of `ex` as [`solve_unit_split`] does, then write its
 /// files into `dir` with every rank encoding its own blocks of each file
-/// ([`super::split::write_split`]: rank 0 lays out the header and offset table, each rank
+/// (`split::write_split`: rank 0 lays out the header and offset table, each rank
 /// writes its blocks' bytes at their offset, rank 0 checks them and renames the file into
 /// place), so no rank ever holds more than its range of the unit. The files are the bytes
 /// [`write_unit`] writes for [`solve_unit`]'s solution. Every rank calls this with the same

@@ -106,9 +106,9 @@ pub struct SplitStats {
     pub updates_per_ply: Vec<u64>,
     /// Updates this rank sent to other ranks, over the whole propagation.
     pub updates_sent: u64,
-    /// Bytes sent to rank 0 for the gathering (values of this rank's ranges; [`gather`]).
+    /// Bytes sent to rank 0 for the gathering (values of this rank's ranges, when gathered).
     pub gather_bytes: u64,
-    /// Bytes sent to other ranks while writing the files ([`write_split`]): values moved to
+    /// Bytes sent to other ranks while writing the files of a split unit: values moved to
     /// the block-aligned ranges (none when the solve's ranges are block-aligned, as in a
     /// build) and the block lists sent to rank 0.
     pub write_bytes: u64,

@@ -229,6 +229,19 @@ pub fn write_table_masked(
     write_atomic(path, &bytes)
 }
 
+/// [`write_table_masked`]'s bytes (with or without a mask), with end offsets at least
+/// `min_width` (4 or 8) bytes wide, not written (tests).
+#[cfg(test)]
+pub(crate) fn encode_masked_for_tests(
+    meta: &TableMeta,
+    values: &[u8],
+    dont_care: Option<&BitSlice<u64, Lsb0>>,
+    opts: &WriteOptions,
+    min_width: usize,
+) -> Result<Vec<u8>, TableError> {
+    encode_any(meta, values, dont_care, opts, min_width)
+}
+
 /// [`encode_table`] with end offsets at least `min_width` (4 or 8) bytes wide (tests use 8).
 #[cfg(test)]
 pub(crate) fn encode_with_width(
