@@ -49,7 +49,8 @@
 //!   out). A rank whose part fails sends FAIL; every rank stops (each step's failure is
 //!   all-reduced).
 //! - **Checks at the start**: before the driver runs, rank 0 sends every rank HELLO with its
-//!   identity (egdb version, xxh64 of the executable file, the options but `--dir`); each rank
+//!   identity (egdb version, xxh64 of the executable file, the options but `--dir` and
+//!   `--memory`); each rank
 //!   answers what differs, if anything, and a difference stops the job with one line before
 //!   anything is built. With the directory locked and before the first unit, rank 0 writes
 //!   a file of random content into `--dir` and sends its name (SHARED); each rank answers once
@@ -357,17 +358,43 @@ mod imp {
 
     /// What every rank of a job must agree on, one item a line: the egdb version, the xxh64 of
     /// the running executable's file (the same binary, not only the same version: a build mixing
-    /// binaries could mix solvers), and the build options but `--dir` (the directory may be
-    /// mounted at another path on another node; that it is the same directory is checked by
-    /// [`check_shared_dir`]).
+    /// binaries could mix solvers), then the build options as `--option<TAB>value`, all but
+    /// `--dir` (the directory may be mounted at another path on another node; that it is the
+    /// same directory is checked by [`check_shared_dir`]) and `--memory` (each rank's own
+    /// budget, by default from its node's memory; rank 0's decides which units split).
     fn identity(opts: &BuildOptions) -> Vec<String> {
         let exe = std::env::current_exe().and_then(std::fs::read).map_or_else(
             |e| format!("unreadable ({e})"),
             |b| format!("{:016x}", xxhash_rust::xxh64::xxh64(&b, 0)),
         );
-        let mut o = opts.clone();
-        o.dir = std::path::PathBuf::new();
-        vec![env!("CARGO_PKG_VERSION").to_string(), exe, format!("{o:?}")]
+        let on = |b: bool| if b { "on" } else { "off" }.to_string();
+        let items = [
+            ("--pieces", opts.pieces.to_string()),
+            (
+                "--slice",
+                opts.slice.map_or_else(|| "none".into(), |s| s.to_string()),
+            ),
+            ("--with-deps", on(opts.with_deps)),
+            ("--dtc", on(opts.dtc)),
+            ("--dtw", on(opts.dtw)),
+            (
+                "--codec",
+                if opts.codec_from_dir {
+                    format!("{} (or the directory's)", opts.codec)
+                } else {
+                    opts.codec.to_string()
+                },
+            ),
+            ("--rules", format!("{:?}", opts.rules)),
+            (
+                "--split-above",
+                opts.split_above
+                    .map_or_else(|| "none".into(), |n| n.to_string()),
+            ),
+        ];
+        let mut out = vec![env!("CARGO_PKG_VERSION").to_string(), exe];
+        out.extend(items.iter().map(|(k, v)| format!("{k}\t{v}")));
+        out
     }
 
     /// A worker's answer to rank 0's identity (`theirs`, from [`identity`]): empty when they
@@ -380,28 +407,40 @@ mod imp {
             .collect();
         let get = |k: usize| theirs.get(k).copied().unwrap_or("?");
         if get(0) != mine[0] {
-            format!(
+            return format!(
                 "runs egdb {}, rank 0 egdb {}: start every rank with the same egdb binary",
                 mine[0],
                 get(0)
-            )
-        } else if get(1) != mine[1] {
-            format!(
+            );
+        }
+        if get(1) != mine[1] {
+            return format!(
                 "runs another egdb executable than rank 0 (xxh64 of the file {} here, {} on rank \
                  0): start every rank with the same egdb binary (one copy on the shared \
                  filesystem), or rebuild it identically everywhere",
                 mine[1],
                 get(1)
-            )
-        } else if get(2) != mine[2] {
-            format!(
-                "was started with other build options than rank 0 (here {}; rank 0 {}): give \
-                 every rank the same arguments",
-                mine[2],
-                get(2)
-            )
-        } else {
+            );
+        }
+        let diffs: Vec<String> = (2..mine.len().max(theirs.len()))
+            .filter(|&k| mine.get(k).map(String::as_str) != theirs.get(k).copied())
+            .map(|k| {
+                let (name, here) = mine
+                    .get(k)
+                    .and_then(|l| l.split_once('\t'))
+                    .unwrap_or(("?", "?"));
+                let there = get(k).split_once('\t').map_or("?", |(_, v)| v);
+                format!("{name} {here} here, {there} on rank 0")
+            })
+            .collect();
+        if diffs.is_empty() {
             String::new()
+        } else {
+            format!(
+                "was started with other build options than rank 0 ({}): give every rank the \
+                 same arguments",
+                diffs.join("; ")
+            )
         }
     }
 
