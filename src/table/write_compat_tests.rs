@@ -354,7 +354,15 @@ fn the_writer_writes_the_bytes_of_the_writer_before_the_split() {
                             let (want, got) = match (want, got) {
                                 (Ok(a), Ok(b)) => (a, b),
                                 (Err(a), Err(b)) => {
-                                    assert_eq!(a.to_string(), b.to_string(), "{what}");
+                                    // Blocks are encoded in parallel: which failing block is
+                                    // reported varies (in both writers), so not its index.
+                                    let digits = |e: TableError| -> String {
+                                        e.to_string()
+                                            .chars()
+                                            .filter(|c| !c.is_ascii_digit())
+                                            .collect()
+                                    };
+                                    assert_eq!(digits(a), digits(b), "{what}");
                                     continue;
                                 }
                                 (a, b) => panic!("{what}: {a:?} against {b:?}"),
