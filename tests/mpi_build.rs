@@ -619,8 +619,8 @@ mod with_mpi {
         one_error_line(
             &out,
             &[
-                "rank 1 was started with other build options than rank 0",
-                "codec: 4",
+                "rank 1 was started with other build options than rank 0 (--codec 4 here, 2 (or \
+               the directory's) on rank 0): give every rank the same arguments",
             ],
         );
         assert!(files(a.path()).is_empty());
