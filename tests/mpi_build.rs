@@ -555,4 +555,120 @@ mod with_mpi {
         assert!(again.status.success(), "{}", text(&again));
         assert_same_files(t.path());
     }
+
+    /// `mpirun` with one app context per rank (MPMD: `mpirun -n 1 A : -n 1 B`): rank r runs
+    /// `apps[r].0 build --mpi --pieces 4 --dir apps[r].1 apps[r].2...`.
+    fn mpirun_each(apps: &[(&Path, &Path, &[&str])], env: &[(&str, &str)]) -> Output {
+        let mut c = Command::new("mpirun");
+        c.arg("--oversubscribe")
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+            .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
+            .env("RAYON_NUM_THREADS", "1");
+        for (k, v) in env {
+            c.args(["-x", k]).env(k, v);
+        }
+        for (i, (exe, dir, extra)) in apps.iter().enumerate() {
+            if i > 0 {
+                c.arg(":");
+            }
+            c.args(["-n", "1"])
+                .arg(exe)
+                .args(["build", "--mpi", "--pieces", &PIECES.to_string(), "--dir"])
+                .arg(dir)
+                .args(*extra);
+        }
+        c.output()
+            .expect("cannot run mpirun: install Open MPI (openmpi-bin), see docs/mpi.md")
+    }
+
+    /// The one `egdb: error: ` line of a failed job (exit status 1), checked to contain
+    /// every one of `want`.
+    fn one_error_line(out: &Output, want: &[&str]) -> String {
+        assert_eq!(out.status.code(), Some(1), "{}", text(out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with("egdb: error: "))
+            .collect();
+        assert_eq!(lines.len(), 1, "{}", text(out));
+        for w in want {
+            assert!(lines[0].contains(w), "no {w:?} in {}", text(out));
+        }
+        lines[0].to_string()
+    }
+
+    /// Misuse that would mix ranks which do not agree, each refused with one line before
+    /// anything is built: ranks started with other options (here another --codec), ranks
+    /// running another egdb executable (a copy with one byte appended: the same code, another
+    /// file, so the check is on the file), and ranks whose --dir is not the directory rank 0
+    /// writes (here another, empty directory: as on a node where --dir is a local disk).
+    #[test]
+    fn ranks_that_disagree_are_refused_with_one_line() {
+        let egdb = Path::new(EGDB);
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        // Other options.
+        let out = mpirun_each(
+            &[
+                (egdb, a.path(), &["--quiet"]),
+                (egdb, a.path(), &["--quiet", "--codec", "4"]),
+            ],
+            &[],
+        );
+        one_error_line(
+            &out,
+            &[
+                "rank 1 was started with other build options than rank 0 (--codec 4 here, 2 (or \
+               the directory's) on rank 0): give every rank the same arguments",
+            ],
+        );
+        assert!(files(a.path()).is_empty());
+        // Another executable.
+        let copy = b.path().join("egdb-copy");
+        let mut bytes = std::fs::read(EGDB).unwrap();
+        bytes.push(0);
+        std::fs::write(&copy, bytes).unwrap();
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let out = mpirun_each(
+            &[
+                (egdb, a.path(), &["--quiet"]),
+                (&copy, a.path(), &["--quiet"]),
+            ],
+            &[],
+        );
+        one_error_line(&out, &["rank 1 runs another egdb executable than rank 0"]);
+        assert!(files(a.path()).is_empty());
+        std::fs::remove_file(&copy).unwrap();
+        // A directory rank 1 does not share with rank 0 (it waits 0.5 s for the file rank 0
+        // wrote instead of 60 s).
+        let out = mpirun_each(
+            &[
+                (egdb, a.path(), &["--quiet"]),
+                (egdb, b.path(), &["--quiet"]),
+            ],
+            &[("EGDB_MPI_TEST_SHARED_WAIT_MS", "500")],
+        );
+        one_error_line(
+            &out,
+            &[
+                "rank 1 (on ",
+                "does not see",
+                ".egdb-mpi-shared.",
+                "every rank shares",
+            ],
+        );
+        assert!(files(a.path()).is_empty() && files(b.path()).is_empty());
+        // Rank 0's check file is removed, nothing is left in rank 1's directory.
+        let left: Vec<String> = std::fs::read_dir(a.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".egdb-mpi-shared"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        assert_eq!(std::fs::read_dir(b.path()).unwrap().count(), 0);
+    }
 }

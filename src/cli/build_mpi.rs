@@ -44,10 +44,21 @@
 //!   a dependency store of its own), solve the unit together
 //!   ([`solve_unit_split`](checkers_egdb::driver::solve_unit_split) over `MpiExchange`:
 //!   non-blocking `MPI_Ialltoallv`/`MPI_Iallreduce`, polled with sleeps so waiting ranks do
-//!   not spin); rank 0 gathers the values and writes the files. A rank whose part fails sends
-//!   FAIL; every rank stops (a failed lookup is all-reduced after the initial pass).
+//!   not spin), then write its files ([`build_unit_split`](checkers_egdb::driver::build_unit_split):
+//!   every rank encodes its own blocks and writes them at its offset of the file rank 0 lays
+//!   out). A rank whose part fails sends FAIL; every rank stops (each step's failure is
+//!   all-reduced).
+//! - **Checks at the start**: before the driver runs, rank 0 sends every rank HELLO with its
+//!   identity (egdb version, xxh64 of the executable file, the options but `--dir` and
+//!   `--memory`); each rank
+//!   answers what differs, if anything, and a difference stops the job with one line before
+//!   anything is built. With the directory locked and before the first unit, rank 0 writes
+//!   a file of random content into `--dir` and sends its name (SHARED); each rank answers once
+//!   it reads that content in its own `--dir` (up to 60 s), or why not: a directory not shared
+//!   by every rank stops the job with one line naming the rank and its node.
 //!
-//! Test hooks: `EGDB_MPI_TEST_KILL=R:K` makes rank R kill itself (SIGKILL) when it receives its
+//! Test hooks: `EGDB_MPI_TEST_SHARED_WAIT_MS=N`: wait N ms instead of 60 s for the shared
+//! directory's check file; `EGDB_MPI_TEST_KILL=R:K` makes rank R kill itself (SIGKILL) when it receives its
 //! (K+1)-th unit, to test that a rerun resumes after a rank dies mid-build;
 //! `EGDB_MPI_TEST_SPLIT_ALIGN=N` aligns the ranges of split units to N positions instead of
 //! the file's blocks (65,520), so that small test units spread over every rank.
@@ -72,7 +83,7 @@ pub use imp::run;
 #[cfg(feature = "mpi")]
 mod imp {
     use checkers_egdb::driver::{
-        drive, solve_unit, solve_unit_split, split_refusal, split_unit, write_unit, BuildPlan,
+        build_unit_split, drive, solve_unit, split_refusal, split_unit, write_unit, BuildPlan,
         DecodedTables, Exchange, Runner, UnitOptions, BLOCK_ALIGN,
     };
     use checkers_egdb::format::table_path;
@@ -98,6 +109,8 @@ mod imp {
     const TAG_DONE: i32 = 3;
     const TAG_FAIL: i32 = 4;
     const TAG_SPLIT: i32 = 5;
+    const TAG_HELLO: i32 = 6;
+    const TAG_SHARED: i32 = 7;
 
     /// How long to wait between polls for a message (receives never spin a core).
     const POLL: Duration = Duration::from_millis(1);
@@ -343,6 +356,246 @@ mod imp {
         }
     }
 
+    /// What every rank of a job must agree on, one item a line: the egdb version, the xxh64 of
+    /// the running executable's file (the same binary, not only the same version: a build mixing
+    /// binaries could mix solvers), then the build options as `--option<TAB>value`, all but
+    /// `--dir` (the directory may be mounted at another path on another node; that it is the
+    /// same directory is checked by [`check_shared_dir`]) and `--memory` (each rank's own
+    /// budget, by default from its node's memory; rank 0's decides which units split).
+    fn identity(opts: &BuildOptions) -> Vec<String> {
+        let exe = std::env::current_exe().and_then(std::fs::read).map_or_else(
+            |e| format!("unreadable ({e})"),
+            |b| format!("{:016x}", xxhash_rust::xxh64::xxh64(&b, 0)),
+        );
+        let on = |b: bool| if b { "on" } else { "off" }.to_string();
+        let items = [
+            ("--pieces", opts.pieces.to_string()),
+            (
+                "--slice",
+                opts.slice.map_or_else(|| "none".into(), |s| s.to_string()),
+            ),
+            ("--with-deps", on(opts.with_deps)),
+            ("--dtc", on(opts.dtc)),
+            ("--dtw", on(opts.dtw)),
+            (
+                "--codec",
+                if opts.codec_from_dir {
+                    format!("{} (or the directory's)", opts.codec)
+                } else {
+                    opts.codec.to_string()
+                },
+            ),
+            ("--rules", format!("{:?}", opts.rules)),
+            (
+                "--split-above",
+                opts.split_above
+                    .map_or_else(|| "none".into(), |n| n.to_string()),
+            ),
+        ];
+        let mut out = vec![env!("CARGO_PKG_VERSION").to_string(), exe];
+        out.extend(items.iter().map(|(k, v)| format!("{k}\t{v}")));
+        out
+    }
+
+    /// A worker's answer to rank 0's identity (`theirs`, from [`identity`]): empty when they
+    /// agree, else what differs, as the end of a sentence starting "rank R ".
+    fn identity_mismatch(opts: &BuildOptions, theirs: &[u8]) -> String {
+        let mine = identity(opts);
+        let theirs: Vec<&str> = std::str::from_utf8(theirs)
+            .unwrap_or("")
+            .split('\n')
+            .collect();
+        let get = |k: usize| theirs.get(k).copied().unwrap_or("?");
+        if get(0) != mine[0] {
+            return format!(
+                "runs egdb {}, rank 0 egdb {}: start every rank with the same egdb binary",
+                mine[0],
+                get(0)
+            );
+        }
+        if get(1) != mine[1] {
+            return format!(
+                "runs another egdb executable than rank 0 (xxh64 of the file {} here, {} on rank \
+                 0): start every rank with the same egdb binary (one copy on the shared \
+                 filesystem), or rebuild it identically everywhere",
+                mine[1],
+                get(1)
+            );
+        }
+        let diffs: Vec<String> = (2..mine.len().max(theirs.len()))
+            .filter(|&k| mine.get(k).map(String::as_str) != theirs.get(k).copied())
+            .map(|k| {
+                let (name, here) = mine
+                    .get(k)
+                    .and_then(|l| l.split_once('\t'))
+                    .unwrap_or(("?", "?"));
+                let there = get(k).split_once('\t').map_or("?", |(_, v)| v);
+                format!("{name} {here} here, {there} on rank 0")
+            })
+            .collect();
+        if diffs.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "was started with other build options than rank 0 ({}): give every rank the \
+                 same arguments",
+                diffs.join("; ")
+            )
+        }
+    }
+
+    /// Rank 0, before anything is built: every other rank must run the same egdb binary
+    /// with the same options ([`identity`]). Each is sent HELLO with rank 0's identity and
+    /// answers HELLO with nothing (agreed) or what differs. (A rank running an egdb from
+    /// before this check answers no HELLO: it stops the job with "unexpected message (tag
+    /// 6)".)
+    fn hello(world: &SimpleCommunicator, opts: &BuildOptions) -> Result<(), Error> {
+        let me = identity(opts).join("\n");
+        for r in 1..world.size() {
+            world
+                .process_at_rank(r)
+                .send_with_tag(me.as_bytes(), TAG_HELLO);
+        }
+        let mut bad = Vec::new();
+        for r in 1..world.size() {
+            let (buf, tag) = receive_from(world, r);
+            match tag {
+                TAG_HELLO if buf.is_empty() => {}
+                TAG_HELLO => bad.push((r, String::from_utf8_lossy(&buf).into_owned())),
+                t => die(
+                    world,
+                    &format!("rank {r}: unexpected answer (tag {t}) to rank 0's greeting: does it run the same egdb?"),
+                ),
+            }
+        }
+        match bad.split_first() {
+            None => Ok(()),
+            Some(((r, why), rest)) => {
+                let more = if rest.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " (also rank{} {})",
+                        if rest.len() > 1 { "s" } else { "" },
+                        rest.iter()
+                            .map(|(r, _)| r.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                Err(format!("rank {r} {why}{more}").into())
+            }
+        }
+    }
+
+    /// How long a rank waits for the file rank 0 wrote in the table directory to show up
+    /// ([`check_shared_dir`]): 60 s (a network filesystem may show a new file on another node
+    /// only after its attribute cache expires, 30 to 60 s by default for NFS), or
+    /// `EGDB_MPI_TEST_SHARED_WAIT_MS` milliseconds (tests).
+    fn shared_wait() -> Duration {
+        std::env::var("EGDB_MPI_TEST_SHARED_WAIT_MS")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .map_or(Duration::from_secs(60), Duration::from_millis)
+    }
+
+    /// Rank 0, with the directory locked and before any unit is handed out: every rank must
+    /// see the table directory rank 0 writes (the split units' files are written by every
+    /// rank into one file, and every rank reads the files the others wrote). Rank 0 writes a
+    /// file of random content, `.egdb-mpi-shared.<pid>.<nonce>`, and sends its name and
+    /// content (SHARED); each rank answers SHARED with nothing once it reads the same content
+    /// in its `--dir`, or why not (after [`shared_wait`]). The file is removed either way.
+    fn check_shared_dir(world: &SimpleCommunicator, dir: &Path) -> Result<(), BuildError> {
+        if world.size() == 1 {
+            return Ok(());
+        }
+        let seed = format!(
+            "{:?} {} {dir:?}",
+            std::time::SystemTime::now(),
+            std::process::id()
+        );
+        let nonce = format!("{:016x}", xxhash_rust::xxh64::xxh64(seed.as_bytes(), 0));
+        let name = format!(".egdb-mpi-shared.{}.{nonce}", std::process::id());
+        let path = dir.join(&name);
+        let written = std::fs::write(&path, nonce.as_bytes())
+            .and_then(|()| std::fs::File::open(&path)?.sync_all());
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&path);
+            return Err(BuildError::Options(format!(
+                "cannot write {}: {e}",
+                path.display()
+            )));
+        }
+        let msg = format!("{name}\n{nonce}");
+        for r in 1..world.size() {
+            world
+                .process_at_rank(r)
+                .send_with_tag(msg.as_bytes(), TAG_SHARED);
+        }
+        let mut bad = Vec::new();
+        for r in 1..world.size() {
+            let (buf, tag) = receive_from(world, r);
+            match tag {
+                TAG_SHARED if buf.is_empty() => {}
+                TAG_SHARED => bad.push((r, String::from_utf8_lossy(&buf).into_owned())),
+                t => die(world, &format!("rank {r}: unexpected message (tag {t})")),
+            }
+        }
+        let _ = std::fs::remove_file(&path);
+        match bad.first() {
+            None => Ok(()),
+            Some((r, why)) => Err(BuildError::Options(format!(
+                "rank {r} {why}{}",
+                if bad.len() > 1 {
+                    format!(
+                        " ({} of the {} ranks do not see it)",
+                        bad.len(),
+                        world.size()
+                    )
+                } else {
+                    String::new()
+                }
+            ))),
+        }
+    }
+
+    /// A worker's answer to SHARED (`name\ncontent` of the file rank 0 wrote): empty once it
+    /// reads that content in `dir`, else why not, as the end of a sentence starting "rank R ".
+    fn shared_mismatch(dir: &Path, msg: &[u8]) -> String {
+        let host = mpi::environment::processor_name().unwrap_or_else(|_| "?".into());
+        let msg = String::from_utf8_lossy(msg);
+        let (name, nonce) = msg.split_once('\n').unwrap_or((&msg, ""));
+        if !dir.is_dir() {
+            return format!(
+                "(on {host}) has no table directory {}: --dir must be on a filesystem every \
+                 rank shares (NFS, Lustre, GPFS, ...), see docs/mpi.md",
+                dir.display()
+            );
+        }
+        let path = dir.join(name);
+        let wait = shared_wait();
+        let t0 = Instant::now();
+        loop {
+            match std::fs::read(&path) {
+                Ok(b) if b == nonce.as_bytes() => return String::new(),
+                r if t0.elapsed() >= wait => {
+                    let what = match r {
+                        Ok(_) => "reads other content in".to_string(),
+                        Err(e) => format!("does not see ({e})"),
+                    };
+                    return format!(
+                        "(on {host}) {what} the file {name} that rank 0 wrote in the table \
+                         directory {} (waited {:.0} s): --dir must be one directory on a \
+                         filesystem every rank shares (NFS, Lustre, GPFS, ...), see docs/mpi.md",
+                        dir.display(),
+                        wait.as_secs_f64()
+                    );
+                }
+                _ => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+    }
+
     /// Solve and write one unit with the driver's [`solve_unit`] and [`write_unit`], as a
     /// single-process build does. The error is the reason as text.
     fn work(
@@ -516,8 +769,8 @@ mod imp {
         Peer(usize),
     }
 
-    /// Every rank: solve unit `u` split over all the ranks ([`solve_unit_split`]) and, on rank
-    /// 0, write it. `Ok(None)` on the other ranks. A panic aborts the job: the other ranks
+    /// Every rank: solve unit `u` split over all the ranks and write its files, every rank its
+    /// own blocks ([`build_unit_split`]). `Ok(Some)` on rank 0, `Ok(None)` on the other ranks. A panic aborts the job: the other ranks
     /// would wait for this one forever.
     fn work_split(
         world: &SimpleCommunicator,
@@ -537,7 +790,8 @@ mod imp {
         let deps = &*deps;
         let run = || {
             let align = split_align_hook().unwrap_or(BLOCK_ALIGN);
-            let (solved, stats) = match solve_unit_split(u, deps, uo, &ex, align, &NoProgress) {
+            let (written, stats) = match build_unit_split(u, deps, uo, &ex, align, dir, &NoProgress)
+            {
                 Ok(x) => x,
                 Err(BuildError::PeerFailed { rank, .. }) => return Err(SplitFail::Peer(rank)),
                 Err(e) => return Err(SplitFail::Own(e.to_string())),
@@ -546,7 +800,7 @@ mod imp {
             let mine: Vec<u8> = [
                 stats.updates_sent,
                 stats.bytes_per_ply.iter().sum(),
-                stats.gather_bytes,
+                stats.gather_bytes + stats.write_bytes,
             ]
             .iter()
             .chain(&stats.bytes_per_ply)
@@ -555,13 +809,9 @@ mod imp {
             let mut send = vec![Vec::new(); ex.ranks()];
             send[0] = mine;
             let got = ex.all_to_all(send);
-            let Some(mut solved) = solved else {
+            let Some(mut sum) = written else {
                 return Ok(None);
             };
-            let mut sum = std::mem::take(&mut solved.summary);
-            sum.add(
-                &write_unit(dir, &solved, uo.codec).map_err(|e| SplitFail::Own(e.to_string()))?,
-            );
             sum.seconds = t0.elapsed().as_secs_f64();
             let words = |b: &[u8]| -> Vec<u64> {
                 b.chunks_exact(8)
@@ -648,10 +898,27 @@ mod imp {
         let mut received = 0usize;
         // Planned on the first unit received (rank 0 checked the options first).
         let mut units: Option<Vec<Unit>> = None;
+        let mut greeted = false;
         loop {
             let (buf, tag) = receive_from(world, 0);
-            if tag == TAG_STOP {
-                return;
+            match tag {
+                TAG_STOP => return,
+                TAG_HELLO => {
+                    greeted = true;
+                    root.send_with_tag(identity_mismatch(opts, &buf).as_bytes(), TAG_HELLO);
+                    continue;
+                }
+                TAG_SHARED => {
+                    root.send_with_tag(shared_mismatch(dir, &buf).as_bytes(), TAG_SHARED);
+                    continue;
+                }
+                _ if !greeted => die(
+                    world,
+                    &format!(
+                        "rank {rank}: rank 0 sent work (tag {tag}) without the greeting this egdb                          expects first: rank 0 runs another (older) egdb; start every rank with                          the same egdb binary"
+                    ),
+                ),
+                _ => {}
             }
             let words: Vec<u64> = buf
                 .chunks_exact(8)
@@ -786,6 +1053,7 @@ mod imp {
             if let Some(why) = split_refusal(plan, self.world.size() as usize) {
                 return Err(BuildError::Options(why));
             }
+            check_shared_dir(self.world, &plan.opts.dir)?;
             Ok(scheduler(
                 self.world,
                 plan,
@@ -902,7 +1170,7 @@ mod imp {
                         if verbose {
                             let n: u64 = units[k].sizes.iter().sum();
                             display.note(&format!(
-                                "built {}\t{n} positions\t{:.3} s split over {size} ranks ({} plies; {} predecessor updates between ranks, {} bytes, {:.2} bytes per update, busiest ply {} bytes; {} bytes gathered on rank 0; writing {:.3})\t{:.0} positions/s",
+                                "built {}\t{n} positions\t{:.3} s split over {size} ranks ({} plies; {} predecessor updates between ranks, {} bytes, {:.2} bytes per update, busiest ply {} bytes; {} bytes sent between ranks for writing; writing {:.3})\t{:.0} positions/s",
                                 names(units[k]),
                                 rep.report.sum.seconds,
                                 rep.plies,
@@ -1091,6 +1359,14 @@ mod imp {
             .ok_or("cannot initialise MPI (already initialised)")?;
         let world = universe.world();
         if world.rank() == 0 {
+            if world.size() > 1 {
+                if let Err(e) = hello(&world, opts) {
+                    for k in 1..world.size() {
+                        world.process_at_rank(k).send_with_tag(&[0u8][..], TAG_STOP);
+                    }
+                    return Err(e);
+                }
+            }
             let mut runner = MpiRunner {
                 world: &world,
                 quiet,

@@ -287,7 +287,7 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
         pos_split += n;
         exchanged += x;
         worst_rank = worst_rank.max(per_rank);
-        largest_split = largest_split.max(n);
+        largest_split = largest_split.max(u.sizes.iter().copied().max().unwrap_or(0));
         out.push_str(&format!(
             "{}\t{}\t{n}\t{ranks}\t{}\t{}\n",
             u.id,
@@ -310,10 +310,10 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
     let cp_whole = chain_whole.iter().copied().fold(0f64, f64::max);
     let bound = (total as f64 / ranks as f64).max(cp);
     out.push_str(&format!(
-        "# summary: {n_split} of {} units split over {ranks} ranks ({pos_split} of {total} positions); solver state per rank at most {} (split units; rank 0 also gathers a split unit's values to write it, 1 byte per position: {}) and {} (largest whole unit); about {} of predecessor updates exchanged in all ({MOVES_PER_POSITION} in-unit moves per position, (R-1)/R of them across ranks, {BYTES_PER_UPDATE} bytes each); critical path {:.3e} positions ({:.3e} with every unit whole); work per rank {:.3e} positions; speed-up bound {:.1} (total / max(work per rank, critical path))\n",
+        "# summary: {n_split} of {} units split over {ranks} ranks ({pos_split} of {total} positions); solver state per rank at most {} (split units; rank 0 also holds the block list of the file it lays out, 24 bytes per block of 65,520 positions: {} for the largest split slice) and {} (largest whole unit); about {} of predecessor updates exchanged in all ({MOVES_PER_POSITION} in-unit moves per position, (R-1)/R of them across ranks, {BYTES_PER_UPDATE} bytes each); critical path {:.3e} positions ({:.3e} with every unit whole); work per rank {:.3e} positions; speed-up bound {:.1} (total / max(work per rank, critical path))\n",
         units.len(),
         format_size(worst_rank),
-        format_size(largest_split),
+        format_size(largest_split.div_ceil(65_520) * 24),
         format_size(largest_whole),
         format_size(exchanged as u64),
         cp,

@@ -807,10 +807,12 @@ pub fn split_refusal(plan: &BuildPlan<'_>, ranks: usize) -> Option<String> {
 /// Solve `unit` split over the ranks of `ex` ([`crate::driver::Exchange`]), every rank calling
 /// this with the same unit; each rank reads its dependencies through its own `deps`, holds its index
 /// range of both slices and exchanges predecessor updates with the others. Rank 0 returns the
-/// unit solved as [`solve_unit`] solves it (identical values, so [`write_unit`] writes the
-/// same bytes); the other ranks `None`. Also returns this rank's exchange figures. Ranges are
-/// aligned to `align` positions ([`super::split::BLOCK_ALIGN`], the file format's block, in
-/// a build; smaller in tests, to make most updates cross ranks).
+/// unit solved as [`solve_unit`] solves it (identical values, gathered there: one byte per
+/// position of the unit on rank 0, so for tests and comparisons; a build uses
+/// [`build_unit_split`], which gathers nothing); the other ranks `None`. Also returns this
+/// rank's exchange figures. Ranges are aligned to `align` positions
+/// ([`super::split::BLOCK_ALIGN`], the file format's block, in a build; smaller in tests, to
+/// make most updates cross ranks).
 ///
 /// # Errors
 /// [`BuildError::Options`] for a distance pass (`uo.dtc`, `uo.wld_done`: not split, see
@@ -824,35 +826,9 @@ pub fn solve_unit_split(
     align: u64,
     observer: &dyn BuildObserver,
 ) -> Result<(Option<SolvedUnit>, super::split::SplitStats), BuildError> {
-    if uo.dtc || uo.wld_done {
-        return Err(BuildError::Options(format!(
-            "unit {}: distance passes of split units are not implemented",
-            names(&unit.slices)
-        )));
-    }
-    let s = unit.slices[0];
-    let lookup = |p: &crate::board::Position| deps.lookup(p);
-    let tick = |n: u64| observer.progress(n);
     let t0 = Instant::now();
-    let r = crate::with_engine!(deps.variant(), r => {
-        super::split::solve_unit_split(r, s, &lookup, &tick, ex, align)
-    });
-    let (solved, stats) = match r {
-        Ok(x) => x,
-        Err(super::split::SplitError::Lookup(e)) => {
-            return Err(BuildError::Dependency {
-                building: s,
-                source: e,
-            })
-        }
-        Err(super::split::SplitError::Peer(rank)) => {
-            return Err(BuildError::PeerFailed {
-                unit: names(&unit.slices),
-                rank,
-            })
-        }
-    };
-    let solved = solved.map(|wld| {
+    let (local, mut stats) = solve_split_local(unit, deps, uo, ex, align, observer)?;
+    let solved = super::split::gather(local, ex, &mut stats).map(|wld| {
         let summary = BuildSummary {
             solve_seconds: t0.elapsed().as_secs_f64(),
             initial_seconds: wld.first().map_or(0.0, |x| x.initial_seconds),
@@ -867,4 +843,98 @@ pub fn solve_unit_split(
         }
     });
     Ok((solved, stats))
+}
+
+/// Solve `unit` split over the ranks of `ex` as [`solve_unit_split`] does, then write its
+/// files into `dir` with every rank encoding its own blocks of each file
+/// (`split::write_split`: rank 0 lays out the header and offset table, each rank
+/// writes its blocks' bytes at their offset, rank 0 checks them and renames the file into
+/// place), so no rank ever holds more than its range of the unit. The files are the bytes
+/// [`write_unit`] writes for [`solve_unit`]'s solution. Every rank calls this with the same
+/// unit; `dir` must be the same directory on every rank (a shared filesystem). Rank 0 returns
+/// the unit's summary (counts, bytes, solve and write times, plies); the other ranks `None`.
+/// Also returns this rank's exchange figures.
+///
+/// # Errors
+/// As [`solve_unit_split`]; also [`BuildError::Write`] on the rank whose write failed (a
+/// file operation, the temporary file not visible on that rank, a block read back
+/// different), [`BuildError::PeerFailed`] on the others.
+pub fn build_unit_split(
+    unit: &Unit,
+    deps: &DecodedTables,
+    uo: &UnitOptions,
+    ex: &dyn super::split::Exchange,
+    align: u64,
+    dir: &Path,
+    observer: &dyn BuildObserver,
+) -> Result<(Option<BuildSummary>, super::split::SplitStats), BuildError> {
+    let t0 = Instant::now();
+    let (local, mut stats) = solve_split_local(unit, deps, uo, ex, align, observer)?;
+    let solve_seconds = t0.elapsed().as_secs_f64();
+    let (initial_seconds, plies) = (local.times.0, local.plies);
+    let first = unit.slices[0];
+    let wopts = WriteOptions {
+        codec: uo.codec,
+        rules: deps.variant().id(),
+        ..WriteOptions::default()
+    };
+    let written = match super::split::write_split(dir, local, ex, &wopts, &mut stats) {
+        Ok(w) => w,
+        Err(super::split::SplitError::Own(e)) => {
+            return Err(BuildError::Write {
+                slice: first,
+                source: e,
+            })
+        }
+        Err(super::split::SplitError::Peer(rank)) => {
+            return Err(BuildError::PeerFailed {
+                unit: names(&unit.slices),
+                rank,
+            })
+        }
+    };
+    let summary = written.map(|mut w| {
+        w.add(&BuildSummary {
+            solve_seconds,
+            initial_seconds,
+            plies,
+            ..Default::default()
+        });
+        w
+    });
+    Ok((summary, stats))
+}
+
+/// The split solve of [`solve_unit_split`] and [`build_unit_split`]: this rank's part.
+fn solve_split_local(
+    unit: &Unit,
+    deps: &DecodedTables,
+    uo: &UnitOptions,
+    ex: &dyn super::split::Exchange,
+    align: u64,
+    observer: &dyn BuildObserver,
+) -> Result<(super::split::SplitSolved, super::split::SplitStats), BuildError> {
+    if uo.dtc || uo.wld_done {
+        return Err(BuildError::Options(format!(
+            "unit {}: distance passes of split units are not implemented",
+            names(&unit.slices)
+        )));
+    }
+    let s = unit.slices[0];
+    let lookup = |p: &crate::board::Position| deps.lookup(p);
+    let tick = |n: u64| observer.progress(n);
+    let r = crate::with_engine!(deps.variant(), r => {
+        super::split::solve_split_local(r, s, &lookup, &tick, ex, align)
+    });
+    match r {
+        Ok(x) => Ok(x),
+        Err(super::split::SplitError::Own(e)) => Err(BuildError::Dependency {
+            building: s,
+            source: e,
+        }),
+        Err(super::split::SplitError::Peer(rank)) => Err(BuildError::PeerFailed {
+            unit: names(&unit.slices),
+            rank,
+        }),
+    }
 }

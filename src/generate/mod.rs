@@ -24,8 +24,8 @@ pub mod split;
 mod store_lookup_tests;
 
 pub use driver::{
-    build, build_with, drive, solve_unit, solve_unit_split, split_refusal, split_unit, write_unit,
-    BuildPlan, LocalRunner, Runner, SolvedUnit, UnitJob, UnitOptions,
+    build, build_unit_split, build_with, drive, solve_unit, solve_unit_split, split_refusal,
+    split_unit, write_unit, BuildPlan, LocalRunner, Runner, SolvedUnit, UnitJob, UnitOptions,
 };
 
 use crate::board::Position;

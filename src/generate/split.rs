@@ -14,13 +14,12 @@
 //!    counts the winning move), so the order in which ranks apply them does not matter and
 //!    the values are those of the unsplit solver. An [`Exchange::all_max`] of "resolved
 //!    anything at this ply" ends the loop when no rank resolved anything (past ply 0).
-//! 3. **Gathering**: every rank sends its range's values (one byte per position: the value,
-//!    plus 128 for a capture position) to rank 0, which assembles the unit's
-//!    [`SolvedSlice`]s exactly as the unsplit solver returns them; the caller writes them with
-//!    the usual writer, so the files are byte-identical to a single-process build. (This
-//!    holds the unit's values, one byte per position, on rank 0 while writing; the final
-//!    design has each rank encode its own blocks and write them at the offsets of a prefix
-//!    sum of the compressed sizes.)
+//! 3. **Writing** ([`write_split`]): every rank encodes its own blocks of each file and writes
+//!    them at its offset of the temporary file rank 0 lays out (header and offset table from
+//!    the prefix sums of the blocks' lengths); rank 0 checks every block read back, appends the
+//!    file checksum and renames the file into place. The bytes are a single-process build's.
+//!    ([`gather`] instead assembles the unit's values on rank 0, one byte per position, for
+//!    tests and comparisons with the unsplit solver.)
 //!
 //! The transport is the [`Exchange`] trait: [`run_local`] runs R partitions on R threads of
 //! one process (tests, and the comparison with the unsplit solver); `egdb build --mpi`
@@ -28,17 +27,25 @@
 //!
 //! Distance passes (`--dtc`) are not split: the distance pass reads the partner slice's WLD
 //! values at any index (in-unit man moves), which a rank holding one range does not have;
-//! the driver refuses `--dtc` with split units ([`super::driver::split_refusal`]).
+//! the driver refuses `--dtc` with split units ([`super::driver::split_refusal`]); docs/mpi.md
+//! lists what splitting it would need.
 
 use super::solve::{self, Side, SolveOptions, SolvedSlice};
+use super::BuildSummary;
 use crate::board::{Position, Wld};
 use crate::index::SliceIndex;
 use crate::rules::Retro;
 use crate::slice::Slice;
-use bitvec::prelude::{BitVec, Lsb0};
+use crate::table::write::{encode_blocks, layout, temp_path, BlockInfo, EncodedBlock};
+use crate::table::{table_path, TableError, TableMeta, WriteOptions};
+use bitvec::prelude::{BitSlice, BitVec, Lsb0};
 use rayon::prelude::*;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
 use std::sync::{Barrier, Mutex};
 use std::time::Instant;
+use xxhash_rust::xxh64::{xxh64, Xxh64};
 
 /// The alignment of the ranges of a split unit in a build: the table file's block (65,520
 /// positions), so each rank's range is whole blocks of the file.
@@ -99,27 +106,54 @@ pub struct SplitStats {
     pub updates_per_ply: Vec<u64>,
     /// Updates this rank sent to other ranks, over the whole propagation.
     pub updates_sent: u64,
-    /// Bytes sent to rank 0 for the gathering (values of this rank's ranges).
+    /// Bytes sent to rank 0 for the gathering (values of this rank's ranges, when gathered).
     pub gather_bytes: u64,
+    /// Bytes sent to other ranks while writing the files of a split unit: values moved to
+    /// the block-aligned ranges (none when the solve's ranges are block-aligned, as in a
+    /// build) and the block lists sent to rank 0.
+    pub write_bytes: u64,
 }
 
 /// Why a split solve failed.
 #[derive(Debug)]
 pub enum SplitError<E> {
-    /// A lookup on this rank failed (the first failing position of its range).
-    Lookup(E),
-    /// A lookup failed on another rank (the lowest such rank): every rank stops.
+    /// This rank failed: a lookup of the solve (the first failing position of its range), a
+    /// step of writing ([`write_split`]).
+    Own(E),
+    /// Another rank failed (the lowest such rank): every rank stops.
     Peer(usize),
 }
 
+/// A unit solved split over ranks, as one rank holds it after [`solve_split_local`]: this
+/// rank's range of each slice, solved, and what the unit's files need of the whole (the
+/// longest resolution, the plies).
+#[derive(Debug)]
+pub struct SplitSolved {
+    /// The unit's slices (the one solved first, then its partner if it has one).
+    pub slices: Vec<Slice>,
+    /// The ranges of each slice over the ranks.
+    pub parts: Vec<Partition>,
+    /// This rank's range of each slice, solved: values, captures and counts of the range only
+    /// (`longest` and `plies` are the unit's).
+    pub local: Vec<SolvedSlice>,
+    /// The longest resolution of each slice over all the ranks.
+    pub longest: Vec<u32>,
+    /// Plies propagated.
+    pub plies: u32,
+    /// Seconds of the initial pass and of the propagation.
+    pub times: (f64, f64),
+}
+
 /// Solve the unit of slice `s` split over the ranks of `ex`, each holding its range of both
-/// slices ([`Partition::new`] with `align`). Returns, on rank 0, the unit's
-/// [`SolvedSlice`]s (`s` first, as [`solve::solve_unit_opts`] returns them, identical to
-/// them); `None` on the other ranks; and this rank's figures.
+/// slices ([`Partition::new`] with `align`), and return on rank 0 the unit's
+/// [`SolvedSlice`]s gathered (`s` first, as [`solve::solve_unit_opts`] returns them,
+/// identical to them); `None` on the other ranks; and this rank's figures. (A build does not
+/// gather: it writes the files from every rank's range, [`write_split`].)
 ///
 /// # Errors
-/// [`SplitError::Lookup`] on the rank whose lookup failed, [`SplitError::Peer`] on the
-/// others (every rank returns).
+/// [`SplitError::Own`] on the rank whose lookup failed, [`SplitError::Peer`] on the others
+/// (every rank returns).
+#[cfg(test)]
 pub fn solve_unit_split<R: Retro, E: Send>(
     rules: R,
     s: Slice,
@@ -128,6 +162,27 @@ pub fn solve_unit_split<R: Retro, E: Send>(
     ex: &dyn Exchange,
     align: u64,
 ) -> Result<(Option<Vec<SolvedSlice>>, SplitStats), SplitError<E>> {
+    let (solved, mut stats) = solve_split_local(rules, s, lookup, progress, ex, align)?;
+    let out = gather(solved, ex, &mut stats);
+    Ok((out, stats))
+}
+
+/// Solve the unit of slice `s` split over the ranks of `ex` (every rank calls this with the
+/// same unit), each holding its range of both slices ([`Partition::new`] with `align`): the
+/// initial pass and the propagation of the module's description. Returns this rank's part
+/// ([`SplitSolved`]) and figures.
+///
+/// # Errors
+/// [`SplitError::Own`] on the rank whose lookup failed, [`SplitError::Peer`] on the others
+/// (every rank returns).
+pub fn solve_split_local<R: Retro, E: Send>(
+    rules: R,
+    s: Slice,
+    lookup: &(dyn Fn(&Position) -> Result<Wld, E> + Sync),
+    progress: solve::Progress<'_>,
+    ex: &dyn Exchange,
+    align: u64,
+) -> Result<(SplitSolved, SplitStats), SplitError<E>> {
     let (me, ranks) = (ex.rank(), ex.ranks());
     let p = s.partner();
     let slices: Vec<Slice> = if p == s { vec![s] } else { vec![s, p] };
@@ -157,7 +212,7 @@ pub fn solve_unit_split<R: Retro, E: Send>(
     };
     let failed = ex.all_max(&[flag])[0];
     if let Err(e) = init {
-        return Err(SplitError::Lookup(e));
+        return Err(SplitError::Own(e));
     }
     if failed != 0 {
         return Err(SplitError::Peer(ranks - failed as usize));
@@ -220,11 +275,42 @@ pub fn solve_unit_split<R: Retro, E: Send>(
     let t2 = Instant::now();
     let times = ((t1 - t0).as_secs_f64(), (t2 - t1).as_secs_f64());
 
-    // Gathering on rank 0: one byte per position (value, + 128 for a capture position).
     let local: Vec<SolvedSlice> = sides
         .into_iter()
         .map(|side| solve::collect(side, times, ply))
         .collect();
+    let longest = longest.iter().map(|&l| l as u32).collect();
+    Ok((
+        SplitSolved {
+            slices,
+            parts,
+            local,
+            longest,
+            plies: ply,
+            times,
+        },
+        stats,
+    ))
+}
+
+/// Gather a split unit's values on rank 0 (one byte per position: the value, plus 128 for a
+/// capture position) and return there the unit's [`SolvedSlice`]s as the unsplit solver
+/// returns them; `None` on the other ranks. Collective. Adds the bytes sent to
+/// [`SplitStats::gather_bytes`].
+pub fn gather(
+    solved: SplitSolved,
+    ex: &dyn Exchange,
+    stats: &mut SplitStats,
+) -> Option<Vec<SolvedSlice>> {
+    let (me, ranks) = (ex.rank(), ex.ranks());
+    let SplitSolved {
+        slices,
+        parts,
+        local,
+        longest,
+        plies,
+        times,
+    } = solved;
     let mut msg = Vec::with_capacity(local.iter().map(|x| x.values.len()).sum());
     for sv in &local {
         msg.extend(
@@ -234,13 +320,13 @@ pub fn solve_unit_split<R: Retro, E: Send>(
                 .map(|(&v, c)| v | (u8::from(c) << 7)),
         );
     }
-    stats.gather_bytes = if me == 0 { 0 } else { msg.len() as u64 };
+    stats.gather_bytes += if me == 0 { 0 } else { msg.len() as u64 };
     let mut send = vec![Vec::new(); ranks];
     send[0] = msg;
     drop(local);
     let received = ex.all_to_all(send);
     if me != 0 {
-        return Ok((None, stats));
+        return None;
     }
     let mut out = Vec::with_capacity(slices.len());
     let mut offsets = vec![0usize; ranks];
@@ -252,9 +338,391 @@ pub fn solve_unit_split<R: Retro, E: Send>(
             bytes.extend_from_slice(&msg[offsets[r]..offsets[r] + len]);
             offsets[r] += len;
         }
-        out.push(assemble(*slice, &bytes, longest[x] as u32, times, ply));
+        out.push(assemble(*slice, &bytes, longest[x], times, plies));
     }
-    Ok((Some(out), stats))
+    Some(out)
+}
+
+/// Every rank learns whether a step failed on some rank (the lowest such rank): `r` on this
+/// rank. Collective.
+fn agree<T, E>(ex: &dyn Exchange, r: Result<T, E>) -> Result<T, SplitError<E>> {
+    let (me, ranks) = (ex.rank(), ex.ranks());
+    let flag = if r.is_err() { (ranks - me) as u64 } else { 0 };
+    let failed = ex.all_max(&[flag])[0];
+    match r {
+        Err(e) => Err(SplitError::Own(e)),
+        Ok(_) if failed != 0 => Err(SplitError::Peer(ranks - failed as usize)),
+        Ok(t) => Ok(t),
+    }
+}
+
+/// Little-endian u64 words of a message.
+fn words(b: &[u8]) -> Vec<u64> {
+    b.chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect()
+}
+
+/// The values and capture flags of this rank's range of `to` from the ranks' ranges of
+/// `from` (`values`, `captures`: this rank's range of `from`): each rank sends every other
+/// rank the part of its range that falls in the other's (one byte per position: the value,
+/// plus 128 for a capture position). Collective. Returns the values, the flags and the bytes
+/// sent to other ranks.
+fn redistribute(
+    values: &[u8],
+    captures: &BitSlice<u64, Lsb0>,
+    from: &Partition,
+    to: &Partition,
+    ex: &dyn Exchange,
+) -> (Vec<u8>, BitVec<u64, Lsb0>, u64) {
+    let (me, ranks) = (ex.rank(), ex.ranks());
+    let have = from.range(me);
+    let send: Vec<Vec<u8>> = (0..ranks)
+        .map(|r| {
+            let want = to.range(r);
+            let (a, b) = (have.start.max(want.start), have.end.min(want.end));
+            (a..b)
+                .map(|i| {
+                    let k = (i - have.start) as usize;
+                    values[k] | (u8::from(captures[k]) << 7)
+                })
+                .collect()
+        })
+        .collect();
+    let sent = send
+        .iter()
+        .enumerate()
+        .filter(|(r, _)| *r != me)
+        .map(|(_, m)| m.len() as u64)
+        .sum();
+    // The pieces arrive by sender; the senders' ranges ascend, so they join in index order.
+    let bytes: Vec<u8> = ex.all_to_all(send).concat();
+    debug_assert_eq!(bytes.len() as u64, to.range(me).end - to.range(me).start);
+    let v = bytes.par_iter().map(|b| b & 0x7f).collect();
+    let c = bytes.iter().map(|b| b & 0x80 != 0).collect();
+    (v, c, sent)
+}
+
+/// Write the files of a unit solved split ([`solve_split_local`]) into `dir` with the writer
+/// settings `wopts`, every rank encoding its own blocks (docs/mpi.md, "Writing a split
+/// unit"). Collective: every rank calls it with its part. For each slice:
+///
+/// 1. Each rank holds the values of its block-aligned range of the slice
+///    ([`Partition::new`] with the file's block): its own solved range when the solve's
+///    ranges are block-aligned (a build), else moved there from the ranks that solved them.
+/// 2. Each rank encodes its blocks (each block is encoded on its own, so they are the blocks
+///    of a single-process write) and sends rank 0 their lengths and check words and its
+///    counts; rank 0 lays out the header and offset table (the prefix sums of the lengths),
+///    creates the temporary file with them and sends every rank the offset of its data.
+/// 3. Each rank writes its blocks' bytes at its offset and flushes them (`fsync`).
+/// 4. Rank 0 reads the file back, checks every block against the check word its encoder
+///    computed (a rank whose writes it does not see is caught here, never written into a
+///    file with a valid checksum), appends the file checksum, flushes it and renames the file
+///    into place.
+///
+/// The bytes equal those of a single-process build ([`crate::table::write_table_masked`]).
+/// Returns on rank 0 the counts, bytes and write time; `None` on the other ranks. Adds the
+/// bytes this rank sent to other ranks to [`SplitStats::write_bytes`].
+///
+/// # Errors
+/// [`SplitError::Own`] on the rank that failed (encoding, a file operation, the temporary file
+/// not visible on this rank, a block read back different), [`SplitError::Peer`] on the others.
+pub(crate) fn write_split(
+    dir: &Path,
+    solved: SplitSolved,
+    ex: &dyn Exchange,
+    wopts: &WriteOptions,
+    stats: &mut SplitStats,
+) -> Result<Option<BuildSummary>, SplitError<TableError>> {
+    let (me, ranks) = (ex.rank(), ex.ranks());
+    let t0 = Instant::now();
+    let mut sum = BuildSummary::default();
+    let bp = u64::from(wopts.block_positions);
+    let SplitSolved {
+        slices,
+        parts,
+        local,
+        longest,
+        ..
+    } = solved;
+    for (x, sv) in local.into_iter().enumerate() {
+        let slice = slices[x];
+        let part = &parts[x];
+        let n = part.bounds[ranks];
+        let enc = Partition::new(n, ranks, bp);
+        let mine = enc.range(me);
+        let (values, captures) = if *part == enc {
+            (sv.values, sv.captures)
+        } else {
+            let (v, c, sent) = redistribute(&sv.values, &sv.captures, part, &enc, ex);
+            stats.write_bytes += sent;
+            (v, c)
+        };
+        let count = |w: Wld| values.par_iter().filter(|&&v| v == w as u8).count() as u64;
+        let counts = [count(Wld::Win), count(Wld::Loss), count(Wld::Draw)];
+        let encoded = encode_blocks(slice, mine.start, &values, Some(&captures), wopts);
+        drop((values, captures));
+        let blocks = agree(ex, encoded)?;
+
+        // Lengths, check words and counts to rank 0.
+        let mut msg: Vec<u64> = counts.to_vec();
+        msg.push(blocks.len() as u64);
+        for b in &blocks {
+            let i = BlockInfo::from(b);
+            msg.extend([i.len, u64::from(i.check), u64::from(i.constant)]);
+        }
+        let mut send = vec![Vec::new(); ranks];
+        send[0] = msg.iter().flat_map(|w| w.to_le_bytes()).collect();
+        if me != 0 {
+            stats.write_bytes += send[0].len() as u64;
+        }
+        let got = ex.all_to_all(send);
+
+        // Rank 0: the head, the temporary file, every rank's offset.
+        let path = table_path(dir, &slice);
+        let mut planned: Option<Planned> = None;
+        let mut reply: Vec<Vec<u8>> = vec![Vec::new(); ranks];
+        let mut failure = None;
+        if me == 0 {
+            match plan_file(&path, slice, n, longest[x], &got, wopts) {
+                Ok(p) => {
+                    let name = p.tmp.file_name().unwrap_or_default().to_string_lossy();
+                    for (r, m) in reply.iter_mut().enumerate() {
+                        m.extend(0u64.to_le_bytes());
+                        m.extend(p.offsets[r].to_le_bytes());
+                        m.extend(name.as_bytes());
+                    }
+                    planned = Some(p);
+                }
+                Err(e) => {
+                    for m in reply.iter_mut() {
+                        m.extend(1u64.to_le_bytes());
+                    }
+                    failure = Some(e);
+                }
+            }
+        }
+        let got = ex.all_to_all(reply).swap_remove(0);
+        if let Some(e) = failure {
+            return Err(SplitError::Own(e));
+        }
+        let w = words(&got[..got.len().min(16)]);
+        if w.first() != Some(&0) {
+            return Err(SplitError::Peer(0));
+        }
+        let offset = w.get(1).copied().unwrap_or(0);
+        let name = String::from_utf8_lossy(&got[16.min(got.len())..]).into_owned();
+
+        // Every rank: its blocks' bytes at its offset.
+        let wrote = write_blocks(&dir.join(&name), offset, &blocks);
+        drop(blocks);
+        if let Err(e) = agree(ex, wrote) {
+            if let Some(p) = &planned {
+                let _ = std::fs::remove_file(&p.tmp);
+            }
+            return Err(e);
+        }
+
+        // Rank 0: check every block, append the checksum, rename into place.
+        if let Some(p) = planned {
+            let r = finish_file(&p, &path);
+            if r.is_err() {
+                let _ = std::fs::remove_file(&p.tmp);
+            }
+            r.map_err(SplitError::Own)?;
+            sum.add(&BuildSummary {
+                slices_built: 1,
+                positions: n,
+                wins: p.meta.wins,
+                losses: p.meta.losses,
+                draws: p.meta.draws,
+                bytes: p.file_len,
+                ..Default::default()
+            });
+        }
+    }
+    sum.write_seconds = t0.elapsed().as_secs_f64();
+    Ok((me == 0).then_some(sum))
+}
+/// What rank 0 decided for one file of a split unit ([`plan_file`]).
+struct Planned {
+    /// The temporary file, created with the head.
+    tmp: PathBuf,
+    /// Header and offset table.
+    head: Vec<u8>,
+    /// Every block of the file (none for a uniform slice).
+    infos: Vec<BlockInfo>,
+    /// Where each rank's blocks start in the file.
+    offsets: Vec<u64>,
+    /// The file's length, checksum included.
+    file_len: u64,
+    /// Counts and longest resolution of the slice.
+    meta: TableMeta,
+}
+
+/// Rank 0: from every rank's message (counts, then per block its length, check word and
+/// constant), lay out the file of `slice` ([`layout`]), create its temporary file next to
+/// `path` with the head written and the full length, and the offset of every rank's blocks.
+fn plan_file(
+    path: &Path,
+    slice: Slice,
+    positions: u64,
+    longest: u32,
+    msgs: &[Vec<u8>],
+    wopts: &WriteOptions,
+) -> Result<Planned, TableError> {
+    let bad = |r: usize| TableError::Invalid(format!("malformed block list from rank {r}"));
+    let (mut wins, mut losses, mut draws) = (0, 0, 0);
+    let mut infos = Vec::new();
+    let mut lens = Vec::with_capacity(msgs.len());
+    for (r, m) in msgs.iter().enumerate() {
+        let w = words(m);
+        let (head, rest) = w.split_at_checked(4).ok_or_else(|| bad(r))?;
+        if rest.len() as u64 != head[3] * 3 {
+            return Err(bad(r));
+        }
+        wins += head[0];
+        losses += head[1];
+        draws += head[2];
+        let mut len = 0;
+        for b in rest.chunks_exact(3) {
+            let info = BlockInfo {
+                len: b[0],
+                check: u32::try_from(b[1]).map_err(|_| bad(r))?,
+                constant: u32::try_from(b[2]).map_err(|_| bad(r))?,
+            };
+            len += info.len;
+            infos.push(info);
+        }
+        lens.push(len);
+    }
+    let meta = TableMeta {
+        slice,
+        positions,
+        wins,
+        losses,
+        draws,
+        longest,
+    };
+    let (head, with_data) = layout(&meta, &infos, wopts, 4)?;
+    if !with_data {
+        // Uniform: every block constant, no bytes stored (and none sent: all lengths are 0).
+        infos.clear();
+    }
+    let mut offsets = Vec::with_capacity(lens.len());
+    let mut at = head.len() as u64;
+    for l in &lens {
+        offsets.push(at);
+        at += l;
+    }
+    let file_len = at + 8;
+    let (_, tmp) = temp_path(path)?;
+    let created = (|| {
+        let mut f = File::create(&tmp).map_err(|e| TableError::io(&tmp, "create", e))?;
+        f.write_all(&head)
+            .map_err(|e| TableError::io(&tmp, "write", e))?;
+        f.set_len(file_len)
+            .map_err(|e| TableError::io(&tmp, "extend", e))?;
+        Ok(())
+    })();
+    if let Err(e) = created {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    Ok(Planned {
+        tmp,
+        head,
+        infos,
+        offsets,
+        file_len,
+        meta,
+    })
+}
+
+/// Every rank: write the bytes of `blocks`, one after the other, at `offset` of the
+/// temporary file `tmp` rank 0 created, and flush them (`fsync`). Nothing to write: nothing
+/// done. A file that is not there is a table directory not shared by the ranks.
+fn write_blocks(tmp: &Path, offset: u64, blocks: &[EncodedBlock]) -> Result<(), TableError> {
+    if blocks.iter().all(|b| b.data.is_empty()) {
+        return Ok(());
+    }
+    let f = match std::fs::OpenOptions::new().write(true).open(tmp) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(TableError::Invalid(format!(
+                "{}: the temporary file rank 0 created is not there on this rank: the table \
+                 directory must be on a filesystem every rank shares (docs/mpi.md)",
+                tmp.display()
+            )))
+        }
+        Err(e) => return Err(TableError::io(tmp, "open", e)),
+    };
+    let mut w = std::io::BufWriter::with_capacity(1 << 22, f);
+    w.seek(SeekFrom::Start(offset))
+        .map_err(|e| TableError::io(tmp, "seek", e))?;
+    for b in blocks {
+        w.write_all(&b.data)
+            .map_err(|e| TableError::io(tmp, "write", e))?;
+    }
+    let f = w
+        .into_inner()
+        .map_err(|e| TableError::io(tmp, "write", e.into_error()))?;
+    f.sync_all().map_err(|e| TableError::io(tmp, "fsync", e))
+}
+
+/// Rank 0: read the temporary file back, check its head and every block against the check
+/// words the encoders computed, append the file checksum, flush it and rename it to `path`
+/// (then flush the directory, best effort).
+fn finish_file(p: &Planned, path: &Path) -> Result<(), TableError> {
+    let tmp = &p.tmp;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(tmp)
+        .map_err(|e| TableError::io(tmp, "open", e))?;
+    let mut r = std::io::BufReader::with_capacity(1 << 22, &f);
+    let mut h = Xxh64::new(0);
+    let mut buf = vec![0u8; p.head.len()];
+    r.read_exact(&mut buf)
+        .map_err(|e| TableError::io(tmp, "read", e))?;
+    if buf != p.head {
+        return Err(TableError::Invalid(format!(
+            "{}: its header reads back different from what rank 0 wrote",
+            tmp.display()
+        )));
+    }
+    h.update(&buf);
+    for (k, b) in p.infos.iter().enumerate() {
+        buf.resize(b.len as usize, 0);
+        r.read_exact(&mut buf)
+            .map_err(|e| TableError::io(tmp, "read", e))?;
+        let check = if buf.is_empty() {
+            b.constant
+        } else {
+            xxh64(&buf, 0) as u32
+        };
+        if check != b.check {
+            return Err(TableError::Invalid(format!(
+                "{}: block {k} reads back different from what its rank wrote (a table \
+                 directory not shared by every rank, or a filesystem that does not show one \
+                 node's writes to another after fsync)",
+                tmp.display()
+            )));
+        }
+        h.update(&buf);
+    }
+    drop(r);
+    let sum = h.digest().to_le_bytes();
+    (&f).seek(SeekFrom::Start(p.file_len - 8))
+        .and_then(|_| (&f).write_all(&sum))
+        .map_err(|e| TableError::io(tmp, "write", e))?;
+    f.sync_all().map_err(|e| TableError::io(tmp, "fsync", e))?;
+    drop(f);
+    std::fs::rename(tmp, path).map_err(|e| TableError::io(path, "rename", e))?;
+    if let Some(d) = path.parent().and_then(|d| File::open(d).ok()) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }
 
 /// A [`SolvedSlice`] from the gathered bytes (value, + 128 for a capture position).
@@ -563,8 +1031,8 @@ mod tests {
             .as_ref()
             .is_err_and(|e| matches!(e, SplitError::Peer(1 | 2))));
         assert!(out.iter().all(Result::is_err));
-        assert!(out.iter().any(|o| o
-            .as_ref()
-            .is_err_and(|e| matches!(e, SplitError::Lookup(_)))));
+        assert!(out
+            .iter()
+            .any(|o| o.as_ref().is_err_and(|e| matches!(e, SplitError::Own(_)))));
     }
 }

@@ -31,6 +31,8 @@ pub mod error;
 pub mod header;
 pub mod read;
 pub mod write;
+#[cfg(test)]
+mod write_compat_tests;
 
 pub use cm::CODEC_CM_THREATS;
 pub use cm6::CODEC_CM_FILLED;

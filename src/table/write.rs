@@ -130,9 +130,12 @@ pub fn write_table_with(
     write_atomic(path, &bytes)
 }
 
-/// Write `bytes` to `path` atomically: temporary file in the same directory, fsync, rename,
-/// directory fsync (best effort). Returns the bytes written.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<u64, TableError> {
+/// The directory of `path` and a fresh temporary file name next to it,
+/// `.NAME.tmp.PID.N` (what `generate::remove_stale_temp_files` removes once its writer is gone).
+///
+/// # Errors
+/// [`TableError::Invalid`] when `path` has no file name.
+pub(crate) fn temp_path(path: &Path) -> Result<(PathBuf, PathBuf), TableError> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -147,6 +150,13 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<u64, TableError>
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
+    Ok((dir, tmp))
+}
+
+/// Write `bytes` to `path` atomically: temporary file in the same directory, fsync, rename,
+/// directory fsync (best effort). Returns the bytes written.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<u64, TableError> {
+    let (dir, tmp) = temp_path(path)?;
     let result = (|| {
         let mut f = File::create(&tmp).map_err(|e| TableError::io(&tmp, "create", e))?;
         f.write_all(bytes)
@@ -219,6 +229,19 @@ pub fn write_table_masked(
     write_atomic(path, &bytes)
 }
 
+/// [`write_table_masked`]'s bytes (with or without a mask), with end offsets at least
+/// `min_width` (4 or 8) bytes wide, not written (tests).
+#[cfg(test)]
+pub(crate) fn encode_masked_for_tests(
+    meta: &TableMeta,
+    values: &[u8],
+    dont_care: Option<&BitSlice<u64, Lsb0>>,
+    opts: &WriteOptions,
+    min_width: usize,
+) -> Result<Vec<u8>, TableError> {
+    encode_any(meta, values, dont_care, opts, min_width)
+}
+
 /// [`encode_table`] with end offsets at least `min_width` (4 or 8) bytes wide (tests use 8).
 #[cfg(test)]
 pub(crate) fn encode_with_width(
@@ -230,41 +253,53 @@ pub(crate) fn encode_with_width(
     encode_any(meta, values, None, opts, min_width)
 }
 
-/// The encoder behind every writer function, for codec `C`.
-fn encode<C: ValueCodec>(
-    meta: &TableMeta,
-    values: &[u8],
-    dont_care: Option<&BitSlice<u64, Lsb0>>,
-    opts: &WriteOptions,
-    min_width: usize,
-) -> Result<Vec<u8>, TableError> {
-    if values.len() as u64 != meta.positions {
-        return Err(TableError::Invalid(format!(
-            "{} values for {} positions of slice {}",
-            values.len(),
-            meta.positions,
-            meta.slice
-        )));
+/// One block encoded by [`encode_blocks`]: its stored bytes (empty for a constant block) and
+/// its constant value ([`NO_CONST`] when it stores bytes).
+#[derive(Clone, Debug)]
+pub(crate) struct EncodedBlock {
+    /// The block's stored bytes (zstd or context-model coded); empty for a constant block.
+    pub data: Vec<u8>,
+    /// The value of every position of a constant block (0..=2), else [`NO_CONST`].
+    pub constant: u32,
+}
+
+impl EncodedBlock {
+    /// The offset table's check word of the block: the constant of a constant block, else the
+    /// low 32 bits of the xxh64 of its bytes.
+    pub(crate) fn check(&self) -> u32 {
+        if self.data.is_empty() {
+            self.constant
+        } else {
+            xxh64(&self.data, 0) as u32
+        }
     }
-    let size = crate::index::SliceIndex::new(meta.slice).size();
-    if meta.positions != size {
-        return Err(TableError::Invalid(format!(
-            "{} positions given, but slice {} has {size}",
-            meta.positions, meta.slice
-        )));
+}
+
+/// What the layout of a file needs of one block: its stored length (bytes), its check word
+/// ([`EncodedBlock::check`]) and its constant ([`NO_CONST`] when it stores bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BlockInfo {
+    /// Stored bytes.
+    pub len: u64,
+    /// Check word of the offset table.
+    pub check: u32,
+    /// The constant of a constant block, else [`NO_CONST`].
+    pub constant: u32,
+}
+
+impl From<&EncodedBlock> for BlockInfo {
+    fn from(b: &EncodedBlock) -> BlockInfo {
+        BlockInfo {
+            len: b.data.len() as u64,
+            check: b.check(),
+            constant: b.constant,
+        }
     }
-    if meta.wins + meta.losses + meta.draws != meta.positions {
-        return Err(TableError::Invalid(format!(
-            "wins {} + losses {} + draws {} != positions {} (slice {})",
-            meta.wins, meta.losses, meta.draws, meta.positions, meta.slice
-        )));
-    }
-    if !meta.slice.is_valid() {
-        return Err(TableError::Invalid(format!(
-            "invalid slice {:?}",
-            meta.slice
-        )));
-    }
+}
+
+/// Check the writer settings `opts` ([`TableError::Invalid`] for a bad block size, level,
+/// rules id or codec).
+fn check_options(opts: &WriteOptions) -> Result<(), TableError> {
     if opts.block_positions < 20 || !opts.block_positions.is_multiple_of(20) {
         return Err(TableError::Invalid(format!(
             "block size {} is not a positive multiple of 20",
@@ -274,6 +309,65 @@ fn encode<C: ValueCodec>(
     if !(1..=22).contains(&opts.level) {
         return Err(TableError::Invalid(format!("zstd level {}", opts.level)));
     }
+    if opts.rules > u32::from(u8::MAX) {
+        return Err(TableError::Invalid(format!("rules id {}", opts.rules)));
+    }
+    let threats = matches!(
+        opts.codec,
+        CODEC_2BIT_THREATS | super::cm::CODEC_CM_THREATS | super::cm6::CODEC_CM_FILLED
+    );
+    if threats && opts.rules != RULES_ENGLISH {
+        return Err(TableError::Invalid(format!(
+            "codec {CODEC_2BIT_THREATS} needs English rules (rules id {})",
+            opts.rules
+        )));
+    }
+    Ok(())
+}
+
+/// Encode the blocks of `values`, the values of slice `slice` from index `first` on (`first`
+/// a multiple of `opts.block_positions`; `values` ends at a block boundary or at the slice's
+/// end), with the don't-care mask `dont_care` (as long as `values`) of
+/// [`write_table_masked`]: block `k` of the result is block `first / block_positions + k` of
+/// the file. Each block is encoded on its own (in parallel), so the blocks of a range are
+/// those the whole slice's encoding has there: a slice may be encoded in ranges (by the ranks
+/// of a split unit) and laid out with [`layout`].
+///
+/// # Errors
+/// [`TableError::Invalid`]: bad options, a misaligned `first`, a value out of range, a mask of
+/// another length, an unknown codec.
+pub(crate) fn encode_blocks(
+    slice: crate::slice::Slice,
+    first: u64,
+    values: &[u8],
+    dont_care: Option<&BitSlice<u64, Lsb0>>,
+    opts: &WriteOptions,
+) -> Result<Vec<EncodedBlock>, TableError> {
+    check_options(opts)?;
+    if !values.is_empty() && !first.is_multiple_of(u64::from(opts.block_positions)) {
+        return Err(TableError::Invalid(format!(
+            "blocks of slice {slice} encoded from index {first}, not a block boundary"
+        )));
+    }
+    match opts.codec {
+        CODEC_2BIT_ZSTD => encode_blocks_with::<Wld2Bit>(slice, first, values, dont_care, opts),
+        // Codecs 5 and 6: codec 4's symbols and don't cares, context-model coded (codec 6 in
+        // segments that decode without move generation).
+        CODEC_2BIT_THREATS | super::cm::CODEC_CM_THREATS | super::cm6::CODEC_CM_FILLED => {
+            encode_blocks_with::<Wld2BitThreats>(slice, first, values, dont_care, opts)
+        }
+        c => Err(TableError::Invalid(format!("unknown value codec {c}"))),
+    }
+}
+
+/// [`encode_blocks`] for codec `C`.
+fn encode_blocks_with<C: ValueCodec>(
+    slice: crate::slice::Slice,
+    first: u64,
+    values: &[u8],
+    dont_care: Option<&BitSlice<u64, Lsb0>>,
+    opts: &WriteOptions,
+) -> Result<Vec<EncodedBlock>, TableError> {
     if let Some(m) = dont_care {
         if m.len() != values.len() {
             return Err(TableError::Invalid(format!(
@@ -286,35 +380,23 @@ fn encode<C: ValueCodec>(
     let ok = |v: u8| v <= C::MAX_SYMBOL || Some(v) == C::DONT_CARE;
     if let Some(i) = values.iter().position(|&v| !ok(v)) {
         return Err(TableError::Invalid(format!(
-            "value {} at index {i}",
-            values[i]
+            "value {} at index {}",
+            values[i],
+            first + i as u64
         )));
-    }
-    if opts.rules > u32::from(u8::MAX) {
-        return Err(TableError::Invalid(format!("rules id {}", opts.rules)));
     }
     let threats = C::ID == CODEC_2BIT_THREATS;
     let cm = opts.codec == super::cm::CODEC_CM_THREATS;
     let cm6 = opts.codec == super::cm6::CODEC_CM_FILLED;
-    if threats && opts.rules != RULES_ENGLISH {
-        return Err(TableError::Invalid(format!(
-            "codec {} needs English rules (rules id {})",
-            C::ID,
-            opts.rules
-        )));
-    }
-    let index = threats.then(|| crate::index::SliceIndex::new(meta.slice));
+    let index = threats.then(|| crate::index::SliceIndex::new(slice));
     let bp = opts.block_positions as usize;
+    let first = first as usize;
 
     // Fill and encode blocks in parallel (deterministic: each block on its own).
-    struct Enc {
-        data: Vec<u8>,
-        constant: u32,
-    }
     thread_local! {
         static CCTX: RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> = const { RefCell::new(None) };
     }
-    let blocks: Result<Vec<Enc>, TableError> = values
+    values
         .par_chunks(bp)
         .enumerate()
         .map(|(b, chunk)| {
@@ -325,39 +407,36 @@ fn encode<C: ValueCodec>(
                     v[i] = dc;
                 }
             }
+            let start = first + b * bp;
             if cm6 {
                 let ix = index.as_ref().expect("codec 6 has an index");
-                let start = (b * bp) as u64;
-                return match super::cm6::encode_block(ix, start, &v) {
-                    Ok(super::cm6::Coded::Const(c)) => Ok(Enc {
+                return match super::cm6::encode_block(ix, start as u64, &v) {
+                    Ok(super::cm6::Coded::Const(c)) => Ok(EncodedBlock {
                         data: Vec::new(),
                         constant: u32::from(c),
                     }),
-                    Ok(super::cm6::Coded::Bytes(data)) => Ok(Enc {
+                    Ok(super::cm6::Coded::Bytes(data)) => Ok(EncodedBlock {
                         data,
                         constant: NO_CONST,
                     }),
                     Err(i) => Err(TableError::Invalid(format!(
-                        "no value at index {i} of slice {}, which codec 6 stores",
-                        meta.slice
+                        "no value at index {i} of slice {slice}, which codec 6 stores"
                     ))),
                 };
             }
             if cm {
                 let ix = index.as_ref().expect("codec 5 has an index");
-                let start = (b * bp) as u64;
-                return match super::cm::encode_block(ix, start, &v) {
-                    Ok(super::cm::Coded::Const(c)) => Ok(Enc {
+                return match super::cm::encode_block(ix, start as u64, &v) {
+                    Ok(super::cm::Coded::Const(c)) => Ok(EncodedBlock {
                         data: Vec::new(),
                         constant: u32::from(c),
                     }),
-                    Ok(super::cm::Coded::Bytes(data)) => Ok(Enc {
+                    Ok(super::cm::Coded::Bytes(data)) => Ok(EncodedBlock {
                         data,
                         constant: NO_CONST,
                     }),
                     Err(i) => Err(TableError::Invalid(format!(
-                        "no value at index {i} of slice {}, which codec 5 stores",
-                        meta.slice
+                        "no value at index {i} of slice {slice}, which codec 5 stores"
                     ))),
                 };
             }
@@ -368,7 +447,7 @@ fn encode<C: ValueCodec>(
                 let dc = C::DONT_CARE.unwrap_or(0);
                 for (k, x) in v.iter_mut().enumerate() {
                     if *x != dc {
-                        let p = ix.unrank((b * bp + k) as u64).expect("index below size");
+                        let p = ix.unrank((start + k) as u64).expect("index below size");
                         if crate::rules::search::is_dont_care(crate::rules::English, &p) {
                             *x = dc;
                         }
@@ -378,7 +457,7 @@ fn encode<C: ValueCodec>(
             }
             fill_majority(&mut v);
             if v.iter().all(|&x| x == v[0]) {
-                return Ok(Enc {
+                return Ok(EncodedBlock {
                     data: Vec::new(),
                     constant: v[0] as u32,
                 });
@@ -396,53 +475,101 @@ fn encode<C: ValueCodec>(
                 c.as_mut().unwrap().1.compress(&packed)
             });
             let data = data.map_err(|e| TableError::Invalid(format!("zstd: {e}")))?;
-            Ok(Enc {
+            Ok(EncodedBlock {
                 data,
                 constant: NO_CONST,
             })
         })
-        .collect();
-    let mut blocks = blocks?;
+        .collect()
+}
+
+/// The head of a table file (header, with its checksum, and offset table) for the slice and
+/// counts of `meta` and the blocks `blocks` (every block of the slice, in order), and whether
+/// the blocks' bytes follow it: a file is its head, then the bytes of every block in order
+/// (none when the slice is uniform: every block constant with one value), then the xxh64 of
+/// all that (8 bytes, little-endian). End offsets take `min_width` (4 or 8) bytes while the
+/// data is under 4 GiB, else 8.
+///
+/// # Errors
+/// [`TableError::Invalid`]: counts that do not add up, positions that are not the slice's,
+/// a block count that does not match them, an invalid slice, bad options.
+pub(crate) fn layout(
+    meta: &TableMeta,
+    blocks: &[BlockInfo],
+    opts: &WriteOptions,
+    min_width: usize,
+) -> Result<(Vec<u8>, bool), TableError> {
+    check_options(opts)?;
+    if !meta.slice.is_valid() {
+        return Err(TableError::Invalid(format!(
+            "invalid slice {:?}",
+            meta.slice
+        )));
+    }
+    let size = crate::index::SliceIndex::new(meta.slice).size();
+    if meta.positions != size {
+        return Err(TableError::Invalid(format!(
+            "{} positions given, but slice {} has {size}",
+            meta.positions, meta.slice
+        )));
+    }
+    if meta.wins + meta.losses + meta.draws != meta.positions {
+        return Err(TableError::Invalid(format!(
+            "wins {} + losses {} + draws {} != positions {} (slice {})",
+            meta.wins, meta.losses, meta.draws, meta.positions, meta.slice
+        )));
+    }
+    let want = meta.positions.div_ceil(u64::from(opts.block_positions));
+    if blocks.len() as u64 != want {
+        return Err(TableError::Invalid(format!(
+            "{} blocks for the {} positions of slice {} ({want} expected)",
+            blocks.len(),
+            meta.positions,
+            meta.slice
+        )));
+    }
+    let cm = opts.codec == super::cm::CODEC_CM_THREATS;
+    let cm6 = opts.codec == super::cm6::CODEC_CM_FILLED;
+    let codec_id = if cm {
+        super::cm::CODEC_CM_THREATS
+    } else if cm6 {
+        super::cm6::CODEC_CM_FILLED
+    } else if opts.codec == CODEC_2BIT_THREATS {
+        CODEC_2BIT_THREATS
+    } else {
+        CODEC_2BIT_ZSTD
+    };
     // A slice whose values are all equal stores no blocks.
-    let uniform = if !blocks.is_empty()
+    let (blocks, uniform): (&[BlockInfo], u32) = if !blocks.is_empty()
         && blocks
             .iter()
             .all(|b| b.constant != NO_CONST && b.constant == blocks[0].constant)
     {
-        let u = blocks[0].constant;
-        blocks.clear();
-        u
+        (&[], blocks[0].constant)
     } else if blocks.is_empty() {
-        1 // an empty slice; any value
+        (&[], 1) // an empty slice; any value
     } else {
-        NO_CONST
+        (blocks, NO_CONST)
     };
 
     let n_blocks = blocks.len();
     if n_blocks > u32::MAX as usize {
         return Err(TableError::Invalid(format!("{n_blocks} blocks")));
     }
-    let data_len: usize = blocks.iter().map(|b| b.data.len()).sum();
+    let data_len: u64 = blocks.iter().map(|b| b.len).sum();
     // End offsets take 4 bytes while the data is under 4 GiB, else 8.
-    let width: usize = if data_len as u64 <= u32::MAX as u64 {
+    let width: usize = if data_len <= u32::MAX as u64 {
         min_width
     } else {
         8
     };
     let table_len = n_blocks * (width + 4);
-    let file_len = HEADER_LEN + table_len + data_len + 8;
-    let mut out = Vec::with_capacity(file_len);
+    let mut out = Vec::with_capacity(HEADER_LEN + table_len);
     let header = Header {
         kind: super::header::FileKind::Wld,
         version: FORMAT_VERSION as u8,
         rules: opts.rules as u8,
-        codec: if cm {
-            super::cm::CODEC_CM_THREATS as u8
-        } else if cm6 {
-            super::cm6::CODEC_CM_FILLED as u8
-        } else {
-            C::ID as u8
-        },
+        codec: codec_id as u8,
         level: opts.level as u8,
         slice: meta.slice,
         uniform: (uniform != NO_CONST).then_some(uniform as u8),
@@ -455,30 +582,67 @@ fn encode<C: ValueCodec>(
         blocks: n_blocks as u32,
     };
     out.extend_from_slice(&header.to_bytes());
-    let put32 = |o: &mut Vec<u8>, x: u32| o.extend_from_slice(&x.to_le_bytes());
-    let put64 = |o: &mut Vec<u8>, x: u64| o.extend_from_slice(&x.to_le_bytes());
-    put64(&mut out, 0); // 56: header checksum, filled below
+    out.extend_from_slice(&0u64.to_le_bytes()); // 56: header checksum, filled below
     let mut end = 0u64;
-    for b in &blocks {
-        end += b.data.len() as u64;
+    for b in blocks {
+        end += b.len;
         out.extend_from_slice(&end.to_le_bytes()[..width]);
-        let check = if b.data.is_empty() {
-            b.constant
-        } else {
-            xxh64(&b.data, 0) as u32
-        };
-        put32(&mut out, check);
+        out.extend_from_slice(&b.check.to_le_bytes());
     }
     let mut h = Xxh64::new(0);
     h.update(&out[..HEADER_SUMMED]);
     h.update(&out[HEADER_LEN..]);
     let hc = h.digest();
     out[HEADER_SUMMED..HEADER_LEN].copy_from_slice(&hc.to_le_bytes());
-    for b in &blocks {
-        out.extend_from_slice(&b.data);
+    Ok((out, n_blocks > 0))
+}
+
+/// The encoder behind every writer function, for codec `C`: [`encode_blocks`], then
+/// [`layout`], the blocks' bytes and the file checksum.
+fn encode<C: ValueCodec>(
+    meta: &TableMeta,
+    values: &[u8],
+    dont_care: Option<&BitSlice<u64, Lsb0>>,
+    opts: &WriteOptions,
+    min_width: usize,
+) -> Result<Vec<u8>, TableError> {
+    if values.len() as u64 != meta.positions {
+        return Err(TableError::Invalid(format!(
+            "{} values for {} positions of slice {}",
+            values.len(),
+            meta.positions,
+            meta.slice
+        )));
+    }
+    if !meta.slice.is_valid() {
+        return Err(TableError::Invalid(format!(
+            "invalid slice {:?}",
+            meta.slice
+        )));
+    }
+    let size = crate::index::SliceIndex::new(meta.slice).size();
+    if meta.positions != size {
+        return Err(TableError::Invalid(format!(
+            "{} positions given, but slice {} has {size}",
+            meta.positions, meta.slice
+        )));
+    }
+    if meta.wins + meta.losses + meta.draws != meta.positions {
+        return Err(TableError::Invalid(format!(
+            "wins {} + losses {} + draws {} != positions {} (slice {})",
+            meta.wins, meta.losses, meta.draws, meta.positions, meta.slice
+        )));
+    }
+    check_options(opts)?;
+    let blocks = encode_blocks_with::<C>(meta.slice, 0, values, dont_care, opts)?;
+    let infos: Vec<BlockInfo> = blocks.iter().map(BlockInfo::from).collect();
+    let (mut out, with_data) = layout(meta, &infos, opts, min_width)?;
+    if with_data {
+        for b in &blocks {
+            out.extend_from_slice(&b.data);
+        }
     }
     let fc = xxh64(&out, 0);
-    put64(&mut out, fc);
-    debug_assert_eq!(out.len(), file_len);
+    out.extend_from_slice(&fc.to_le_bytes());
     Ok(out)
 }
