@@ -23,8 +23,8 @@
 //! digest of the header checksums of every table file with at most that many pieces; the
 //! directory given to the checker must hold the same files, of the same rules.
 
-use crate::board::{Color, Position, Wld};
 use crate::any::AnyTablebase;
+use crate::board::{Color, Position, Wld};
 use crate::notation::format_move;
 use crate::rules::Variant;
 use crate::slice::Slice;
@@ -191,8 +191,12 @@ fn scan_tables(dir: &Path, max_pieces: u32) -> Result<(TableSet, HashSet<Slice>)
         }
         let path = entry.path();
         // Of any variant (the rules are checked against the certificate's separately).
-        crate::table::TableFile::open_rules(&path, crate::table::Access::Mmap, crate::table::ANY_RULES)
-            .map_err(|e| err(format!("{}: {e}", path.display())))?;
+        crate::table::TableFile::open_rules(
+            &path,
+            crate::table::Access::Mmap,
+            crate::table::ANY_RULES,
+        )
+        .map_err(|e| err(format!("{}: {e}", path.display())))?;
         let mut head = [0u8; 64];
         std::fs::File::open(&path)
             .and_then(|mut f| f.read_exact(&mut head))
@@ -271,18 +275,17 @@ fn parse(
         ));
     }
     let (n, w) = expect("rules")?;
-    let rules: Variant = match w.as_slice() {
-        [_, name] if name.to_ascii_lowercase() == *name => name
-            .parse()
-            .map_err(|e: crate::rules::variant::UnknownVariant| syntax(n, e.to_string()))?,
-        _ => {
-            return Err(syntax(
+    let rules: Variant =
+        match w.as_slice() {
+            [_, name] if name.to_ascii_lowercase() == *name => name
+                .parse()
+                .map_err(|e: crate::rules::variant::UnknownVariant| syntax(n, e.to_string()))?,
+            _ => return Err(syntax(
                 n,
                 "expected: rules <english|russian|brazilian|italian|giveaway|pool|spanish|czech>"
                     .into(),
-            ))
-        }
-    };
+            )),
+        };
     let (n, w) = expect("tables")?;
     let bad_tables = || {
         syntax(
@@ -523,13 +526,15 @@ fn check_parsed((rules, tables, parsed): Parsed, dir: &Path) -> Result<CheckRepo
     // Tables of other rules are refused first, naming both.
     match crate::table::dir_rules(dir) {
         Ok(Some(id)) if id != rules.id() => {
-            let theirs = Variant::from_id(id).map_or_else(|| format!("rules id {id}"), |v| v.name().to_string());
+            let theirs = Variant::from_id(id)
+                .map_or_else(|| format!("rules id {id}"), |v| v.name().to_string());
             return Err(CheckError::Tables(format!(
                 "the certificate is of {rules} rules; the tables in {} are of {theirs} rules",
                 dir.display()
             )));
         }
-        Ok(_) => {}
+        // An unreadable directory is reported by the scan below, as before.
+        Ok(_) | Err(crate::table::TableError::Io { .. }) => {}
         Err(e) => return Err(CheckError::Tables(e.to_string())),
     }
     let (found, slices) = scan_tables(dir, tables.max_pieces)?;

@@ -87,14 +87,28 @@ fn dirs(v: Variant) -> &'static Dirs {
         let t4 = tmp.path().join("t4");
         let s4 = t4.to_str().unwrap();
         ok(&egdb(&[
-            "build", "--rules", v.name(), "--pieces", "4", "--dir", s4, "--quiet",
+            "build",
+            "--rules",
+            v.name(),
+            "--pieces",
+            "4",
+            "--dir",
+            s4,
+            "--quiet",
         ]));
         let t5 = tmp.path().join("t5");
         copy_tables(&t4, &t5, 4);
         let s5 = t5.to_str().unwrap();
         for slice in ["0401-nn", "0302-nn"] {
             ok(&egdb(&[
-                "build", "--rules", v.name(), "--slice", slice, "--with-deps", "--dir", s5,
+                "build",
+                "--rules",
+                v.name(),
+                "--slice",
+                slice,
+                "--with-deps",
+                "--dir",
+                s5,
                 "--quiet",
             ]));
         }
@@ -254,7 +268,10 @@ fn mutations(v: Variant, truth: &AnyTablebase, settled: &[(Position, Wld, Vec<Pr
             if proof.goal == checkers_egdb::Goal::Win {
                 let mut m = proof.clone();
                 m.claimant = m.claimant.opponent();
-                invalid(check_certificate(&certificate_text(&set, &[m]), &d.t4), "swapped");
+                invalid(
+                    check_certificate(&certificate_text(&set, &[m]), &d.t4),
+                    "swapped",
+                );
                 swapped += 1;
             }
             if proof.records.is_empty() {
@@ -264,7 +281,10 @@ fn mutations(v: Variant, truth: &AnyTablebase, settled: &[(Position, Wld, Vec<Pr
             let k = proof.records.len() / 2;
             let mut m = proof.clone();
             m.records.remove(k);
-            invalid(check_certificate(&certificate_text(&set, &[m]), &d.t4), "removed");
+            invalid(
+                check_certificate(&certificate_text(&set, &[m]), &d.t4),
+                "removed",
+            );
             removed += 1;
             // A record's move replaced by one whose result the truth says fails the claim.
             let (q, _) = proof.records[k];
@@ -287,7 +307,10 @@ fn mutations(v: Variant, truth: &AnyTablebase, settled: &[(Position, Wld, Vec<Pr
             if let Some(mv) = bad {
                 let mut m = proof.clone();
                 m.records[k].1 = mv;
-                invalid(check_certificate(&certificate_text(&set, &[m]), &d.t4), "replaced");
+                invalid(
+                    check_certificate(&certificate_text(&set, &[m]), &d.t4),
+                    "replaced",
+                );
                 replaced += 1;
             }
         }
@@ -437,7 +460,11 @@ fn cli_prove_and_check_proof_under_other_rules() {
     let text = std::fs::read_to_string(&cert).unwrap();
     assert_eq!(text.lines().nth(1), Some("rules russian"), "{text}");
     let out = ok(&egdb(&["check-proof", "--dir", t4, cs]));
-    assert_eq!(out.trim_end().split('\t').nth(1), Some(val.as_str()), "{out}");
+    assert_eq!(
+        out.trim_end().split('\t').nth(1),
+        Some(val.as_str()),
+        "{out}"
+    );
     // Against the tables of other rules: refused, naming both.
     let out = egdb(&["check-proof", "--dir", g.t4.to_str().unwrap(), cs]);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -459,9 +486,13 @@ fn cli_prove_and_check_proof_under_other_rules() {
     // --state: a second run resumes from the file and gives the same value.
     let st = tmp.path().join("s.state");
     let ss = st.to_str().unwrap();
-    let a = egdb(&["prove", "--dir", t4, "--nodes", "30000", "--state", ss, &fen]);
+    let a = egdb(&[
+        "prove", "--dir", t4, "--nodes", "30000", "--state", ss, &fen,
+    ]);
     assert!(st.exists());
-    let b = egdb(&["prove", "--dir", t4, "--nodes", "30000", "--state", ss, &fen]);
+    let b = egdb(&[
+        "prove", "--dir", t4, "--nodes", "30000", "--state", ss, &fen,
+    ]);
     let (a, b) = (ok(&a), ok(&b));
     assert_eq!(a.split('\t').nth(1), Some(val.as_str()), "{a}");
     assert_eq!(b.split('\t').nth(1), Some(val.as_str()), "{b}");

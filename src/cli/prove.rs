@@ -400,7 +400,12 @@ struct Settings {
 }
 
 /// Prove every input position on the tables `tb` of the variant `rules`.
-fn prove_all<R: Rules>(tb: &Tablebase<R>, rules: Variant, args: &Args, set: &Settings) -> CliResult {
+fn prove_all<R: Rules>(
+    tb: &Tablebase<R>,
+    rules: Variant,
+    args: &Args,
+    set: &Settings,
+) -> CliResult {
     let Settings {
         started,
         threads,
@@ -461,9 +466,7 @@ fn prove_all<R: Rules>(tb: &Tablebase<R>, rules: Variant, args: &Args, set: &Set
         let deadline = time.map(|t| start + t);
         let result = match bad {
             Some(why) => Err(why),
-            None => rules
-            .parse_fen(input)
-            .map_err(|e| format!("bad FEN: {e}")),
+            None => rules.parse_fen(input).map_err(|e| format!("bad FEN: {e}")),
         }
         .and_then(|p| {
             let r = prover.prove_from(&p, start).map_err(|e| e.to_string())?;
