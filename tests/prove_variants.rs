@@ -438,7 +438,7 @@ fn cli_prove_and_check_proof_under_other_rules() {
     let (t4, t5) = (r.t4.to_str().unwrap(), r.t5.to_str().unwrap());
     let truth = AnyTablebase::open(&r.t5, None).unwrap();
     // A Russian position the prover settles: 4 kings against 1 (the first settled of a few).
-    let mut rng = Rng(0x5eed_c11);
+    let mut rng = Rng(0x5eed_0c11);
     let tmp = tempfile::tempdir().unwrap();
     let cert = tmp.path().join("c.txt");
     let cs = cert.to_str().unwrap();
