@@ -370,7 +370,8 @@ impl<'t, R: Rules> Prover<'t, R> {
     /// one of the tables' rules `R` (their moves, terminal rule and tables as leaves).
     ///
     /// # Panics
-    /// As [`Checkers::new`] (rules no [`Variant`] has).
+    /// Rules `R` whose id ([`Rules::ID`]) no [`Variant`] has (every [`Rules`] implementation of
+    /// this crate has one; a tablebase of other rules cannot be opened).
     pub fn new(tb: &'t Tablebase<R>, opts: &ProveOptions) -> Self {
         // Per goal: half for the table, half for the cache of path-dependent results (at most
         // about the table's size).
