@@ -14,7 +14,7 @@
 //!   settle), and every certificate passes the independent checker (which walks the variant's
 //!   path generator, not the fast engine) with the same value.
 //! - Random 5-piece positions with men: every certificate passes the checker with the value
-//!   the prover gave (and the same value comes with one thread and with two).
+//!   the prover gave (and the same value comes with one, two and four threads).
 //! - Mutated certificates are refused: a record removed, a record's move replaced by one the
 //!   5-piece table says does not keep the claim, the claimant swapped, the `rules` line naming
 //!   another variant (refused naming both).
@@ -23,7 +23,8 @@
 //!   the 4-piece directory.
 //! - The command line: `egdb prove` takes the rules from the table headers, refuses `--rules`
 //!   of other tables naming both; its certificate names the rules and `egdb check-proof`
-//!   accepts it, and refuses it against tables of other rules.
+//!   accepts it, and refuses it against tables of other rules; `--state` resumes; `--build`
+//!   builds the position's unit under the directory's rules.
 #[path = "random_positions/mod.rs"]
 mod random_positions;
 
@@ -339,27 +340,24 @@ fn mutations(v: Variant, truth: &AnyTablebase, settled: &[(Position, Wld, Vec<Pr
     }
 }
 
-/// Random 5-piece positions with men: certificates pass, the value is the same with one
-/// thread and with two.
+/// Random 5-piece positions with men: certificates pass, and the value is the same with one,
+/// two and four threads (four: each goal searched by two threads sharing its table) wherever
+/// two of them settle the position.
 fn men_certificates(v: Variant, seed: u64) {
     let mut rng = Rng(seed);
     let positions: Vec<Position> = (0..30).map(|_| random_position(&mut rng, 5)).collect();
     let (c2, s2) = prove_and_check(v, &positions, None, &opts(20_000, 2, true));
-    let (c1, s1) = prove_and_check(v, &positions, None, &opts(20_000, 1, false));
-    eprintln!("{v}: 5 pieces with men, 2 threads {c2:?}, 1 thread {c1:?}");
+    let (c1, s1) = prove_and_check(v, &positions, None, &opts(20_000, 1, true));
+    let (c4, s4) = prove_and_check(v, &positions, None, &opts(20_000, 4, true));
+    eprintln!("{v}: 5 pieces with men, threads 2 {c2:?}, 1 {c1:?}, 4 {c4:?}");
     assert!(c2.settled > 0, "{v}: nothing settled");
-    let _ = s1;
-    // One thread, no certificate: the same values where both settle.
-    let d = dirs(v);
-    let tb4 = AnyTablebase::open(&d.t4, None).unwrap();
-    with_tablebase!(&tb4, tb => {
-        let mut prover = Prover::new(tb, &opts(20_000, 1, false));
-        for (p, val, _) in &s2 {
-            if let Some(w) = prover.prove(p).unwrap().value {
-                assert_eq!(w, *val, "{v}: {} with 1 and 2 threads", p.to_fen());
+    for other in [&s1, &s4] {
+        for (p, val, _) in other {
+            if let Some((_, w, _)) = s2.iter().find(|x| x.0 == *p) {
+                assert_eq!(w, val, "{v}: {} with different thread counts", p.to_fen());
             }
         }
-    });
+    }
 }
 
 #[test]
@@ -496,4 +494,26 @@ fn cli_prove_and_check_proof_under_other_rules() {
     let (a, b) = (ok(&a), ok(&b));
     assert_eq!(a.split('\t').nth(1), Some(val.as_str()), "{a}");
     assert_eq!(b.split('\t').nth(1), Some(val.as_str()), "{b}");
+    // --build: the search cut short (one node), the unit of the position's slice is built
+    // under the directory's rules (a Russian `egdb build --slice`), and answers.
+    let tb = tmp.path().join("tb");
+    for e in std::fs::read_dir(&r.t4).unwrap() {
+        let e = e.unwrap();
+        std::fs::create_dir_all(&tb).unwrap();
+        std::fs::copy(e.path(), tb.join(e.file_name())).unwrap();
+    }
+    let tbs = tb.to_str().unwrap();
+    let out = ok(&egdb(&[
+        "prove", "--dir", tbs, "--nodes", "1", "--layer", "0", "--build", "3000000", "--cert", cs,
+        &fen,
+    ]));
+    assert_eq!(out.split('\t').nth(1), Some(val.as_str()), "{out}");
+    assert!(!out.contains(" built=0 "), "{out}");
+    assert!(AnyTablebase::open(&tb, None).unwrap().variant() == Variant::Russian);
+    let out = ok(&egdb(&["check-proof", "--dir", tbs, cs]));
+    assert_eq!(
+        out.trim_end().split('\t').nth(1),
+        Some(val.as_str()),
+        "{out}"
+    );
 }
