@@ -2,26 +2,31 @@
 //! `docs/certificate.md`).
 //!
 //! This module shares no code with the prover's search: it walks the claimant's strategy with
-//! the simple path move generator ([`Position::moves`], [`Position::apply`]) and values leaves
-//! with the capture-resolving table probe ([`Tablebase::probe_wld`]) only. A proof is accepted
-//! when, starting from its root, with the claimant playing the recorded move in each of their
-//! positions and the opponent playing every legal move:
+//! the simple path move generator of the certificate's rules ([`Variant::moves`]: English and
+//! giveaway [`Position::moves`], the other variants [`crate::rules::paths`], never the fast
+//! engine; [`Position::apply`]) and values leaves with the capture-resolving table probe
+//! ([`crate::Tablebase::probe_wld`]) only. A proof is accepted when, starting from its root,
+//! with the claimant playing the recorded move in each of their positions and the opponent
+//! playing every legal move:
 //! - every position reached whose slice (of its Black-to-move form) is one of the table files is
 //!   a leaf whose table value satisfies the claimant's goal (a directory may hold only some
 //!   slices of its largest piece count), and every position reached where the side to move has no
-//!   legal move is lost by the side to move, who must not be the claimant;
+//!   legal move is valued by the terminal rule ([`Variant::no_move_value`]: lost by the side to
+//!   move, won in giveaway), which must satisfy the claimant's goal;
 //! - every claimant position reached beyond the tables has exactly one record, naming one of its
 //!   legal moves (full path notation, as `format_move` writes it);
 //! - every record is reached (no stray records);
 //! - for a *win* claim, no position is reached twice on one line of play (no cycle), so every
 //!   line ends at a winning leaf; a *notlose* claim may cycle (endless play is a draw).
 //!
-//! The header names the tables by a digest of the header checksums of every table file with at
-//! most that many pieces; the directory given to the checker must hold the same files.
+//! The header names the rules (`rules english`, `rules russian`, ...) and the tables by a
+//! digest of the header checksums of every table file with at most that many pieces; the
+//! directory given to the checker must hold the same files, of the same rules.
 
+use crate::any::AnyTablebase;
 use crate::board::{Color, Position, Wld};
 use crate::notation::format_move;
-use crate::probe::Tablebase;
+use crate::rules::Variant;
 use crate::slice::Slice;
 use crate::table::slice_of_file_name;
 use std::collections::{HashMap, HashSet};
@@ -185,8 +190,13 @@ fn scan_tables(dir: &Path, max_pieces: u32) -> Result<(TableSet, HashSet<Slice>)
             continue;
         }
         let path = entry.path();
-        crate::table::TableFile::open(&path)
-            .map_err(|e| err(format!("{}: {e}", path.display())))?;
+        // Of any variant (the rules are checked against the certificate's separately).
+        crate::table::TableFile::open_rules(
+            &path,
+            crate::table::Access::Mmap,
+            crate::table::ANY_RULES,
+        )
+        .map_err(|e| err(format!("{}: {e}", path.display())))?;
         let mut head = [0u8; 64];
         std::fs::File::open(&path)
             .and_then(|mut f| f.read_exact(&mut head))
@@ -229,7 +239,7 @@ pub const MAX_FILE: u64 = 1 << 30;
 /// Parse a certificate given as numbered lines (1-based; the newline removed).
 fn parse(
     lines: impl Iterator<Item = Result<(usize, String), CheckError>>,
-) -> Result<(TableSet, Vec<ParsedProof>), CheckError> {
+) -> Result<Parsed, CheckError> {
     let syntax = |line: usize, what: String| CheckError::Syntax { line, what };
     let mut lines = lines.filter(|r| match r {
         Ok((_, l)) => {
@@ -265,9 +275,17 @@ fn parse(
         ));
     }
     let (n, w) = expect("rules")?;
-    if w.len() != 2 || w[1] != "english" {
-        return Err(syntax(n, "unsupported rules (expected english)".into()));
-    }
+    let rules: Variant =
+        match w.as_slice() {
+            [_, name] if name.to_ascii_lowercase() == *name => name
+                .parse()
+                .map_err(|e: crate::rules::variant::UnknownVariant| syntax(n, e.to_string()))?,
+            _ => return Err(syntax(
+                n,
+                "expected: rules <english|russian|brazilian|italian|giveaway|pool|spanish|czech>"
+                    .into(),
+            )),
+        };
     let (n, w) = expect("tables")?;
     let bad_tables = || {
         syntax(
@@ -397,8 +415,11 @@ fn parse(
             proofs.len()
         )));
     }
-    Ok((tables, proofs))
+    Ok((rules, tables, proofs))
 }
+
+/// A parsed certificate: its rules, tables and proofs.
+type Parsed = (Variant, TableSet, Vec<ParsedProof>);
 
 /// The numbered lines of `text`, each at most [`MAX_LINE`] bytes.
 fn text_lines(text: &str) -> impl Iterator<Item = Result<(usize, String), CheckError>> + '_ {
@@ -501,10 +522,21 @@ pub fn check_certificate(text: &str, dir: &Path) -> Result<CheckReport, CheckErr
 }
 
 /// Check parsed proofs against the tables in `dir`.
-fn check_parsed(
-    (tables, parsed): (TableSet, Vec<ParsedProof>),
-    dir: &Path,
-) -> Result<CheckReport, CheckError> {
+fn check_parsed((rules, tables, parsed): Parsed, dir: &Path) -> Result<CheckReport, CheckError> {
+    // Tables of other rules are refused first, naming both.
+    match crate::table::dir_rules(dir) {
+        Ok(Some(id)) if id != rules.id() => {
+            let theirs = Variant::from_id(id)
+                .map_or_else(|| format!("rules id {id}"), |v| v.name().to_string());
+            return Err(CheckError::Tables(format!(
+                "the certificate is of {rules} rules; the tables in {} are of {theirs} rules",
+                dir.display()
+            )));
+        }
+        // An unreadable directory is reported by the scan below, as before.
+        Ok(_) | Err(crate::table::TableError::Io { .. }) => {}
+        Err(e) => return Err(CheckError::Tables(e.to_string())),
+    }
     let (found, slices) = scan_tables(dir, tables.max_pieces)?;
     if found != tables {
         return Err(CheckError::Tables(format!(
@@ -519,13 +551,13 @@ fn check_parsed(
         )));
     }
     let tb = if tables.files > 0 {
-        Some(Tablebase::open(dir).map_err(|e| CheckError::Tables(e.to_string()))?)
+        Some(AnyTablebase::open(dir, Some(rules)).map_err(|e| CheckError::Tables(e.to_string()))?)
     } else {
         None
     };
     let mut proofs = Vec::new();
     for (i, p) in parsed.iter().enumerate() {
-        proofs.push(check_proof(i + 1, p, &slices, tb.as_ref())?);
+        proofs.push(check_proof(i + 1, rules, p, &slices, tb.as_ref())?);
     }
     Ok(CheckReport { tables, proofs })
 }
@@ -551,9 +583,10 @@ fn side_word(c: Color) -> &'static str {
 /// Walk one proof (see the module docs).
 fn check_proof(
     index: usize,
+    rules: Variant,
     p: &ParsedProof,
     slices: &HashSet<Slice>,
-    tb: Option<&Tablebase>,
+    tb: Option<&AnyTablebase>,
 ) -> Result<CheckedProof, CheckError> {
     let invalid = |what: String| CheckError::Invalid {
         index,
@@ -568,16 +601,29 @@ fn check_proof(
 
     // Expand `q`: Ok(None) for a leaf that satisfies the claim, Ok(Some(children)) otherwise.
     let expand = |q: &Position, used: &mut usize| -> Result<Option<Vec<Position>>, CheckError> {
-        let moves = q.moves();
+        let moves = rules.moves(q);
         if moves.is_empty() {
-            return if q.side == p.claimant {
+            // The terminal rule: lost by the side to move (won in giveaway).
+            let v = rules.no_move_value();
+            let for_claimant = if q.side == p.claimant { v } else { v.negate() };
+            let ok = match p.claim {
+                Claim::Win => for_claimant == Wld::Win,
+                Claim::NotLose => for_claimant != Wld::Loss,
+            };
+            return if ok {
+                Ok(None)
+            } else if q.side == p.claimant {
                 Err(invalid(format!(
                     "the claimant ({}) has no legal move at {} and loses",
                     side_word(p.claimant),
                     q.to_fen()
                 )))
             } else {
-                Ok(None)
+                Err(invalid(format!(
+                    "the opponent ({}) has no legal move at {} and wins ({rules} rules)",
+                    side_word(p.claimant.opponent()),
+                    q.to_fen()
+                )))
             };
         }
         // A leaf: its slice (of the Black-to-move form) is one of the table files.

@@ -1,5 +1,6 @@
-//! `egdb prove [--dir DIR] [--time S] [--nodes N] [--tt-mb M] [--threads T] [--cert FILE]
-//! [--json] [FEN...]`: settle positions beyond the tables by proof-number search.
+//! `egdb prove [--dir DIR] [--rules NAME] [--time S] [--nodes N] [--tt-mb M] [--threads T]
+//! [--cert FILE] [--json] [FEN...]`: settle positions beyond the tables by proof-number search,
+//! under the rules of the tables (`--rules`, default: the rules in the table files' headers).
 //!
 //! FENs come from the arguments or, without any, from stdin one per line (blank lines skipped;
 //! lines capped at 4096 bytes and read as bytes, exactly as `egdb probe` reads them).
@@ -19,8 +20,9 @@
 //! (a note on stderr). Exit status: 0 when every position was
 //! settled, 3 when some stayed unknown (and none failed), 1 on any error.
 use super::CliResult;
+use checkers_egdb::rules::{Rules, Variant};
 use checkers_egdb::{
-    certificate as cert, format_move, max_cache_bytes, GoalReport, Position,
+    certificate as cert, format_move, max_cache_bytes, AnyTablebase, GoalReport, Position,
     ProofOutcome as Outcome, ProveOptions, ProveReport, Prover, Tablebase,
     LAYER_BYTES_PER_POSITION,
 };
@@ -34,6 +36,13 @@ pub struct Args {
     /// Table directory (every table up to its largest piece count is used as exact leaves).
     #[arg(long, env = "EGDB_DIR", default_value = super::DEFAULT_DIR)]
     pub dir: PathBuf,
+    /// The game (english, russian, brazilian, italian, giveaway, pool, spanish, czech): its
+    /// moves (flying kings, majority and precedence rules, crowning during a capture) and its
+    /// terminal rule (no legal move loses; wins in giveaway). Default: the rules in the table
+    /// files' headers (english for a directory without tables); given and not those of the
+    /// tables, refused naming both.
+    #[arg(long)]
+    pub rules: Option<String>,
     /// Time limit per position in seconds (0: none), covering everything done for it: search,
     /// layer retrograde, certificates, --build and the search after it; the first position's
     /// time also covers opening the tables.
@@ -191,8 +200,9 @@ struct Built {
 /// the new files visible to `tb`. The build runs as a child process (`egdb build --slice S
 /// --with-deps --memory M --quiet`), ended at `deadline`: the units it completed by then stay
 /// (each unit's files are written atomically), the rest is left for a later run.
-fn build_to_cover(
-    tb: &Tablebase,
+fn build_to_cover<R: Rules>(
+    tb: &Tablebase<R>,
+    rules: Variant,
     p: &Position,
     budget: u64,
     memory: u64,
@@ -247,6 +257,7 @@ fn build_to_cover(
         .arg("build")
         .arg("--dir")
         .arg(tb.dir())
+        .args(["--rules", rules.name()])
         .args(["--slice", &s.to_string(), "--with-deps", "--quiet"])
         .args(["--memory", &memory.to_string()])
         .stdin(std::process::Stdio::null())
@@ -357,7 +368,51 @@ pub fn run(args: Args) -> CliResult {
         }
         cert::check_writable(path)?;
     }
-    let tb = Tablebase::open(&args.dir)?;
+    let rules = args
+        .rules
+        .as_deref()
+        .map(str::parse::<Variant>)
+        .transpose()?;
+    let any = AnyTablebase::open(&args.dir, rules)?;
+    let set = Settings {
+        started,
+        threads,
+        tt_bytes,
+        memory,
+        layer_positions,
+    };
+    checkers_egdb::with_tablebase!(&any, tb => prove_all(tb, any.variant(), &args, &set))
+}
+
+/// What [`run`] worked out from the arguments before opening the tables.
+#[derive(Clone, Copy)]
+struct Settings {
+    /// When the command started (the first position's time counts from here).
+    started: Instant,
+    /// Search threads in all.
+    threads: usize,
+    /// Transposition-table bytes.
+    tt_bytes: usize,
+    /// Memory budget of the layer retrograde and of a --build, in bytes.
+    memory: u64,
+    /// Most positions of a layer retrograde.
+    layer_positions: usize,
+}
+
+/// Prove every input position on the tables `tb` of the variant `rules`.
+fn prove_all<R: Rules>(
+    tb: &Tablebase<R>,
+    rules: Variant,
+    args: &Args,
+    set: &Settings,
+) -> CliResult {
+    let Settings {
+        started,
+        threads,
+        tt_bytes,
+        memory,
+        layer_positions,
+    } = *set;
     let time = (args.time > 0.0).then(|| Duration::from_secs_f64(args.time));
     let opts = ProveOptions {
         nodes: args.nodes,
@@ -370,7 +425,7 @@ pub fn run(args: Args) -> CliResult {
         state: args.state.clone(),
         state_interval: Duration::from_secs_f64(args.state_interval),
     };
-    let mut prover = Prover::new(&tb, &opts);
+    let mut prover = Prover::new(tb, &opts);
     if args.cert.is_some() {
         // Fail early on unreadable tables (the set is taken again at the end: --build adds).
         prover.table_set()?;
@@ -411,7 +466,7 @@ pub fn run(args: Args) -> CliResult {
         let deadline = time.map(|t| start + t);
         let result = match bad {
             Some(why) => Err(why),
-            None => Position::from_fen(input).map_err(|e| format!("bad FEN: {e}")),
+            None => rules.parse_fen(input).map_err(|e| format!("bad FEN: {e}")),
         }
         .and_then(|p| {
             let r = prover.prove_from(&p, start).map_err(|e| e.to_string())?;
@@ -420,7 +475,7 @@ pub fn run(args: Args) -> CliResult {
             }
             // Unknown: build the tables of its slice if they fit the budget, then again
             // within what is left of the time.
-            let b = build_to_cover(&tb, &p, args.build, memory, deadline)?;
+            let b = build_to_cover(tb, rules, &p, args.build, memory, deadline)?;
             built = b.positions;
             stopped.extend(b.stopped.map(String::from));
             if built == 0 {
@@ -431,7 +486,7 @@ pub fn run(args: Args) -> CliResult {
                 state: None,
                 ..opts.clone()
             };
-            prover = Prover::new(&tb, &after);
+            prover = Prover::new(tb, &after);
             let mut again = prover.prove_from(&p, start).map_err(|e| e.to_string())?;
             again.nodes += r.nodes;
             again.win.nodes += r.win.nodes;
@@ -460,7 +515,7 @@ pub fn run(args: Args) -> CliResult {
                     unknown += 1;
                     let notes: Vec<String> = stopped
                         .iter()
-                        .map(|l| limit_note(l, &args, layer_positions, memory))
+                        .map(|l| limit_note(l, args, layer_positions, memory))
                         .collect();
                     let mut why = if notes.is_empty() {
                         String::new()

@@ -21,6 +21,7 @@ use crate::board::{Color, Position};
 use crate::movegen::Move;
 use crate::notation::format_move;
 use crate::proofcheck::TableSet;
+use crate::rules::Variant;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -414,6 +415,9 @@ impl<G: Game> Ex<'_, '_, G> {
 /// beyond the tables, in breadth-first order from the root.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Proof {
+    /// The rules of the game proven (those of the tables; the moves are this variant's,
+    /// [`Variant::moves`]).
+    pub rules: Variant,
     /// The root position.
     pub root: Position,
     /// The side whose goal is proven.
@@ -438,14 +442,14 @@ impl Proof {
             goal: self.goal,
             choice: self.records.iter().map(|(p, m)| (*p, p.apply(m))).collect(),
         };
-        proof_of(&strategy, covered)
+        proof_of(&strategy, self.rules, covered)
     }
 }
 
-/// Turn a checkers strategy into a [`Proof`]: walk it from the root breadth first (claimant
-/// positions follow their choice, opponent positions every move), stopping at leaves (positions
-/// `covered` by the tables, or without a legal move), and record the move of every claimant
-/// position met.
+/// Turn a checkers strategy of the game `rules` into a [`Proof`]: walk it from the root
+/// breadth first (claimant positions follow their choice, opponent positions every move, the
+/// moves of [`Variant::moves`]), stopping at leaves (positions `covered` by the tables, or
+/// without a legal move), and record the move of every claimant position met.
 ///
 /// # Errors
 /// [`CertError::NoChoice`] if a claimant position reached has no choice,
@@ -453,6 +457,7 @@ impl Proof {
 /// never expected).
 pub fn proof_of(
     strategy: &Strategy<Position>,
+    rules: Variant,
     covered: impl Fn(&Position) -> bool,
 ) -> Result<Proof, CertError> {
     let mut seen = HashSet::new();
@@ -464,7 +469,7 @@ pub fn proof_of(
         if covered(&p) {
             continue;
         }
-        let moves = p.moves();
+        let moves = rules.moves(&p);
         if moves.is_empty() {
             continue;
         }
@@ -488,6 +493,7 @@ pub fn proof_of(
         }
     }
     Ok(Proof {
+        rules,
         root: strategy.root,
         claimant: strategy.claimant,
         goal: strategy.goal,
@@ -504,12 +510,16 @@ pub fn color_word(c: Color) -> &'static str {
 }
 
 /// The certificate text (format version 2, `docs/certificate.md`) of `proofs` made with the
-/// tables `tables`: header, the proofs, and the trailer `proofs N` (N = `proofs.len()`) by
-/// which the checker detects a truncated file.
+/// tables `tables`: header (its `rules` line names the variant of the first proof,
+/// [`Proof::rules`]; English when there is none: the proofs of one certificate are of one
+/// variant, and the checker refuses a proof whose moves are not that variant's), the proofs,
+/// and the trailer `proofs N` (N = `proofs.len()`) by which the checker detects a truncated
+/// file.
 pub fn certificate_text(tables: &TableSet, proofs: &[Proof]) -> String {
     let mut s = String::new();
     s.push_str("egdb-proof 2\n");
-    s.push_str("rules english\n");
+    let rules = proofs.first().map_or(Variant::English, |p| p.rules);
+    s.push_str(&format!("rules {}\n", rules.name()));
     s.push_str(&format!(
         "tables {} {} {:016x}\n",
         tables.max_pieces, tables.files, tables.digest

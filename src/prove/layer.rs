@@ -32,7 +32,7 @@ use super::search::Goal;
 use crate::board::{Color, Position, Wld};
 use crate::movegen::Move;
 use crate::probe::{ProbeError, Tablebase};
-use crate::rules::Rules;
+use crate::rules::{Rules, Variant};
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
@@ -119,8 +119,8 @@ impl Layer {
     ///
     /// # Errors
     /// A table probe failed (missing or damaged table).
-    pub fn build(
-        tb: &Tablebase,
+    pub fn build<R: Rules>(
+        tb: &Tablebase<R>,
         root: &Position,
         limit: usize,
         deadline: Option<Instant>,
@@ -143,7 +143,7 @@ impl Layer {
             }
             let p = l.positions[i];
             kids.clear();
-            p.for_each_successor(|c| kids.push(c));
+            tb.rules().for_each_successor(&p, |c| kids.push(c));
             let (mut best, mut unknown) = (EXIT_NONE, false);
             for c in &kids {
                 if reversible(&p, c) {
@@ -158,7 +158,7 @@ impl Layer {
                     l.succ.push(j);
                 } else if tb.covers(c) {
                     best = best.max(code(tb.probe_wld(c)?.negate()));
-                } else if c.moves().is_empty() {
+                } else if !tb.rules().has_move(c) {
                     // The terminal rule for the child's side to move, seen from here.
                     best = best.max(code(tb.rules().no_move_value().negate()));
                 } else {
@@ -326,9 +326,9 @@ impl Layer {
     ///
     /// # Errors
     /// A table probe failed.
-    pub fn proof(
+    pub fn proof<R: Rules>(
         &self,
-        tb: &Tablebase,
+        tb: &Tablebase<R>,
         m: &Model,
         claimant: Color,
         goal: Goal,
@@ -343,6 +343,7 @@ impl Layer {
         if !goal.satisfied_by(rv) {
             return Ok(None);
         }
+        let rules = Variant::of::<R>().expect("the rules of a known variant");
         let mut records: Vec<(Position, Move)> = Vec::new();
         let mut seen = vec![false; self.positions.len()];
         let mut queue = VecDeque::from([0usize]);
@@ -365,7 +366,7 @@ impl Layer {
             let (v, my_ply) = (m.value[i], m.ply[i]);
             let want_win = goal == Goal::Win || v == Wld::Win;
             let mut chosen: Option<(Move, Option<usize>)> = None;
-            for mv in p.moves() {
+            for mv in rules.moves(&p) {
                 let c = p.apply(&mv);
                 let ok = match self.child_for(m, &c, claimant) {
                     Some((cv, cply)) => {
@@ -380,8 +381,9 @@ impl Layer {
                         // An exit: exact leaves only.
                         let cv = if tb.covers(&c) {
                             Some(tb.probe_wld(&c)?.negate())
-                        } else if c.moves().is_empty() {
-                            Some(Wld::Win)
+                        } else if !tb.rules().has_move(&c) {
+                            // The terminal rule for the child's side to move.
+                            Some(tb.rules().no_move_value().negate())
                         } else {
                             None
                         };
@@ -409,6 +411,7 @@ impl Layer {
             }
         }
         Ok(Some(Proof {
+            rules,
             root,
             claimant,
             goal,

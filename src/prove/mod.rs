@@ -37,7 +37,7 @@ use crate::board::{Color, Position, Wld};
 use crate::movegen::Move;
 use crate::probe::{ProbeError, Tablebase};
 use crate::proofcheck::TableSet;
-use crate::rules::Rules;
+use crate::rules::{English, Rules, Variant};
 pub use cert::Proof;
 use layer::Layer;
 use search::{Budget, Dfpn, Eval, Game, Goal, Outcome, Stop};
@@ -220,20 +220,51 @@ pub enum ProveError {
     },
 }
 
-/// Checkers as a [`Game`] for the search: tables up to `max_pieces` are exact leaves.
-#[derive(Clone, Copy, Debug)]
-pub struct Checkers<'t> {
-    tb: &'t Tablebase,
+/// Checkers (of the rules `R` of the tables: English by default, any [`Variant`]'s fast
+/// engine) as a [`Game`] for the search: tables up to `max_pieces` are exact leaves.
+#[derive(Debug)]
+pub struct Checkers<'t, R: Rules = English> {
+    tb: &'t Tablebase<R>,
     max_pieces: u32,
+    variant: Variant,
 }
 
-impl<'t> Checkers<'t> {
+impl<R: Rules> Clone for Checkers<'_, R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<R: Rules> Copy for Checkers<'_, R> {}
+
+impl<'t, R: Rules> Checkers<'t, R> {
     /// Use the tables of `tb`, up to its [`Tablebase::max_pieces`].
-    pub fn new(tb: &'t Tablebase) -> Self {
+    ///
+    /// # Panics
+    /// Rules `R` whose id ([`Rules::ID`]) no [`Variant`] has (every [`Rules`] implementation
+    /// of this crate has one; a tablebase of other rules cannot be opened).
+    pub fn new(tb: &'t Tablebase<R>) -> Self {
         Checkers {
             tb,
             max_pieces: tb.max_pieces(),
+            variant: Variant::of::<R>().expect("the rules of a known variant"),
         }
+    }
+
+    /// The variant whose rules the game follows (that of the tables).
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    /// Every legal move of `p` with its full path ([`Variant::moves`]: the variant's path
+    /// generator), for principal variations and certificates.
+    pub fn moves(&self, p: &Position) -> Vec<Move> {
+        self.variant.moves(p)
+    }
+
+    /// Whether the side to move of `p` has a legal move (the tables' fast engine).
+    pub fn has_move(&self, p: &Position) -> bool {
+        self.tb.rules().has_move(p)
     }
 
     /// Whether the tables value `p` exactly: its slice's file is present
@@ -264,7 +295,7 @@ fn material(p: &Position, c: Color) -> i32 {
     2 * men + 3 * kings
 }
 
-impl Game for Checkers<'_> {
+impl<R: Rules> Game for Checkers<'_, R> {
     type Pos = Position;
     type Error = ProbeError;
 
@@ -274,7 +305,7 @@ impl Game for Checkers<'_> {
 
     fn successors(&self, p: &Position, out: &mut Vec<Position>) {
         out.clear();
-        p.for_each_successor(|q| out.push(q));
+        self.tb.rules().for_each_successor(p, |q| out.push(q));
     }
 
     fn evaluate(&self, p: &Position, or_node: bool, goal: Goal) -> Result<Eval, ProbeError> {
@@ -282,9 +313,9 @@ impl Game for Checkers<'_> {
             return Ok(Eval::Exact(self.tb.probe_wld(p)?));
         }
         let mut n = 0u32;
-        p.for_each_successor(|_| n += 1);
+        self.tb.rules().for_each_successor(p, |_| n += 1);
         if n == 0 {
-            // The terminal rule of the tables' rules (a loss in English).
+            // The terminal rule of the tables' rules (a loss in English, a win in giveaway).
             return Ok(Eval::Exact(self.tb.rules().no_move_value()));
         }
         // Initial numbers: the side to move's mobility counts against the side that must
@@ -292,7 +323,11 @@ impl Game for Checkers<'_> {
         // side ahead.
         let excess = p.piece_count().saturating_sub(self.max_pieces).max(1);
         let prover = if or_node { p.side } else { p.side.opponent() };
-        let adv = material(p, prover) - material(p, prover.opponent());
+        let mut adv = material(p, prover) - material(p, prover.opponent());
+        if self.tb.rules().no_move_value() == Wld::Win {
+            // Giveaway: the side with less material is the one ahead.
+            adv = -adv;
+        }
         let (mut pn, mut dn) = if or_node { (excess, n) } else { (n, excess) };
         match goal {
             Goal::Win if adv <= 0 => pn *= 2,
@@ -314,8 +349,8 @@ impl Game for Checkers<'_> {
 
 /// A prover bound to a tablebase, keeping its transposition tables between positions (they
 /// hold only path-independent facts, so reuse is sound and saves work).
-pub struct Prover<'t> {
-    game: Checkers<'t>,
+pub struct Prover<'t, R: Rules = English> {
+    game: Checkers<'t, R>,
     opts: ProveOptions,
     win_tt: Option<Table<Position>>,
     nl_tt: Option<Table<Position>>,
@@ -330,9 +365,14 @@ const MAX_PV: usize = 80;
 /// Most plies of its continuation inside the tables (the distance tables' perfect line).
 const MAX_TABLE_LINE: u32 = 300;
 
-impl<'t> Prover<'t> {
-    /// A prover over `tb` with `opts` (allocates the transposition tables).
-    pub fn new(tb: &'t Tablebase, opts: &ProveOptions) -> Self {
+impl<'t, R: Rules> Prover<'t, R> {
+    /// A prover over `tb` with `opts` (allocates the transposition tables). The game is the
+    /// one of the tables' rules `R` (their moves, terminal rule and tables as leaves).
+    ///
+    /// # Panics
+    /// Rules `R` whose id ([`Rules::ID`]) no [`Variant`] has (every [`Rules`] implementation of
+    /// this crate has one; a tablebase of other rules cannot be opened).
+    pub fn new(tb: &'t Tablebase<R>, opts: &ProveOptions) -> Self {
         // Per goal: half for the table, half for the cache of path-dependent results (at most
         // about the table's size).
         let half = (opts.tt_bytes / 4).max(4096);
@@ -379,7 +419,10 @@ impl<'t> Prover<'t> {
         pos: &Position,
         start: Instant,
     ) -> Result<ProveReport, ProveError> {
-        pos.validate()
+        self.game
+            .tb
+            .rules()
+            .validate(pos)
             .map_err(|e| ProveError::InvalidPosition(e.to_string()))?;
         let game = self.game;
         let (wt, nt) = (
@@ -455,7 +498,7 @@ impl<'t> Prover<'t> {
 
     /// A searcher of `goal` with the table `tt`, using half of [`ProveOptions::threads`]
     /// (at least one): the two goals run at the same time when there are 2 threads or more.
-    fn searcher(&self, goal: Goal, tt: Table<Position>) -> Dfpn<'_, Checkers<'t>> {
+    fn searcher(&self, goal: Goal, tt: Table<Position>) -> Dfpn<'_, Checkers<'t, R>> {
         let mut d = Dfpn::with_table(&self.game, goal, tt);
         d.set_threads((self.opts.threads / 2).max(1));
         d
@@ -475,8 +518,8 @@ impl<'t> Prover<'t> {
     /// not-lose) were used on it before (by an earlier run on other tables).
     fn run(
         &self,
-        win: &mut Dfpn<'_, Checkers<'t>>,
-        nl: &mut Dfpn<'_, Checkers<'t>>,
+        win: &mut Dfpn<'_, Checkers<'t, R>>,
+        nl: &mut Dfpn<'_, Checkers<'t, R>>,
         pos: &Position,
         start: Instant,
         spent: [u64; 2],
@@ -497,7 +540,7 @@ impl<'t> Prover<'t> {
         // the thread count, only on the limits. An error stops the other goal.
         // Each goal: weak sums for the first half of its budget, then (if still unknown) sums
         // for the rest (see `Dfpn::set_weak`).
-        let run_goal = |d: &mut Dfpn<'_, Checkers<'t>>, b: Budget| {
+        let run_goal = |d: &mut Dfpn<'_, Checkers<'t, R>>, b: Budget| {
             let r = d
                 .solve_two_phase(*pos, pos.side, &[], &b)
                 .map(|s| (s.outcome, d.stopped()));
@@ -692,8 +735,8 @@ impl<'t> Prover<'t> {
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn search_chunked(
         &self,
-        win: &mut Dfpn<'_, Checkers<'t>>,
-        nl: &mut Dfpn<'_, Checkers<'t>>,
+        win: &mut Dfpn<'_, Checkers<'t, R>>,
+        nl: &mut Dfpn<'_, Checkers<'t, R>>,
         pos: &Position,
         deadline: Option<Instant>,
         left: [Option<u64>; 2],
@@ -711,7 +754,7 @@ impl<'t> Prover<'t> {
             self.opts.state_interval / 2
         };
         // One chunk of goal `g`: `Some` when the goal is finished (settled or out of budget).
-        let step = |d: &mut Dfpn<'_, Checkers<'t>>,
+        let step = |d: &mut Dfpn<'_, Checkers<'t, R>>,
                     g: usize|
          -> Result<Option<(Outcome, Option<Stop>)>, ProbeError> {
             let chunk_end = Instant::now() + interval;
@@ -755,7 +798,7 @@ impl<'t> Prover<'t> {
         };
         let mut res: [Option<(Outcome, Option<Stop>)>; 2] = [None, None];
         loop {
-            let go = |d: &mut Dfpn<'_, Checkers<'t>>, g: usize, done: bool| {
+            let go = |d: &mut Dfpn<'_, Checkers<'t, R>>, g: usize, done: bool| {
                 if done {
                     Ok(None)
                 } else {
@@ -805,8 +848,8 @@ impl<'t> Prover<'t> {
     #[allow(clippy::too_many_arguments)]
     fn layer_certificates(
         &self,
-        win: &mut Dfpn<'_, Checkers<'t>>,
-        nl: &mut Dfpn<'_, Checkers<'t>>,
+        win: &mut Dfpn<'_, Checkers<'t, R>>,
+        nl: &mut Dfpn<'_, Checkers<'t, R>>,
         pos: &Position,
         value: Wld,
         l: &Layer,
@@ -852,7 +895,7 @@ impl<'t> Prover<'t> {
     /// sub-searches within `nodes` in all; `None` when cut short by a limit.
     fn search_proof(
         &self,
-        d: &mut Dfpn<'_, Checkers<'t>>,
+        d: &mut Dfpn<'_, Checkers<'t, R>>,
         pos: &Position,
         proven: bool,
         deadline: Option<Instant>,
@@ -875,7 +918,7 @@ impl<'t> Prover<'t> {
         })?;
         let Some(s) = s else { return Ok(None) };
         let game = self.game;
-        cert::proof_of(&s, |p| game.covers(p))
+        cert::proof_of(&s, game.variant(), |p| game.covers(p))
             .map(Some)
             .map_err(|e| ProveError::Inconsistent(e.to_string()))
     }
@@ -885,8 +928,8 @@ impl<'t> Prover<'t> {
     /// when cut short by a limit.
     fn certificates(
         &self,
-        win: &mut Dfpn<'_, Checkers<'t>>,
-        nl: &mut Dfpn<'_, Checkers<'t>>,
+        win: &mut Dfpn<'_, Checkers<'t, R>>,
+        nl: &mut Dfpn<'_, Checkers<'t, R>>,
         pos: &Position,
         value: Wld,
         deadline: Option<Instant>,
@@ -894,7 +937,7 @@ impl<'t> Prover<'t> {
     ) -> Result<Option<Vec<Proof>>, ProveError> {
         let game = self.game;
         let prover = pos.side;
-        let one = |d: &mut Dfpn<'_, Checkers<'t>>,
+        let one = |d: &mut Dfpn<'_, Checkers<'t, R>>,
                    proven: bool,
                    nodes: Option<u64>|
          -> Result<Option<Proof>, ProveError> {
@@ -906,11 +949,11 @@ impl<'t> Prover<'t> {
             let Some(s) = cert::extract(d, *pos, prover, proven, &budget, deadline)? else {
                 return Ok(None);
             };
-            cert::proof_of(&s, |p| game.covers(p))
+            cert::proof_of(&s, game.variant(), |p| game.covers(p))
                 .map(Some)
                 .map_err(|e| ProveError::Inconsistent(e.to_string()))
         };
-        let go = |d: &mut Dfpn<'_, Checkers<'t>>, proven: bool, nodes: Option<u64>| {
+        let go = |d: &mut Dfpn<'_, Checkers<'t, R>>, proven: bool, nodes: Option<u64>| {
             std::thread::scope(|s| {
                 std::thread::Builder::new()
                     .stack_size(STACK)
@@ -947,16 +990,17 @@ impl<'t> Prover<'t> {
     /// Value of `c` for its side to move as far as the tables and the search know it.
     fn known_value(
         &self,
-        win: &Dfpn<'_, Checkers<'t>>,
-        nl: &Dfpn<'_, Checkers<'t>>,
+        win: &Dfpn<'_, Checkers<'t, R>>,
+        nl: &Dfpn<'_, Checkers<'t, R>>,
         prover: Color,
         c: &Position,
     ) -> Result<(Option<Wld>, u32), ProveError> {
         if self.game.covers(c) {
             return Ok((Some(self.game.tb.probe_wld(c)?), 0));
         }
-        if c.moves().is_empty() {
-            return Ok((Some(Wld::Loss), 0));
+        if !self.game.has_move(c) {
+            // The terminal rule (a loss in English, a win in giveaway).
+            return Ok((Some(self.game.tb.rules().no_move_value()), 0));
         }
         let (w, n) = (win.known(c, prover), nl.known(c, prover));
         let (ww, nw) = (w.work, n.work);
@@ -974,8 +1018,8 @@ impl<'t> Prover<'t> {
     /// the smallest stored subtree and the loser (or a drawing side) the largest.
     fn pv(
         &self,
-        win: &Dfpn<'_, Checkers<'t>>,
-        nl: &Dfpn<'_, Checkers<'t>>,
+        win: &Dfpn<'_, Checkers<'t, R>>,
+        nl: &Dfpn<'_, Checkers<'t, R>>,
         root: &Position,
         value: Wld,
     ) -> Result<Vec<Move>, ProveError> {
@@ -986,7 +1030,7 @@ impl<'t> Prover<'t> {
         while line.len() < MAX_PV && !self.game.covers(&cur) {
             seen.insert(cur);
             let mut best: Option<(i64, Move, Position)> = None;
-            for m in cur.moves() {
+            for m in self.game.moves(&cur) {
                 let c = cur.apply(&m);
                 if seen.contains(&c) {
                     continue;
@@ -1063,8 +1107,8 @@ pub fn units_to_cover(
 ///
 /// # Errors
 /// As [`Prover::prove`].
-pub fn prove(
-    tb: &Tablebase,
+pub fn prove<R: Rules>(
+    tb: &Tablebase<R>,
     pos: &Position,
     opts: &ProveOptions,
 ) -> Result<ProveReport, ProveError> {
