@@ -513,7 +513,10 @@ fn distance_files_rebuilt_from_value_files_match_in_every_variant() {
     for rules in ["english", "russian", "brazilian", "italian", "giveaway"] {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join(rules);
-        build_ok(&["--rules", rules, "--dtc", "--pieces", "3", "--quiet"], &dir);
+        build_ok(
+            &["--rules", rules, "--dtc", "--pieces", "3", "--quiet"],
+            &dir,
+        );
         let whole = snapshot(&dir);
         // Remove every other distance file: some units lose one slice's file, some both.
         let mut removed = 0;
@@ -523,8 +526,14 @@ fn distance_files_rebuilt_from_value_files_match_in_every_variant() {
                 removed += 1;
             }
         }
-        assert!(removed > 10, "{rules}: only {removed} distance files removed");
-        build_ok(&["--rules", rules, "--dtc", "--pieces", "3", "--quiet"], &dir);
+        assert!(
+            removed > 10,
+            "{rules}: only {removed} distance files removed"
+        );
+        build_ok(
+            &["--rules", rules, "--dtc", "--pieces", "3", "--quiet"],
+            &dir,
+        );
         let again = snapshot(&dir);
         assert_eq!(
             whole.keys().collect::<Vec<_>>(),
@@ -532,7 +541,10 @@ fn distance_files_rebuilt_from_value_files_match_in_every_variant() {
             "{rules}: the same files"
         );
         for (name, bytes) in &whole {
-            assert!(again[name] == *bytes, "{rules}: {name} differs after the resume");
+            assert!(
+                again[name] == *bytes,
+                "{rules}: {name} differs after the resume"
+            );
         }
     }
 }
