@@ -483,23 +483,12 @@ fn encode_blocks_with<C: ValueCodec>(
         .collect()
 }
 
-/// The head of a table file (header, with its checksum, and offset table) for the slice and
-/// counts of `meta` and the blocks `blocks` (every block of the slice, in order), and whether
-/// the blocks' bytes follow it: a file is its head, then the bytes of every block in order
-/// (none when the slice is uniform: every block constant with one value), then the xxh64 of
-/// all that (8 bytes, little-endian). End offsets take `min_width` (4 or 8) bytes while the
-/// data is under 4 GiB, else 8.
+/// The header's own consistency: a valid slice, its position count, and wins + losses + draws
+/// equal to it.
 ///
 /// # Errors
-/// [`TableError::Invalid`]: counts that do not add up, positions that are not the slice's,
-/// a block count that does not match them, an invalid slice, bad options.
-pub(crate) fn layout(
-    meta: &TableMeta,
-    blocks: &[BlockInfo],
-    opts: &WriteOptions,
-    min_width: usize,
-) -> Result<(Vec<u8>, bool), TableError> {
-    check_options(opts)?;
+/// [`TableError::Invalid`] naming what does not hold.
+fn check_meta(meta: &TableMeta) -> Result<(), TableError> {
     if !meta.slice.is_valid() {
         return Err(TableError::Invalid(format!(
             "invalid slice {:?}",
@@ -519,6 +508,27 @@ pub(crate) fn layout(
             meta.wins, meta.losses, meta.draws, meta.positions, meta.slice
         )));
     }
+    Ok(())
+}
+
+/// The head of a table file (header, with its checksum, and offset table) for the slice and
+/// counts of `meta` and the blocks `blocks` (every block of the slice, in order), and whether
+/// the blocks' bytes follow it: a file is its head, then the bytes of every block in order
+/// (none when the slice is uniform: every block constant with one value), then the xxh64 of
+/// all that (8 bytes, little-endian). End offsets take `min_width` (4 or 8) bytes while the
+/// data is under 4 GiB, else 8.
+///
+/// # Errors
+/// [`TableError::Invalid`]: counts that do not add up, positions that are not the slice's,
+/// a block count that does not match them, an invalid slice, bad options.
+pub(crate) fn layout(
+    meta: &TableMeta,
+    blocks: &[BlockInfo],
+    opts: &WriteOptions,
+    min_width: usize,
+) -> Result<(Vec<u8>, bool), TableError> {
+    check_options(opts)?;
+    check_meta(meta)?;
     let want = meta.positions.div_ceil(u64::from(opts.block_positions));
     if blocks.len() as u64 != want {
         return Err(TableError::Invalid(format!(
@@ -614,25 +624,7 @@ fn encode<C: ValueCodec>(
             meta.slice
         )));
     }
-    if !meta.slice.is_valid() {
-        return Err(TableError::Invalid(format!(
-            "invalid slice {:?}",
-            meta.slice
-        )));
-    }
-    let size = crate::index::SliceIndex::new(meta.slice).size();
-    if meta.positions != size {
-        return Err(TableError::Invalid(format!(
-            "{} positions given, but slice {} has {size}",
-            meta.positions, meta.slice
-        )));
-    }
-    if meta.wins + meta.losses + meta.draws != meta.positions {
-        return Err(TableError::Invalid(format!(
-            "wins {} + losses {} + draws {} != positions {} (slice {})",
-            meta.wins, meta.losses, meta.draws, meta.positions, meta.slice
-        )));
-    }
+    check_meta(meta)?;
     check_options(opts)?;
     let blocks = encode_blocks_with::<C>(meta.slice, 0, values, dont_care, opts)?;
     let infos: Vec<BlockInfo> = blocks.iter().map(BlockInfo::from).collect();
