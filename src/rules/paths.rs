@@ -370,12 +370,14 @@ fn choose(game: &Game, p: &Position, mut caps: Vec<PathMove>) -> Vec<PathMove> {
     caps
 }
 
-/// Every quiet (non-capturing) move of the side to move, whether or not it has a capture.
-fn quiet_moves(game: &Game, p: &Position) -> Vec<PathMove> {
+/// Calls `f(from, to, king, crowns)` (bit indices; `king`: the piece is a king; `crowns`: a
+/// man reaching its crowning row) for every quiet (non-capturing) move of the side to move,
+/// whether or not it has a capture, in the order [`quiet_moves`] lists them, until `f`
+/// returns true. Returns whether some call returned true.
+fn each_quiet(game: &Game, p: &Position, mut f: impl FnMut(u8, u8, bool, bool) -> bool) -> bool {
     let side = p.side;
     let mine = p.pieces(side);
     let occupied = p.black | p.white;
-    let mut out = Vec::new();
     for from in 0..32u8 {
         if mine & (1 << from) == 0 {
             continue;
@@ -389,13 +391,9 @@ fn quiet_moves(game: &Game, p: &Position) -> Vec<PathMove> {
                 if occupied & (1 << x) != 0 {
                     break;
                 }
-                out.push(PathMove {
-                    from: from + 1,
-                    path: vec![x + 1],
-                    captured: Vec::new(),
-                    king,
-                    crowns: !king && on_crown_row(side, x),
-                });
+                if f(from, x, king, !king && on_crown_row(side, x)) {
+                    return true;
+                }
                 if !(king && game.kings == KingRange::Flying) {
                     break;
                 }
@@ -403,7 +401,47 @@ fn quiet_moves(game: &Game, p: &Position) -> Vec<PathMove> {
             }
         }
     }
+    false
+}
+
+/// Every quiet (non-capturing) move of the side to move, whether or not it has a capture.
+fn quiet_moves(game: &Game, p: &Position) -> Vec<PathMove> {
+    let mut out = Vec::new();
+    each_quiet(game, p, |from, x, king, crowns| {
+        out.push(PathMove {
+            from: from + 1,
+            path: vec![x + 1],
+            captured: Vec::new(),
+            king,
+            crowns,
+        });
+        false
+    });
     out
+}
+
+/// Whether the side to move has a capture: some piece has a first jump (every first jump
+/// begins at least one complete capture, since [`Capture::extend`] emits a capture wherever
+/// no further jump is found).
+fn any_capture(game: &Game, p: &Position) -> bool {
+    let side = p.side;
+    let mine = p.pieces(side);
+    let enemy = p.pieces(side.opponent());
+    (0..32u8)
+        .filter(|&from| mine & (1 << from) != 0)
+        .any(|from| {
+            let king = p.kings & (1 << from) != 0;
+            let c = Capture {
+                game,
+                side,
+                from,
+                enemy,
+                enemy_kings: enemy & p.kings,
+                occupied: (mine | enemy) & !(1 << from),
+                start_king: king,
+            };
+            !c.jumps(from, king, 0).is_empty()
+        })
 }
 
 /// Every legal move of the side to move of `p` under `game`: capture sequences listed
@@ -418,6 +456,12 @@ pub fn moves(game: &Game, p: &Position) -> Vec<PathMove> {
     if caps.is_empty() {
         return quiet_moves(game, p);
     }
+    legal_captures(game, p, caps)
+}
+
+/// The captures of `caps` (every capture of `p`, [`all_captures`]) that the rule of choice
+/// allows, one per sequence of jumped pieces (as [`moves`] lists them).
+fn legal_captures(game: &Game, p: &Position, caps: Vec<PathMove>) -> Vec<PathMove> {
     let mut out: Vec<PathMove> = Vec::new();
     for m in choose(game, p, caps) {
         if !out
@@ -445,9 +489,14 @@ pub fn unique_moves(game: &Game, p: &Position) -> Vec<PathMove> {
 /// The position after move `m` of the side to move of `p` (assumed legal): the captured
 /// pieces removed, the piece moved (and crowned when `m.crowns`), the opponent to move.
 pub fn apply(p: &Position, m: &PathMove) -> Position {
-    let from = 1u32 << (m.from - 1);
-    let to = 1u32 << (m.to() - 1);
-    let cap = m.captured_set();
+    apply_parts(p, m.from - 1, m.to() - 1, m.captured_set(), m.crowns)
+}
+
+/// [`apply`] from the move's parts: bit indices `from` and `to`, the captured pieces `cap`,
+/// whether a man is crowned.
+fn apply_parts(p: &Position, from: u8, to: u8, cap: Bitboard, crowns: bool) -> Position {
+    let from = 1u32 << from;
+    let to = 1u32 << to;
     let mut q = *p;
     match p.side {
         Color::Black => {
@@ -461,7 +510,7 @@ pub fn apply(p: &Position, m: &PathMove) -> Position {
     }
     let was_king = p.kings & from != 0;
     q.kings &= !(from | cap);
-    if was_king || m.crowns {
+    if was_king || crowns {
         q.kings |= to;
     }
     q.side = p.side.opponent();
@@ -568,17 +617,111 @@ impl<const ID: u32> Rules for Paths<ID> {
         }
     }
     fn has_capture(&self, p: &Position) -> bool {
-        !all_captures(&Self::GAME, p).is_empty()
+        any_capture(&Self::GAME, p)
     }
     fn has_quiet_move(&self, p: &Position) -> bool {
-        !quiet_moves(&Self::GAME, p).is_empty()
+        each_quiet(&Self::GAME, p, |_, _, _, _| true)
     }
     fn no_move_value(&self) -> Wld {
         Self::GAME.no_move
     }
     fn for_each_successor(&self, p: &Position, mut f: impl FnMut(Position)) {
-        for m in unique_moves(&Self::GAME, p) {
-            f(apply(p, &m));
+        // What unique_moves gives, without building the quiet moves: those are distinct
+        // (one per from and to square), so none is a repeat of another.
+        let game = &Self::GAME;
+        let caps = all_captures(game, p);
+        if caps.is_empty() {
+            each_quiet(game, p, |from, to, _, crowns| {
+                f(apply_parts(p, from, to, 0, crowns));
+                false
+            });
+            return;
         }
+        let mut seen: Vec<PathMove> = Vec::new();
+        for m in legal_captures(game, p, caps) {
+            if !seen.iter().any(|o| o.same_effect(&m)) {
+                f(apply(p, &m));
+                seen.push(m);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The trait's answers (built without the move lists where they can be) against their
+    /// definitions from the move lists: `has_capture` is "[`all_captures`] is not empty",
+    /// `has_quiet_move` "[`quiet_moves`] is not empty", and the successors are [`apply`] of
+    /// each of [`unique_moves`], in that order; on random positions of 2 to 14 pieces in
+    /// every game.
+    fn agree<const ID: u32>() {
+        let game = &Paths::<ID>::GAME;
+        let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ u64::from(ID);
+        let mut next = || {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        };
+        let (mut captures, mut blocked) = (0, 0);
+        for n in 0..4000u64 {
+            let pieces = 2 + n % 13;
+            let mut p = Position {
+                black: 0,
+                white: 0,
+                kings: 0,
+                side: if next() & 1 == 0 {
+                    Color::Black
+                } else {
+                    Color::White
+                },
+            };
+            while u64::from((p.black | p.white).count_ones()) < pieces {
+                let b = 1u32 << (next() % 32);
+                if (p.black | p.white) & b != 0 {
+                    continue;
+                }
+                let r = next();
+                if r & 1 == 0 {
+                    p.black |= b;
+                } else {
+                    p.white |= b;
+                }
+                // Men never stand on their own crowning row.
+                let crown = if r & 1 == 0 { 0xF000_0000 } else { 0xF };
+                if r & 2 != 0 || b & crown != 0 {
+                    p.kings |= b;
+                }
+            }
+            let want_capture = !all_captures(game, &p).is_empty();
+            let want_quiet = !quiet_moves(game, &p).is_empty();
+            assert_eq!(Paths::<ID>.has_capture(&p), want_capture, "{}", p.to_fen());
+            assert_eq!(Paths::<ID>.has_quiet_move(&p), want_quiet, "{}", p.to_fen());
+            let want: Vec<Position> = unique_moves(game, &p)
+                .iter()
+                .map(|m| apply(&p, m))
+                .collect();
+            let mut got = Vec::new();
+            Paths::<ID>.for_each_successor(&p, |q| got.push(q));
+            assert_eq!(got, want, "{}", p.to_fen());
+            captures += usize::from(want_capture);
+            blocked += usize::from(!want_capture && !want_quiet);
+        }
+        // The sample holds positions of each kind.
+        assert!(captures > 100 && blocked > 0, "{captures} {blocked}");
+    }
+
+    #[test]
+    fn trait_answers_match_the_move_lists_in_every_game() {
+        agree::<{ super::super::english::ID }>();
+        agree::<{ super::super::giveaway::ID }>();
+        agree::<{ super::super::russian::ID }>();
+        agree::<{ super::super::brazilian::ID }>();
+        agree::<{ super::super::pool::ID }>();
+        agree::<{ super::super::italian::ID }>();
+        agree::<{ super::super::spanish::ID }>();
+        agree::<{ super::super::czech::ID }>();
     }
 }
