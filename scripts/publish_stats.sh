@@ -13,18 +13,26 @@
 #   docs/stats/manifest-<N>.txt     egdb info --manifest: SHA-256 of every table file
 #                                   (`sha256sum -c` in a directory built elsewhere)
 #
-#   scripts/publish_stats.sh [--binary EGDB] DIR N
+#   scripts/publish_stats.sh [--binary EGDB] [--out OUT] DIR N
 #
+# OUT (default docs/stats) is where the files go; the variants' tables are published under
+# docs/stats/<rules>/ (for example `--out docs/stats/russian`).
 # N is the largest piece count in DIR (used in the file names). DIR must be complete (egdb
 # stats fails on missing slices). Run `egdb verify --dir DIR` first: these are published as facts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 egdb="target/release/egdb"
-if [ "${1:-}" = "--binary" ]; then egdb="$2"; shift 2; fi
-[ $# -eq 2 ] || { echo "usage: scripts/publish_stats.sh [--binary EGDB] DIR N" >&2; exit 2; }
+out="docs/stats"
+while [ $# -gt 2 ]; do
+  case "$1" in
+    --binary) egdb="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    *) break ;;
+  esac
+done
+[ $# -eq 2 ] || { echo "usage: scripts/publish_stats.sh [--binary EGDB] [--out OUT] DIR N" >&2; exit 2; }
 dir="$1"
 n="$2"
-out="docs/stats"
 mkdir -p "$out"
 "$egdb" stats --dir "$dir" >"$out/stats-$n.txt"
 "$egdb" info --dir "$dir" >"$out/info-$n.txt"
