@@ -8,7 +8,7 @@ use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser, Subcommand};
 use std::io::Write;
 
-/// Endgame databases for English checkers: build, probe, verify and analyse.
+/// Endgame databases for English checkers and the other 8x8 draughts: build, probe, verify and analyse.
 #[derive(Parser)]
 #[command(name = "egdb", version, about, long_about = None)]
 struct Cli {
