@@ -5,13 +5,14 @@
 //! *Win* (a draw counts as failure) and *NotLose* (a draw counts as success). Win proven: win;
 //! NotLose disproven: loss; Win disproven and NotLose proven: draw; anything else: unknown
 //! (reported with the proof and disproof numbers, never guessed). With one thread the two
-//! questions take turns of nodes (4096, doubling each turn; deterministic); with `T` threads
+//! questions are searched one after the other (win first); with `T` threads
 //! ([`ProveOptions::threads`]) they are searched at the same time, each by `T / 2` threads
 //! sharing that goal's transposition table ([`search::Dfpn::set_threads`]; `T` = 2 or 3: one
 //! thread per goal, the search of each goal serial and deterministic as before the parallel
 //! search). A goal whose result settles the other (win proven: not-lose proven; not-lose
-//! disproven: win disproven) stops it ([`GoalReport::implied`]): with threads at once, so the
-//! stopped goal's node count (and what its table keeps for later roots) depends on timing.
+//! disproven: win disproven) stops it ([`GoalReport::implied`]): with one thread a win proven
+//! skips the not-lose search; with threads the other goal stops at once, so its node count
+//! (and what its table keeps for later roots) depends on timing.
 //! A settled value is the same whatever the thread count (every shared fact is
 //! path-independent); with 2 threads or more, which positions settle within a time limit or
 //! (4 threads or more) a node limit, node counts and certificates may differ from run to run.
@@ -86,9 +87,9 @@ pub struct ProveOptions {
     /// Time between two saves of the state (with [`ProveOptions::state`]).
     pub state_interval: Duration,
     /// Stop a goal when the other's result implies its own (a win proven: not-lose proven; a
-    /// not-lose disproven: win disproven; see [`GoalReport::implied`]); with one thread the
-    /// goals then take turns. `false`: each goal runs to its own answer or its budget, with
-    /// one thread one after the other (the prover before this option; for comparisons).
+    /// not-lose disproven: win disproven; see [`GoalReport::implied`]; with one thread, where
+    /// win is searched first, only a win proven stops not-lose). `false`: each goal runs to
+    /// its own answer or its budget (the prover before this option; for comparisons).
     pub stop_implied: bool,
 }
 
@@ -565,9 +566,7 @@ impl<'t, R: Rules> Prover<'t, R> {
             }
             r
         };
-        let (rw, rn) = if save.is_some() || (self.opts.threads < 2 && self.opts.stop_implied) {
-            // Chunks: of time between two saves of the state, or (one thread, no state) of
-            // nodes, the two goals taking turns so that either can stop the other.
+        let (rw, rn) = if let Some(save) = save {
             let [rw, rn] =
                 self.search_chunked(win, nl, pos, deadline, [left(0), left(1)], &cancel, save)?;
             (Ok(rw), Ok(rn))
@@ -588,7 +587,7 @@ impl<'t, R: Rules> Prover<'t, R> {
             })
         } else {
             // One after the other on a thread with a large stack; the first goal at most half
-            // the time left.
+            // the time left. A win proven: not-lose is not searched.
             let half = deadline.map(|d| {
                 let now = Instant::now();
                 now + d.saturating_duration_since(now) / 2
@@ -598,7 +597,12 @@ impl<'t, R: Rules> Prover<'t, R> {
                     .stack_size(STACK)
                     .spawn_scoped(s, || {
                         let rw = run_goal(win, budget(half, 0), 0);
-                        let rn = run_goal(nl, budget(deadline, 1), 1);
+                        let rn = match &rw {
+                            Ok((Outcome::Proven, _)) if self.opts.stop_implied => {
+                                Ok((Outcome::Unknown { pn: 1, dn: 1 }, Some(Stop::Cancelled)))
+                            }
+                            _ => run_goal(nl, budget(deadline, 1), 1),
+                        };
                         (rw, rn)
                     })
                     .expect("spawn a search thread")
@@ -764,13 +768,12 @@ impl<'t, R: Rules> Prover<'t, R> {
     }
 
     /// The two goals' searches as in [`Prover::run`] (weak sums for the first half of the
-    /// nodes and time, then sums), cut into chunks: with `save`, of
-    /// [`ProveOptions::state_interval`], after each of which the tables are saved (both
-    /// searches paused); without (one thread), of nodes ([`FIRST_SLICE`], doubling each turn),
-    /// the goals taking turns. A goal whose result implies the other's ([`implies`]) stops
-    /// it: at once with threads, else at the end of its turn. Returns each goal's outcome and
-    /// the limit that stopped it (a goal stopped by the other's result: its outcome so far
-    /// and [`Stop::Cancelled`]). One thread and no state: deterministic (node counts too).
+    /// nodes and time, then sums), cut into chunks of [`ProveOptions::state_interval`] after
+    /// each of which the tables are saved with `save` (both searches paused). A goal whose
+    /// result implies the other's ([`implies`]) stops it: at once with threads, else (the
+    /// goals taking turns within a chunk) before its next turn. Returns each goal's outcome
+    /// and the limit that stopped it (a goal stopped by the other's result: its outcome so
+    /// far and [`Stop::Cancelled`]).
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn search_chunked(
         &self,
@@ -780,7 +783,7 @@ impl<'t, R: Rules> Prover<'t, R> {
         deadline: Option<Instant>,
         left: [Option<u64>; 2],
         cancel: &Arc<AtomicBool>,
-        save: Option<&SaveFn<'_>>,
+        save: &SaveFn<'_>,
     ) -> Result<[(Outcome, Option<Stop>); 2], ProveError> {
         let now = Instant::now();
         let half_time = deadline.map(|d| now + d.saturating_duration_since(now) / 2);
@@ -793,16 +796,12 @@ impl<'t, R: Rules> Prover<'t, R> {
             // The two goals take turns within one interval.
             self.opts.state_interval / 2
         };
-        // One chunk of goal `g` (at most `slice` nodes when given, else `interval` of time):
-        // `Some` when the goal is finished (settled, out of budget, or stopped by the other).
+        // One chunk of goal `g`: `Some` when the goal is finished (settled, out of budget, or
+        // stopped by the other).
         let step = |d: &mut Dfpn<'_, Checkers<'t, R>>,
-                    g: usize,
-                    slice: Option<u64>|
+                    g: usize|
          -> Result<Option<(Outcome, Option<Stop>)>, ProbeError> {
-            let chunk_end = match slice {
-                Some(_) => None,
-                None => Some(Instant::now() + interval),
-            };
+            let chunk_end = Instant::now() + interval;
             let used = d.stats().nodes - base[g];
             let weak = half_time.is_none_or(|h| Instant::now() < h)
                 && left[g].is_none_or(|n| used < n / 2);
@@ -811,17 +810,9 @@ impl<'t, R: Rules> Prover<'t, R> {
             } else {
                 (left[g].map(|n| n.saturating_sub(used)), deadline)
             };
-            let nodes = match (nodes, slice) {
-                (Some(n), Some(c)) => Some(n.min(c)),
-                (n, c) => n.or(c),
-            };
-            let dl = match (dl, chunk_end) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
             let budget = Budget {
                 nodes,
-                deadline: dl,
+                deadline: Some(dl.map_or(chunk_end, |d| d.min(chunk_end))),
                 cancel: Some(cancel.clone()),
             };
             d.set_weak(weak);
@@ -863,15 +854,14 @@ impl<'t, R: Rules> Prover<'t, R> {
             (o, Some(Stop::Cancelled))
         };
         let mut res: [Option<(Outcome, Option<Stop>)>; 2] = [None, None];
-        let mut slice = FIRST_SLICE;
         loop {
             let (dw, dn) = (res[0].is_some(), res[1].is_some());
-            let (rw, rn) = if save.is_some() && parallel {
+            let (rw, rn) = if parallel {
                 let go = |d: &mut Dfpn<'_, Checkers<'t, R>>, g: usize, done: bool| {
                     if done {
                         Ok(None)
                     } else {
-                        step(d, g, None)
+                        step(d, g)
                     }
                 };
                 std::thread::scope(|s| {
@@ -889,19 +879,18 @@ impl<'t, R: Rules> Prover<'t, R> {
                     )
                 })
             } else {
-                let slice = if save.is_some() { None } else { Some(slice) };
                 std::thread::scope(|s| {
                     std::thread::Builder::new()
                         .stack_size(STACK)
                         .spawn_scoped(s, || {
-                            let rw = if dw { Ok(None) } else { step(win, 0, slice) };
+                            let rw = if dw { Ok(None) } else { step(win, 0) };
                             // Win proven: not-lose is not searched any further.
                             let skip =
                                 matches!(&rw, Ok(Some((o, _))) if stop_implied && implies(0, *o));
                             let rn = if dn || skip || rw.is_err() {
                                 Ok(None)
                             } else {
-                                step(nl, 1, slice)
+                                step(nl, 1)
                             };
                             (rw, rn)
                         })
@@ -926,10 +915,7 @@ impl<'t, R: Rules> Prover<'t, R> {
             if let [Some(a), Some(b)] = res {
                 return Ok([a, b]);
             }
-            if let Some(save) = save {
-                save(win.table(), nl.table())?;
-            }
-            slice = slice.saturating_mul(2);
+            save(win.table(), nl.table())?;
         }
     }
 
@@ -1160,10 +1146,6 @@ impl<'t, R: Rules> Prover<'t, R> {
 
 /// Stack size of search threads (the search recurses once per ply of the current path).
 const STACK: usize = 256 << 20;
-
-/// Nodes of each goal's first turn when one thread runs both goals without a state file
-/// (each later turn twice the one before; see `Prover::search_chunked`).
-const FIRST_SLICE: u64 = 1 << 12;
 
 /// Whether the outcome `o` of goal `g` (0: win, 1: not-lose) settles the other goal: a win
 /// proven is a not-lose proven, a not-lose disproven (a loss) a win disproven.
