@@ -558,8 +558,7 @@ impl<'t, R: Rules> Prover<'t, R> {
             let r = d
                 .solve_two_phase(*pos, pos.side, &[], &b)
                 .map(|s| (s.outcome, d.stopped()));
-            if r
-                .as_ref()
+            if r.as_ref()
                 .map_or(true, |(o, _)| self.opts.stop_implied && implies(g, *o))
             {
                 cancel.store(true, Ordering::Relaxed);
