@@ -7,8 +7,10 @@
 //! ```text
 //! cargo run --release --example prove_random -- --tables DIR [--truth DIR] [--pieces 6]
 //!     [--count 200] [--seed 1] [--nodes N] [--time S] [--tt-mb 256] [--threads 2] [--check] [--verbose]
-//!     [--layer POSITIONS]
+//!     [--layer POSITIONS] [--no-stop-implied]
 //! ```
+//! `--no-stop-implied`: each goal runs to its own answer (`ProveOptions::stop_implied` false,
+//! the prover before issue 37's implied-goal stop), for before/after comparisons.
 //! `--check` also extracts every certificate and verifies it with the independent checker.
 //! `--verbose` prints one line per position on stderr (FEN, value, seconds, nodes).
 //! Exit status 1 on any mismatch or rejected certificate.
@@ -55,6 +57,7 @@ fn main() {
         certificate: check,
         layer_positions: arg(&args, "--layer").unwrap_or(2_000_000),
         memory: None,
+        stop_implied: !args.iter().any(|a| a == "--no-stop-implied"),
         ..ProveOptions::default()
     };
     let tb = Tablebase::open(&tables).expect("open --tables");
@@ -65,6 +68,7 @@ fn main() {
     let (mut settled, mut mismatches, mut bad_certs) = (0usize, 0usize, 0usize);
     let mut compared = 0usize;
     let mut times = Vec::new();
+    let mut nodes = Vec::new();
     let mut by_value = [0usize; 3];
     let verbose = args.iter().any(|a| a == "--verbose");
     let t0 = std::time::Instant::now();
@@ -79,6 +83,8 @@ fn main() {
             }
         };
         times.push(r.seconds);
+        // Unsettled positions count as infinitely many nodes for the quantiles.
+        nodes.push(if r.value.is_some() { r.nodes } else { u64::MAX });
         if verbose {
             let v = r.value.map_or("unknown".to_string(), |v| v.to_string());
             eprintln!("{}\t{v}\t{:.3}s\t{} nodes", p.to_fen(), r.seconds, r.nodes);
@@ -134,6 +140,23 @@ fn main() {
         q(1.0),
         t0.elapsed().as_secs_f64(),
         peak_rss_mb()
+    );
+    nodes.sort_unstable();
+    let qn = |f: f64| {
+        let v = nodes
+            .get(((nodes.len() as f64 - 1.0) * f) as usize)
+            .copied()
+            .unwrap_or(0);
+        if v == u64::MAX {
+            "unsettled".to_string()
+        } else {
+            v.to_string()
+        }
+    };
+    println!(
+        "nodes per position (both goals; unsettled count as infinite): median {}, p95 {}",
+        qn(0.5),
+        qn(0.95)
     );
     if mismatches > 0 || bad_certs > 0 {
         std::process::exit(1);

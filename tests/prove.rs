@@ -1347,3 +1347,85 @@ fn six_pieces_on_five_piece_tables_agree_at_every_thread_count() {
         assert!(settled * 100 >= positions.len() * 60, "run {i}: {settled}");
     }
 }
+
+/// A goal whose result implies the other's stops it (issue 37): random 5-piece positions
+/// proven on the 4-piece tables with one thread (deterministic node counts) and with two, with
+/// the stop and without it (`stop_implied: false`, each goal to its own answer). Every value
+/// settled is the 5-piece tables' (built by the builder, a separate program) and the same in
+/// every run; the certificates of the runs with the stop pass the independent checker; a goal
+/// reported implied has the outcome its partner's implies; no position takes more nodes with
+/// the stop than without (serial: win first, a win proven skips not-lose; two threads: each
+/// goal's search is serial and deterministic, the stop only cuts the stopped one short); and
+/// over the wins the serial run with the stop spends fewer nodes in all.
+#[test]
+fn a_goal_implied_by_the_other_is_stopped_and_values_stay() {
+    let d = dirs();
+    let tb4 = Tablebase::open(&d.t4).unwrap();
+    let truth = Tablebase::open(&d.t5).unwrap();
+    let set = table_set(&d.t4, 4).unwrap();
+    let mut rng = Rng(0x1311_0037);
+    let positions: Vec<Position> = (0..120).map(|_| random_position(&mut rng, 5)).collect();
+    // Per run: (value, nodes) of each position.
+    let run = |threads: usize, stop: bool| -> Vec<(Option<Wld>, u64)> {
+        let mut o = opts(20_000, stop);
+        o.threads = threads;
+        o.stop_implied = stop;
+        // A fresh prover per position: no facts carried from one root to the next.
+        positions
+            .iter()
+            .map(|p| {
+                let r = Prover::new(&tb4, &o).prove(p).unwrap();
+                if let Some(v) = r.value {
+                    assert_eq!(v, truth.probe_wld(p).unwrap(), "{}", p.to_fen());
+                    if stop {
+                        let text = certificate_text(&set, &r.proofs);
+                        let rep = check_certificate(&text, &d.t4)
+                            .unwrap_or_else(|e| panic!("{}: {e}", p.to_fen()));
+                        assert_eq!(rep.values(), vec![(*p, Some(v))]);
+                    }
+                }
+                if r.not_lose.implied {
+                    assert!(stop && r.value == Some(Wld::Win), "{r:?}");
+                    assert_eq!(r.not_lose.outcome, checkers_egdb::ProofOutcome::Proven);
+                }
+                if r.win.implied {
+                    assert!(stop && r.value == Some(Wld::Loss), "{r:?}");
+                    assert_eq!(r.win.outcome, checkers_egdb::ProofOutcome::Disproven);
+                }
+                assert_eq!(r.nodes, r.win.nodes + r.not_lose.nodes);
+                (r.value, r.nodes)
+            })
+            .collect()
+    };
+    let before = run(1, false);
+    let after = run(1, true);
+    let after2 = run(2, true);
+    let before2 = run(2, false);
+    let mut implied = 0;
+    let mut sums = [[0u64; 2]; 2];
+    for i in 0..positions.len() {
+        let vals = [before[i].0, after[i].0, after2[i].0, before2[i].0];
+        let known: HashSet<Wld> = vals.iter().flatten().copied().collect();
+        assert!(known.len() <= 1, "{}: {vals:?}", positions[i].to_fen());
+        if let (Some(v), Some(_)) = (before[i].0, after[i].0) {
+            if v != Wld::Draw {
+                let k = usize::from(v == Wld::Loss);
+                sums[k][0] += before[i].1;
+                sums[k][1] += after[i].1;
+                implied += usize::from(after[i].1 < before[i].1);
+                assert!(after[i].1 <= before[i].1, "{}", positions[i].to_fen());
+            }
+        }
+        if let (Some(_), Some(_)) = (before2[i].0, after2[i].0) {
+            assert!(after2[i].1 <= before2[i].1, "{}", positions[i].to_fen());
+        }
+    }
+    eprintln!(
+        "nodes without/with the stop, wins {:?}, losses {:?}; fewer at {implied}",
+        sums[0], sums[1]
+    );
+    assert!(sums[0][1] < sums[0][0], "{sums:?}");
+    let settled = |r: &[(Option<Wld>, u64)]| r.iter().filter(|x| x.0.is_some()).count();
+    assert_eq!(settled(&after), settled(&before));
+    assert!(implied * 10 >= positions.len(), "{implied}");
+}

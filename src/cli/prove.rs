@@ -8,7 +8,8 @@
 //! - `FEN<TAB>win|loss|draw|unknown<TAB>DETAILS` where DETAILS are space-separated `key=value`
 //!   pairs: `nodes=` (expansions, both goals), `seconds=`, `win=` and `notlose=`
 //!   (`proven`, `disproven`, or `unknown` followed by `win_pn=`/`win_dn=` or
-//!   `notlose_pn=`/`notlose_dn=`), `layer=` (positions of the layer retrograde that settled
+//!   `notlose_pn=`/`notlose_dn=`; a result implied by the other goal's is followed by
+//!   `implied=win` or `implied=notlose`), `layer=` (positions of the layer retrograde that settled
 //!   it, 0 if the search did), `built=` (positions of tables built for it with `--build`, 0
 //!   for none), and `pv=` (moves separated by commas, possibly empty; empty when the layer
 //!   retrograde settled the position);
@@ -116,17 +117,27 @@ fn escape(s: &str) -> String {
 }
 
 fn goal_text(name: &str, g: &GoalReport) -> String {
+    // A goal settled by the other's result (its search stopped then).
+    let implied = if g.implied {
+        format!(" implied={name}")
+    } else {
+        String::new()
+    };
     match g.outcome {
-        Outcome::Proven => format!("{name}=proven"),
-        Outcome::Disproven => format!("{name}=disproven"),
+        Outcome::Proven => format!("{name}=proven{implied}"),
+        Outcome::Disproven => format!("{name}=disproven{implied}"),
         Outcome::Unknown { pn, dn } => format!("{name}=unknown {name}_pn={pn} {name}_dn={dn}"),
     }
 }
 
 fn goal_json(g: &GoalReport) -> serde_json::Value {
     match g.outcome {
-        Outcome::Proven => serde_json::json!({"result": "proven", "nodes": g.nodes}),
-        Outcome::Disproven => serde_json::json!({"result": "disproven", "nodes": g.nodes}),
+        Outcome::Proven => {
+            serde_json::json!({"result": "proven", "nodes": g.nodes, "implied": g.implied})
+        }
+        Outcome::Disproven => {
+            serde_json::json!({"result": "disproven", "nodes": g.nodes, "implied": g.implied})
+        }
         Outcome::Unknown { pn, dn } => {
             serde_json::json!({"result": "unknown", "pn": pn, "dn": dn, "nodes": g.nodes})
         }
@@ -424,6 +435,7 @@ fn prove_all<R: Rules>(
         memory: Some(memory),
         state: args.state.clone(),
         state_interval: Duration::from_secs_f64(args.state_interval),
+        stop_implied: true,
     };
     let mut prover = Prover::new(tb, &opts);
     if args.cert.is_some() {

@@ -5,13 +5,17 @@
 //! *Win* (a draw counts as failure) and *NotLose* (a draw counts as success). Win proven: win;
 //! NotLose disproven: loss; Win disproven and NotLose proven: draw; anything else: unknown
 //! (reported with the proof and disproof numbers, never guessed). With one thread the two
-//! questions are searched one after the other; with `T` threads ([`ProveOptions::threads`])
-//! they are searched at the same time, each by `T / 2` threads sharing that goal's
-//! transposition table ([`search::Dfpn::set_threads`]; `T` = 2 or 3: one thread per goal, the
-//! search of each goal serial and deterministic as before the parallel search). Neither goal
-//! stops the other. A settled value is the same whatever the thread count (every shared fact
-//! is path-independent); with 4 threads or more, which positions settle within a node or time
-//! limit, node counts and certificates may differ from run to run.
+//! questions are searched one after the other (win first); with `T` threads
+//! ([`ProveOptions::threads`]) they are searched at the same time, each by `T / 2` threads
+//! sharing that goal's transposition table ([`search::Dfpn::set_threads`]; `T` = 2 or 3: one
+//! thread per goal, the search of each goal serial and deterministic as before the parallel
+//! search). A goal whose result settles the other (win proven: not-lose proven; not-lose
+//! disproven: win disproven) stops it ([`GoalReport::implied`]): with one thread a win proven
+//! skips the not-lose search; with threads the other goal stops at once, so its node count
+//! (and what its table keeps for later roots) depends on timing.
+//! A settled value is the same whatever the thread count (every shared fact is
+//! path-independent); with 2 threads or more, which positions settle within a time limit or
+//! (4 threads or more) a node limit, node counts and certificates may differ from run to run.
 //!
 //! Rooms: [`search`] (generic df-pn, repetitions), [`tt`] (transposition table), [`cert`]
 //! (strategy extraction and the certificate writer). The checker is `crate::proofcheck`.
@@ -82,11 +86,16 @@ pub struct ProveOptions {
     pub state: Option<PathBuf>,
     /// Time between two saves of the state (with [`ProveOptions::state`]).
     pub state_interval: Duration,
+    /// Stop a goal when the other's result implies its own (a win proven: not-lose proven; a
+    /// not-lose disproven: win disproven; see [`GoalReport::implied`]; with one thread, where
+    /// win is searched first, only a win proven stops not-lose). `false`: each goal runs to
+    /// its own answer or its budget (the prover before this option; for comparisons).
+    pub stop_implied: bool,
 }
 
 impl Default for ProveOptions {
     /// No node limit, 60 s, 256 MiB of tables, 2 threads, no certificate, layers of up to
-    /// 2,000,000 positions.
+    /// 2,000,000 positions, no state file, implied goals stopped.
     fn default() -> Self {
         ProveOptions {
             nodes: None,
@@ -98,6 +107,7 @@ impl Default for ProveOptions {
             memory: None,
             state: None,
             state_interval: Duration::from_secs(60),
+            stop_implied: true,
         }
     }
 }
@@ -152,6 +162,10 @@ pub struct GoalReport {
     pub outcome: Outcome,
     /// Node expansions spent on this goal.
     pub nodes: u64,
+    /// The outcome follows from the other goal's (a win proven proves *NotLose*; *NotLose*
+    /// disproven, a loss, disproves *Win*): this goal's search was stopped when the other
+    /// settled (or not started), and `nodes` are what it spent until then.
+    pub implied: bool,
 }
 
 /// What [`prove`] found about one position.
@@ -535,16 +549,18 @@ impl<'t, R: Rules> Prover<'t, R> {
             cancel: Some(cancel.clone()),
         };
         let mut limits: Vec<Limit> = Vec::new();
-        // The goals never stop each other: each runs to its answer or its budget, so the
-        // results (and the tables kept for the next position) do not depend on timing or on
-        // the thread count, only on the limits. An error stops the other goal.
+        // A goal whose result settles the other's too (win proven: not-lose proven; not-lose
+        // disproven: win disproven) stops the other at once (see `implies`). Otherwise each
+        // goal runs to its answer or its budget. An error stops the other goal.
         // Each goal: weak sums for the first half of its budget, then (if still unknown) sums
         // for the rest (see `Dfpn::set_weak`).
-        let run_goal = |d: &mut Dfpn<'_, Checkers<'t, R>>, b: Budget| {
+        let run_goal = |d: &mut Dfpn<'_, Checkers<'t, R>>, b: Budget, g: usize| {
             let r = d
                 .solve_two_phase(*pos, pos.side, &[], &b)
                 .map(|s| (s.outcome, d.stopped()));
-            if r.is_err() {
+            if r.as_ref()
+                .map_or(true, |(o, _)| self.opts.stop_implied && implies(g, *o))
+            {
                 cancel.store(true, Ordering::Relaxed);
             }
             r
@@ -557,11 +573,11 @@ impl<'t, R: Rules> Prover<'t, R> {
             std::thread::scope(|s| {
                 let h = std::thread::Builder::new()
                     .stack_size(STACK)
-                    .spawn_scoped(s, || run_goal(win, budget(deadline, 0)))
+                    .spawn_scoped(s, || run_goal(win, budget(deadline, 0), 0))
                     .expect("spawn a search thread");
                 let h2 = std::thread::Builder::new()
                     .stack_size(STACK)
-                    .spawn_scoped(s, || run_goal(nl, budget(deadline, 1)))
+                    .spawn_scoped(s, || run_goal(nl, budget(deadline, 1), 1))
                     .expect("spawn a search thread");
                 (
                     h.join().expect("search thread"),
@@ -570,7 +586,7 @@ impl<'t, R: Rules> Prover<'t, R> {
             })
         } else {
             // One after the other on a thread with a large stack; the first goal at most half
-            // the time left.
+            // the time left. A win proven: not-lose is not searched.
             let half = deadline.map(|d| {
                 let now = Instant::now();
                 now + d.saturating_duration_since(now) / 2
@@ -579,8 +595,13 @@ impl<'t, R: Rules> Prover<'t, R> {
                 std::thread::Builder::new()
                     .stack_size(STACK)
                     .spawn_scoped(s, || {
-                        let rw = run_goal(win, budget(half, 0));
-                        let rn = run_goal(nl, budget(deadline, 1));
+                        let rw = run_goal(win, budget(half, 0), 0);
+                        let rn = match &rw {
+                            Ok((Outcome::Proven, _)) if self.opts.stop_implied => {
+                                Ok((Outcome::Unknown { pn: 1, dn: 1 }, Some(Stop::Cancelled)))
+                            }
+                            _ => run_goal(nl, budget(deadline, 1), 1),
+                        };
                         (rw, rn)
                     })
                     .expect("spawn a search thread")
@@ -589,6 +610,21 @@ impl<'t, R: Rules> Prover<'t, R> {
             })
         };
         let ((mut ow, sw), (mut on, sn)) = (rw?, rn?);
+        // The goal stopped by the other's result takes the outcome that result implies.
+        let mut implied = [false, false];
+        if ow == Outcome::Proven && on != Outcome::Proven {
+            if on == Outcome::Disproven {
+                return Err(ProveError::Inconsistent(format!(
+                    "{}: win proven and not-lose disproven",
+                    pos.to_fen()
+                )));
+            }
+            on = Outcome::Proven;
+            implied[1] = true;
+        } else if on == Outcome::Disproven && ow != Outcome::Disproven {
+            ow = Outcome::Disproven;
+            implied[0] = true;
+        }
         limits.extend(sw.and_then(Limit::of));
         limits.extend(sn.and_then(Limit::of));
         let mut value = match (ow, on) {
@@ -708,10 +744,12 @@ impl<'t, R: Rules> Prover<'t, R> {
         let win_report = GoalReport {
             outcome: ow,
             nodes: spent[0] + win.stats().nodes - w0,
+            implied: implied[0],
         };
         let nl_report = GoalReport {
             outcome: on,
             nodes: spent[1] + nl.stats().nodes - n0,
+            implied: implied[1],
         };
         Ok(ProveReport {
             position: *pos,
@@ -730,8 +768,11 @@ impl<'t, R: Rules> Prover<'t, R> {
 
     /// The two goals' searches as in [`Prover::run`] (weak sums for the first half of the
     /// nodes and time, then sums), cut into chunks of [`ProveOptions::state_interval`] after
-    /// each of which the tables are saved with `save` (both searches paused). Returns each
-    /// goal's outcome and the limit that stopped it.
+    /// each of which the tables are saved with `save` (both searches paused). A goal whose
+    /// result implies the other's ([`implies`]) stops it: at once with threads, else (the
+    /// goals taking turns within a chunk) before its next turn. Returns each goal's outcome
+    /// and the limit that stopped it (a goal stopped by the other's result: its outcome so
+    /// far and [`Stop::Cancelled`]).
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn search_chunked(
         &self,
@@ -747,13 +788,15 @@ impl<'t, R: Rules> Prover<'t, R> {
         let half_time = deadline.map(|d| now + d.saturating_duration_since(now) / 2);
         let base = [win.stats().nodes, nl.stats().nodes];
         let parallel = self.opts.threads >= 2;
+        let stop_implied = self.opts.stop_implied;
         let interval = if parallel {
             self.opts.state_interval
         } else {
             // The two goals take turns within one interval.
             self.opts.state_interval / 2
         };
-        // One chunk of goal `g`: `Some` when the goal is finished (settled or out of budget).
+        // One chunk of goal `g`: `Some` when the goal is finished (settled, out of budget, or
+        // stopped by the other).
         let step = |d: &mut Dfpn<'_, Checkers<'t, R>>,
                     g: usize|
          -> Result<Option<(Outcome, Option<Stop>)>, ProbeError> {
@@ -782,6 +825,9 @@ impl<'t, R: Rules> Prover<'t, R> {
                 }
             };
             if !matches!(s.outcome, Outcome::Unknown { .. }) {
+                if stop_implied && implies(g, s.outcome) {
+                    cancel.store(true, Ordering::Relaxed);
+                }
                 return Ok(Some((s.outcome, None)));
             }
             let used = d.stats().nodes - base[g];
@@ -796,18 +842,28 @@ impl<'t, R: Rules> Prover<'t, R> {
                 None
             })
         };
+        // A goal stopped by the other's result before its turn: its numbers so far.
+        let stopped = |d: &Dfpn<'_, Checkers<'t, R>>| {
+            let k = d.known(pos, pos.side);
+            let o = match k.result {
+                Some(true) => Outcome::Proven,
+                Some(false) => Outcome::Disproven,
+                None => Outcome::Unknown { pn: 1, dn: 1 },
+            };
+            (o, Some(Stop::Cancelled))
+        };
         let mut res: [Option<(Outcome, Option<Stop>)>; 2] = [None, None];
         loop {
-            let go = |d: &mut Dfpn<'_, Checkers<'t, R>>, g: usize, done: bool| {
-                if done {
-                    Ok(None)
-                } else {
-                    step(d, g)
-                }
-            };
             let (dw, dn) = (res[0].is_some(), res[1].is_some());
-            let (rw, rn) = std::thread::scope(|s| {
-                if parallel {
+            let (rw, rn) = if parallel {
+                let go = |d: &mut Dfpn<'_, Checkers<'t, R>>, g: usize, done: bool| {
+                    if done {
+                        Ok(None)
+                    } else {
+                        step(d, g)
+                    }
+                };
+                std::thread::scope(|s| {
                     let h = std::thread::Builder::new()
                         .stack_size(STACK)
                         .spawn_scoped(s, || go(win, 0, dw))
@@ -820,20 +876,40 @@ impl<'t, R: Rules> Prover<'t, R> {
                         h.join().expect("search thread"),
                         h2.join().expect("search thread"),
                     )
-                } else {
+                })
+            } else {
+                std::thread::scope(|s| {
                     std::thread::Builder::new()
                         .stack_size(STACK)
-                        .spawn_scoped(s, || (go(win, 0, dw), go(nl, 1, dn)))
+                        .spawn_scoped(s, || {
+                            let rw = if dw { Ok(None) } else { step(win, 0) };
+                            // Win proven: not-lose is not searched any further.
+                            let skip =
+                                matches!(&rw, Ok(Some((o, _))) if stop_implied && implies(0, *o));
+                            let rn = if dn || skip || rw.is_err() {
+                                Ok(None)
+                            } else {
+                                step(nl, 1)
+                            };
+                            (rw, rn)
+                        })
                         .expect("spawn a search thread")
                         .join()
                         .expect("search thread")
-                }
-            });
+                })
+            };
             if let Some(r) = rw? {
                 res[0] = Some(r);
             }
             if let Some(r) = rn? {
                 res[1] = Some(r);
+            }
+            // The goal the other's result implies is finished too.
+            if stop_implied && res[0].is_some_and(|(o, _)| implies(0, o)) && res[1].is_none() {
+                res[1] = Some(stopped(nl));
+            }
+            if stop_implied && res[1].is_some_and(|(o, _)| implies(1, o)) && res[0].is_none() {
+                res[0] = Some(stopped(win));
             }
             if let [Some(a), Some(b)] = res {
                 return Ok([a, b]);
@@ -1069,6 +1145,12 @@ impl<'t, R: Rules> Prover<'t, R> {
 
 /// Stack size of search threads (the search recurses once per ply of the current path).
 const STACK: usize = 256 << 20;
+
+/// Whether the outcome `o` of goal `g` (0: win, 1: not-lose) settles the other goal: a win
+/// proven is a not-lose proven, a not-lose disproven (a loss) a win disproven.
+fn implies(g: usize, o: Outcome) -> bool {
+    matches!((g, o), (0, Outcome::Proven) | (1, Outcome::Disproven))
+}
 
 /// The units (slice and partner) the builder must add to the directory `dir` so that the tables
 /// cover `pos` exactly: the unit of its slice and every unit of the same piece count it reads
