@@ -799,7 +799,7 @@ pub fn solve_dtc_unit<R: Retro, E: Send>(
 /// capture position and was not resolved at ply 0 or 1 by the WLD pass.
 #[inline]
 fn reads_partner(own: WldInput<'_>, j: usize) -> bool {
-    own.values[j] == Wld::Win as u8 && !own.captures[j] && !own.plies.is_some_and(|pl| pl[j] <= 1)
+    own.values[j] == Wld::Win as u8 && !own.captures[j] && own.plies.is_none_or(|pl| pl[j] > 1)
 }
 
 /// The initial pass of the distance pass for the positions of `side` (its range, for a split

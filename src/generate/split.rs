@@ -126,7 +126,7 @@ pub struct SplitStats {
     /// the block-aligned ranges (none when the solve's ranges are block-aligned, as in a
     /// build) and the block lists sent to rank 0.
     pub write_bytes: u64,
-    /// Plies of the distance pass (`--dtc`, [`dtc_split_local`]).
+    /// Plies of the distance pass (`--dtc`).
     pub dtc_plies: u32,
     /// Bytes this rank sent to other ranks at each ply of the distance pass.
     pub dtc_bytes_per_ply: Vec<u64>,
