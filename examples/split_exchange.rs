@@ -5,6 +5,10 @@
 //! ranks (summed over the ranks), then the totals against the model of docs/mpi.md (every
 //! in-unit move carries at most one update; (R-1)/R of them cross ranks).
 //!
+//! With `EGDB_SPLIT_DTC=1` the distance pass (`--dtc`) runs too: its distances are checked
+//! against the unsplit pass's, and its bytes per ply (king-move updates) and the bytes of its
+//! request and answer exchange (the partner's values) are printed.
+//!
 //! `cargo run --release --example split_exchange -- DIR SLICE [RANKS] [ALIGN]`
 //! (DIR holds the unit's dependencies, e.g. from `egdb build --pieces 5 --dir DIR`; RANKS
 //! default 3; ALIGN the range alignment, default the file's block of 65,520 positions.)
@@ -35,9 +39,10 @@ fn main() {
         .into_iter()
         .find(|u| u.slices.contains(&s))
         .expect("every slice has a unit");
+    let dtc = std::env::var_os("EGDB_SPLIT_DTC").is_some_and(|v| v == "1");
     let uo = UnitOptions {
         wld_done: false,
-        dtc: false,
+        dtc,
         codec: checkers_egdb::format::CODEC_2BIT_ZSTD,
     };
     let positions: u64 = unit.sizes.iter().sum();
@@ -61,6 +66,9 @@ fn main() {
             "{}: split values differ",
             a.slice
         );
+    }
+    for (a, b) in split.dtc.iter().zip(&whole.dtc) {
+        assert!(a.dtc == b.dtc, "{}: split distances differ", a.slice);
     }
     let names: Vec<String> = unit.slices.iter().map(|x| x.to_string()).collect();
     println!(
@@ -91,4 +99,24 @@ fn main() {
         tb as f64 / positions as f64,
         100.0 * busiest as f64 / tb.max(1) as f64
     );
+    if dtc {
+        println!("distance pass (distances identical)\nply\tupdates_bytes");
+        let plies = out[0].1.dtc_bytes_per_ply.len();
+        let mut tb = 0u64;
+        for k in 0..plies {
+            let b: u64 = out.iter().map(|o| o.1.dtc_bytes_per_ply[k]).sum();
+            tb += b;
+            if b > 0 {
+                println!("{k}\t{b}");
+            }
+        }
+        let req: u64 = out.iter().map(|o| o.1.dtc_request_bytes).sum();
+        let upd: u64 = out.iter().map(|o| o.1.dtc_updates_sent).sum();
+        println!(
+            "total\t{tb}\t({upd} king-move updates, {:.2} bytes each; {:.3} bytes per position of the unit; requests and answers for the partner's values: {req} bytes, {:.3} per position)",
+            tb as f64 / upd.max(1) as f64,
+            tb as f64 / positions as f64,
+            req as f64 / positions as f64
+        );
+    }
 }

@@ -209,9 +209,9 @@ pub mod driver {
     //! lock is [`DirLock`]. A program that only builds uses [`crate::build`].
     pub use crate::generate::split::{run_local, Exchange, Partition, SplitStats, BLOCK_ALIGN};
     pub use crate::generate::{
-        build_unit_split, drive, remove_stale_temp_files, solve_unit, solve_unit_split,
-        split_refusal, split_unit, write_unit, BuildPlan, DirLock, LocalRunner, Runner, SolvedUnit,
-        UnitJob, UnitOptions, LOCK_FILE,
+        build_unit_split, drive, remove_stale_temp_files, solve_unit, solve_unit_split, split_unit,
+        write_unit, BuildPlan, DirLock, LocalRunner, Runner, SolvedUnit, UnitJob, UnitOptions,
+        LOCK_FILE,
     };
     pub use crate::store::{DecodedTables, StoreStats};
 }

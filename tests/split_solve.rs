@@ -104,32 +104,6 @@ fn every_unit_of_up_to_4_pieces_split_equals_unsplit_and_writes_the_same_bytes()
     assert!(crossed > 1_000_000, "only {crossed} updates crossed ranks");
 }
 
-/// A distance pass is not split: one clear error, before any exchange.
-#[test]
-fn a_distance_pass_is_refused_for_a_split_unit() {
-    let built = tempfile::tempdir().unwrap();
-    build(&BuildOptions::new(built.path(), 2)).unwrap();
-    let u = build_order(2).pop().unwrap();
-    let uo = UnitOptions {
-        wld_done: false,
-        dtc: true,
-        codec: CODEC_2BIT_ZSTD,
-    };
-    let r = run_local(2, |ex| {
-        let deps = DecodedTables::new(built.path());
-        solve_unit_split(&u, &deps, &uo, ex, 64, &NoProgress)
-            .err()
-            .map(|e| e.to_string())
-    });
-    for e in r {
-        let e = e.expect("refused");
-        assert!(
-            e.contains("distance passes of split units are not implemented"),
-            "{e}"
-        );
-    }
-}
-
 /// Codec 4 (its don't cares are decided per position from the index: each rank's blocks must
 /// start at the right index), written by every rank: the single-process bytes.
 #[test]

@@ -46,8 +46,9 @@
 //!   non-blocking `MPI_Ialltoallv`/`MPI_Iallreduce`, polled with sleeps so waiting ranks do
 //!   not spin), then write its files ([`build_unit_split`](checkers_egdb::driver::build_unit_split):
 //!   every rank encodes its own blocks and writes them at its offset of the file rank 0 lays
-//!   out). A rank whose part fails sends FAIL; every rank stops (each step's failure is
-//!   all-reduced).
+//!   out; with `--dtc` the distance pass is split too and rank 0 writes the distance files
+//!   from the distances gathered there). A rank whose part fails sends FAIL; every rank stops
+//!   (each step's failure is all-reduced).
 //! - **Checks at the start**: before the driver runs, rank 0 sends every rank HELLO with its
 //!   identity (egdb version, xxh64 of the executable file, the options but `--dir` and
 //!   `--memory`); each rank
@@ -83,8 +84,8 @@ pub use imp::run;
 #[cfg(feature = "mpi")]
 mod imp {
     use checkers_egdb::driver::{
-        build_unit_split, drive, solve_unit, split_refusal, split_unit, write_unit, BuildPlan,
-        DecodedTables, Exchange, Runner, UnitOptions, BLOCK_ALIGN,
+        build_unit_split, drive, solve_unit, split_unit, write_unit, BuildPlan, DecodedTables,
+        Exchange, Runner, UnitOptions, BLOCK_ALIGN,
     };
     use checkers_egdb::format::table_path;
     use checkers_egdb::planning::build_order;
@@ -753,12 +754,15 @@ mod imp {
     struct SplitReport {
         report: Report,
         /// Plies, predecessor updates sent between ranks, their bytes, the bytes of the
-        /// busiest ply, the bytes gathered on rank 0.
+        /// busiest ply, the bytes gathered on rank 0 or sent for writing; the distance pass's
+        /// plies and bytes between ranks (requests, answers and updates; `--dtc`).
         plies: u32,
         updates: u64,
         bytes: u64,
         busiest: u64,
         gather: u64,
+        dtc_plies: u32,
+        dtc_bytes: u64,
     }
 
     /// Why a rank's part of a split unit failed.
@@ -801,6 +805,7 @@ mod imp {
                 stats.updates_sent,
                 stats.bytes_per_ply.iter().sum(),
                 stats.gather_bytes + stats.write_bytes,
+                stats.dtc_request_bytes + stats.dtc_bytes_per_ply.iter().sum::<u64>(),
             ]
             .iter()
             .chain(&stats.bytes_per_ply)
@@ -823,7 +828,7 @@ mod imp {
             let busiest = (0..plies)
                 .map(|k| {
                     all.iter()
-                        .map(|w| w.get(3 + k).copied().unwrap_or(0))
+                        .map(|w| w.get(4 + k).copied().unwrap_or(0))
                         .sum::<u64>()
                 })
                 .max()
@@ -840,6 +845,8 @@ mod imp {
                 bytes: total(1),
                 busiest,
                 gather: total(2),
+                dtc_plies: stats.dtc_plies,
+                dtc_bytes: total(3),
             }))
         };
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
@@ -1050,9 +1057,6 @@ mod imp {
             plan: &BuildPlan<'_>,
             observer: &dyn BuildObserver,
         ) -> Result<BuildSummary, BuildError> {
-            if let Some(why) = split_refusal(plan, self.world.size() as usize) {
-                return Err(BuildError::Options(why));
-            }
             check_shared_dir(self.world, &plan.opts.dir)?;
             Ok(scheduler(
                 self.world,
@@ -1170,7 +1174,7 @@ mod imp {
                         if verbose {
                             let n: u64 = units[k].sizes.iter().sum();
                             display.note(&format!(
-                                "built {}\t{n} positions\t{:.3} s split over {size} ranks ({} plies; {} predecessor updates between ranks, {} bytes, {:.2} bytes per update, busiest ply {} bytes; {} bytes sent between ranks for writing; writing {:.3})\t{:.0} positions/s",
+                                "built {}\t{n} positions\t{:.3} s split over {size} ranks ({} plies; {} predecessor updates between ranks, {} bytes, {:.2} bytes per update, busiest ply {} bytes; {} bytes sent between ranks for writing or gathered; distance pass {} plies, {} bytes between ranks; writing {:.3})\t{:.0} positions/s",
                                 names(units[k]),
                                 rep.report.sum.seconds,
                                 rep.plies,
@@ -1179,6 +1183,8 @@ mod imp {
                                 rep.bytes as f64 / rep.updates.max(1) as f64,
                                 rep.busiest,
                                 rep.gather,
+                                rep.dtc_plies,
+                                rep.dtc_bytes,
                                 rep.report.sum.write_seconds,
                                 n as f64 / rep.report.sum.seconds.max(1e-9)
                             ));

@@ -781,43 +781,23 @@ pub fn split_unit(unit: &Unit, opts: &BuildOptions, ranks: usize) -> bool {
                 .is_some_and(|m| n.saturating_mul(crate::memory::UNIT_BYTES_PER_POSITION) > m))
 }
 
-/// Why the units of `plan` cannot run on `ranks` ranks with some of them split, or `None`:
-/// distance passes (`--dtc`) of split units are not implemented (the distance pass reads the
-/// partner slice's WLD values at any index, which a rank holding one range of it does not
-/// have); the message names the first unit that would be split.
-pub fn split_refusal(plan: &BuildPlan<'_>, ranks: usize) -> Option<String> {
-    if !plan.opts.dtc {
-        return None;
-    }
-    let job = plan
-        .jobs
-        .iter()
-        .find(|j| split_unit(j.unit, plan.opts, ranks))?;
-    let n: u64 = job.unit.sizes.iter().sum();
-    Some(format!(
-        "--dtc with split units is not implemented: unit {} ({n} positions) would be split over \
-         {ranks} ranks (--split-above, or its solver state over --memory), and the distance pass \
-         reads the partner slice's values at any position, which one rank's range does not hold; \
-         build the distance files without splitting (a larger --memory or --split-above, or \
-         without --mpi)",
-        names(&job.unit.slices)
-    ))
-}
-
 /// Solve `unit` split over the ranks of `ex` ([`crate::driver::Exchange`]), every rank calling
 /// this with the same unit; each rank reads its dependencies through its own `deps`, holds its index
 /// range of both slices and exchanges predecessor updates with the others. Rank 0 returns the
-/// unit solved as [`solve_unit`] solves it (identical values, gathered there: one byte per
-/// position of the unit on rank 0, so for tests and comparisons; a build uses
-/// [`build_unit_split`], which gathers nothing); the other ranks `None`. Also returns this
+/// unit solved as [`solve_unit`] solves it (identical values and distances, gathered there:
+/// a few bytes per position of the unit on rank 0, so for tests and comparisons; a build
+/// uses [`build_unit_split`], which gathers no values); the other ranks `None`. With
+/// `uo.dtc` the distance pass runs split too (`split::dtc_split_local`; with `uo.wld_done`
+/// alone, each rank reading its range of the value files). Also returns this
 /// rank's exchange figures. Ranges are aligned to `align` positions
 /// ([`super::split::BLOCK_ALIGN`], the file format's block, in a build; smaller in tests, to
 /// make most updates cross ranks).
 ///
 /// # Errors
-/// [`BuildError::Options`] for a distance pass (`uo.dtc`, `uo.wld_done`: not split, see
-/// [`split_refusal`]); [`BuildError::Dependency`] on the rank whose lookup failed,
-/// [`BuildError::PeerFailed`] on the others.
+/// [`BuildError::Dependency`] on the rank whose lookup failed, [`BuildError::Inconsistent`]
+/// or [`BuildError::Options`] (a distance too long) on the rank whose distance pass found
+/// it (an inconsistency is not rechecked over ranks: the job stops, nothing of the unit is
+/// written), [`BuildError::PeerFailed`] on the others.
 pub fn solve_unit_split(
     unit: &Unit,
     deps: &DecodedTables,
@@ -827,17 +807,43 @@ pub fn solve_unit_split(
     observer: &dyn BuildObserver,
 ) -> Result<(Option<SolvedUnit>, super::split::SplitStats), BuildError> {
     let t0 = Instant::now();
-    let (local, mut stats) = solve_split_local(unit, deps, uo, ex, align, observer)?;
-    let solved = super::split::gather(local, ex, &mut stats).map(|wld| {
-        let summary = BuildSummary {
-            solve_seconds: t0.elapsed().as_secs_f64(),
-            initial_seconds: wld.first().map_or(0.0, |x| x.initial_seconds),
-            plies: wld.first().map_or(0, |x| x.plies),
-            ..Default::default()
+    let mut stats = super::split::SplitStats::default();
+    let mut summary = BuildSummary::default();
+    let (wld, dtc) = if uo.wld_done {
+        let dtc = if uo.dtc {
+            dtc_split_from_files(unit, deps, ex, align, &mut stats)?
+        } else {
+            Vec::new()
         };
+        ((ex.rank() == 0).then(Vec::new), dtc)
+    } else {
+        let (mut local, st) = solve_split_local(unit, deps, uo, ex, align, observer)?;
+        stats = st;
+        summary.initial_seconds = local.times.0;
+        summary.plies = local.plies;
+        let t1 = Instant::now();
+        let dtc = if uo.dtc {
+            dtc_split_after_solve(unit, deps, &mut local, ex, &mut stats)?
+        } else {
+            Vec::new()
+        };
+        summary.dtc_seconds = t1.elapsed().as_secs_f64();
+        (super::split::gather(local, ex, &mut stats), dtc)
+    };
+    let dtc: Vec<Option<solve::DtcSlice>> = dtc
+        .into_iter()
+        .map(|d| super::split::gather_dtc(d, ex, &mut stats))
+        .collect();
+    let solved = wld.map(|wld| {
+        let dtc: Vec<solve::DtcSlice> = dtc.into_iter().flatten().collect();
+        summary.solve_seconds = t0.elapsed().as_secs_f64();
+        summary.dtc_files = dtc.len() as u64;
+        if uo.wld_done {
+            summary.dtc_seconds = summary.solve_seconds;
+        }
         SolvedUnit {
             wld,
-            dtc: Vec::new(),
+            dtc,
             summary,
             rules: deps.variant(),
         }
@@ -845,15 +851,17 @@ pub fn solve_unit_split(
     Ok((solved, stats))
 }
 
-/// Solve `unit` split over the ranks of `ex` as [`solve_unit_split`] does, then write its
-/// files into `dir` with every rank encoding its own blocks of each file
-/// (`split::write_split`: rank 0 lays out the header and offset table, each rank
-/// writes its blocks' bytes at their offset, rank 0 checks them and renames the file into
-/// place), so no rank ever holds more than its range of the unit. The files are the bytes
-/// [`write_unit`] writes for [`solve_unit`]'s solution. Every rank calls this with the same
-/// unit; `dir` must be the same directory on every rank (a shared filesystem). Rank 0 returns
-/// the unit's summary (counts, bytes, solve and write times, plies); the other ranks `None`.
-/// Also returns this rank's exchange figures.
+/// Solve `unit` split over the ranks of `ex` as [`solve_unit_split`] does (its distance pass
+/// too, with `uo.dtc`), then write its files into `dir`: the value files with every rank
+/// encoding its own blocks of each file (`split::write_split`: rank 0 lays out the header and
+/// offset table, each rank writes its blocks' bytes at their offset, rank 0 checks them and
+/// renames the file into place), so no rank ever holds more than its range of the unit's
+/// values; the distance files by rank 0, one slice at a time, from the distances gathered
+/// there (`split::gather_dtc`). The files are the bytes [`write_unit`] writes for
+/// [`solve_unit`]'s solution. Nothing is written before the distance pass succeeded. Every
+/// rank calls this with the same unit; `dir` must be the same directory on every rank (a
+/// shared filesystem). Rank 0 returns the unit's summary (counts, bytes, solve and write
+/// times, plies); the other ranks `None`. Also returns this rank's exchange figures.
 ///
 /// # Errors
 /// As [`solve_unit_split`]; also [`BuildError::Write`] on the rank whose write failed (a
@@ -868,44 +876,82 @@ pub fn build_unit_split(
     dir: &Path,
     observer: &dyn BuildObserver,
 ) -> Result<(Option<BuildSummary>, super::split::SplitStats), BuildError> {
+    use super::split::SplitError;
     let t0 = Instant::now();
-    let (local, mut stats) = solve_split_local(unit, deps, uo, ex, align, observer)?;
-    let solve_seconds = t0.elapsed().as_secs_f64();
-    let (initial_seconds, plies) = (local.times.0, local.plies);
-    let first = unit.slices[0];
-    let wopts = WriteOptions {
-        codec: uo.codec,
-        rules: deps.variant().id(),
-        ..WriteOptions::default()
+    let peer = |rank| BuildError::PeerFailed {
+        unit: names(&unit.slices),
+        rank,
     };
-    let written = match super::split::write_split(dir, local, ex, &wopts, &mut stats) {
-        Ok(w) => w,
-        Err(super::split::SplitError::Own(e)) => {
-            return Err(BuildError::Write {
-                slice: first,
-                source: e,
-            })
+    let mut stats = super::split::SplitStats::default();
+    let mut sum = BuildSummary::default();
+    let dtc = if uo.wld_done {
+        let dtc = if uo.dtc {
+            dtc_split_from_files(unit, deps, ex, align, &mut stats)?
+        } else {
+            Vec::new()
+        };
+        let secs = t0.elapsed().as_secs_f64();
+        sum.solve_seconds = secs;
+        sum.dtc_seconds = secs;
+        dtc
+    } else {
+        let (mut local, st) = solve_split_local(unit, deps, uo, ex, align, observer)?;
+        stats = st;
+        let (initial_seconds, plies) = (local.times.0, local.plies);
+        let t1 = Instant::now();
+        let dtc = if uo.dtc {
+            dtc_split_after_solve(unit, deps, &mut local, ex, &mut stats)?
+        } else {
+            Vec::new()
+        };
+        let dtc_seconds = if uo.dtc {
+            t1.elapsed().as_secs_f64()
+        } else {
+            0.0
+        };
+        let solve_seconds = t0.elapsed().as_secs_f64();
+        let wopts = WriteOptions {
+            codec: uo.codec,
+            rules: deps.variant().id(),
+            ..WriteOptions::default()
+        };
+        match super::split::write_split(dir, local, ex, &wopts, &mut stats) {
+            Ok(w) => sum.add(&w.unwrap_or_default()),
+            Err(SplitError::Own(e)) => {
+                return Err(BuildError::Write {
+                    slice: unit.slices[0],
+                    source: e,
+                })
+            }
+            Err(SplitError::Peer(rank)) => return Err(peer(rank)),
         }
-        Err(super::split::SplitError::Peer(rank)) => {
-            return Err(BuildError::PeerFailed {
-                unit: names(&unit.slices),
-                rank,
-            })
-        }
-    };
-    let summary = written.map(|mut w| {
-        w.add(&BuildSummary {
+        sum.add(&BuildSummary {
             solve_seconds,
             initial_seconds,
+            dtc_seconds,
             plies,
             ..Default::default()
         });
-        w
-    });
-    Ok((summary, stats))
+        dtc
+    };
+    sum.dtc_files = dtc.len() as u64;
+    let rules = deps.variant().id();
+    for d in dtc {
+        let written = match super::split::gather_dtc(d, ex, &mut stats) {
+            Some(full) => super::write_dtc_solved(dir, &full, rules).map(Some),
+            None => Ok(None),
+        };
+        match super::split::agree(ex, written) {
+            Ok(w) => sum.add(&w.unwrap_or_default()),
+            Err(SplitError::Own(e)) => return Err(e),
+            Err(SplitError::Peer(rank)) => return Err(peer(rank)),
+        }
+    }
+    Ok(((ex.rank() == 0).then_some(sum), stats))
 }
 
-/// The split solve of [`solve_unit_split`] and [`build_unit_split`]: this rank's part.
+/// The split solve of [`solve_unit_split`] and [`build_unit_split`]: this rank's part (with
+/// the resolution plies of its ranges for `uo.dtc`).
 fn solve_split_local(
     unit: &Unit,
     deps: &DecodedTables,
@@ -914,17 +960,11 @@ fn solve_split_local(
     align: u64,
     observer: &dyn BuildObserver,
 ) -> Result<(super::split::SplitSolved, super::split::SplitStats), BuildError> {
-    if uo.dtc || uo.wld_done {
-        return Err(BuildError::Options(format!(
-            "unit {}: distance passes of split units are not implemented",
-            names(&unit.slices)
-        )));
-    }
     let s = unit.slices[0];
     let lookup = |p: &crate::board::Position| deps.lookup(p);
     let tick = |n: u64| observer.progress(n);
     let r = crate::with_engine!(deps.variant(), r => {
-        super::split::solve_split_local(r, s, &lookup, &tick, ex, align)
+        super::split::solve_split_local(r, s, &lookup, &tick, ex, align, uo.dtc)
     });
     match r {
         Ok(x) => Ok(x),
@@ -937,4 +977,98 @@ fn solve_split_local(
             rank,
         }),
     }
+}
+
+/// The distance pass of a split unit just solved (`local`, with its resolution plies, which
+/// are dropped afterwards): this rank's range of each slice's distances.
+fn dtc_split_after_solve(
+    unit: &Unit,
+    deps: &DecodedTables,
+    local: &mut super::split::SplitSolved,
+    ex: &dyn super::split::Exchange,
+    stats: &mut super::split::SplitStats,
+) -> Result<Vec<solve::DtcSlice>, BuildError> {
+    let inputs: Vec<solve::WldInput<'_>> = local.local.iter().map(solve::WldInput::of).collect();
+    let d = dtc_split(unit, deps, &local.slices, &local.parts, &inputs, ex, stats)?;
+    for sv in &mut local.local {
+        sv.resolution_plies = None;
+    }
+    Ok(d)
+}
+
+/// The distance pass of a split unit whose value files exist: each rank reads its range of
+/// each slice's values through `deps` (captures resolved), then the split pass.
+fn dtc_split_from_files(
+    unit: &Unit,
+    deps: &DecodedTables,
+    ex: &dyn super::split::Exchange,
+    align: u64,
+    stats: &mut super::split::SplitStats,
+) -> Result<Vec<solve::DtcSlice>, BuildError> {
+    let (slices, parts) = super::split::unit_parts(unit.slices[0], ex.ranks(), align);
+    let loaded: Result<Vec<_>, BuildError> = slices
+        .iter()
+        .zip(&parts)
+        .map(|(s, part)| super::wld_from_files(deps, *s, part.range(ex.rank())))
+        .collect();
+    let loaded = match super::split::agree(ex, loaded) {
+        Ok(l) => l,
+        Err(super::split::SplitError::Own(e)) => return Err(e),
+        Err(super::split::SplitError::Peer(rank)) => {
+            return Err(BuildError::PeerFailed {
+                unit: names(&unit.slices),
+                rank,
+            })
+        }
+    };
+    let inputs: Vec<solve::WldInput<'_>> = loaded
+        .iter()
+        .map(|(v, c)| solve::WldInput {
+            values: v,
+            captures: c,
+            plies: None,
+        })
+        .collect();
+    dtc_split(unit, deps, &slices, &parts, &inputs, ex, stats)
+}
+
+/// [`super::split::dtc_split_local`] under the store's rules, its errors as the build's.
+fn dtc_split(
+    unit: &Unit,
+    deps: &DecodedTables,
+    slices: &[Slice],
+    parts: &[super::split::Partition],
+    inputs: &[solve::WldInput<'_>],
+    ex: &dyn super::split::Exchange,
+    stats: &mut super::split::SplitStats,
+) -> Result<Vec<solve::DtcSlice>, BuildError> {
+    use super::split::SplitError;
+    let lookup = |p: &crate::board::Position| deps.lookup(p);
+    let r = crate::with_engine!(deps.variant(), r => {
+        super::split::dtc_split_local(r, slices, parts, inputs, &lookup, ex, stats)
+    });
+    r.map_err(|e| match e {
+        SplitError::Own(solve::DtcError::Lookup(e)) => BuildError::Dependency {
+            building: unit.slices[0],
+            source: e,
+        },
+        SplitError::Own(solve::DtcError::Inconsistent {
+            slice,
+            index,
+            wld,
+            dtc_pass,
+        }) => BuildError::Inconsistent {
+            slice,
+            index,
+            wld,
+            dtc_pass,
+        },
+        SplitError::Own(solve::DtcError::TooLong { slice }) => {
+            BuildError::Options(format!("{slice}: a distance of 65,534 plies or more"))
+        }
+        SplitError::Peer(rank) => BuildError::PeerFailed {
+            unit: names(&unit.slices),
+            rank,
+        },
+    })
 }

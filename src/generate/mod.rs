@@ -24,8 +24,8 @@ pub mod split;
 mod store_lookup_tests;
 
 pub use driver::{
-    build, build_unit_split, build_with, drive, solve_unit, solve_unit_split, split_refusal,
-    split_unit, write_unit, BuildPlan, LocalRunner, Runner, SolvedUnit, UnitJob, UnitOptions,
+    build, build_unit_split, build_with, drive, solve_unit, solve_unit_split, split_unit,
+    write_unit, BuildPlan, LocalRunner, Runner, SolvedUnit, UnitJob, UnitOptions,
 };
 
 use crate::board::Position;
@@ -716,27 +716,7 @@ pub(crate) fn dtc_unit_with(
             loaded = unit
                 .slices
                 .iter()
-                .map(|sl| -> Result<_, BuildError> {
-                    let ix = SliceIndex::new(*sl);
-                    let n = ix.size();
-                    let vals: Result<Vec<(u8, bool)>, ProbeError> = (0..n)
-                        .into_par_iter()
-                        .map(|i| {
-                            let p = ix.unrank(i).expect("index below size unranks");
-                            // Under the tables' rules: captures, their resolution and
-                            // the terminal rule are the variant's (not English's).
-                            crate::with_engine!(deps.variant(), r => {
-                                let cap = crate::rules::Rules::has_capture(&r, &p);
-                                resolve_with(r, deps, &p).map(|v| (v as u8, cap))
-                            })
-                        })
-                        .collect();
-                    let vals = vals.map_err(dep_err(*sl))?;
-                    Ok((
-                        vals.iter().map(|x| x.0).collect(),
-                        vals.iter().map(|x| x.1).collect(),
-                    ))
-                })
+                .map(|sl| wld_from_files(deps, *sl, 0..SliceIndex::new(*sl).size()))
                 .collect::<Result<_, _>>()?;
             loaded
                 .iter()
@@ -771,6 +751,40 @@ pub(crate) fn dtc_unit_with(
             BuildError::Options(format!("{slice}: a distance of 65,534 plies or more"))
         }
     })
+}
+
+/// The true values (captures resolved) and capture flags of the positions `range` of slice
+/// `s`, read from the tables of `deps` (the slice's own file among them), under their rules:
+/// the input of a distance pass from the files.
+///
+/// # Errors
+/// [`BuildError::Dependency`]: a table that cannot be read.
+pub(crate) fn wld_from_files(
+    deps: &DecodedTables,
+    s: Slice,
+    range: std::ops::Range<u64>,
+) -> Result<(Vec<u8>, bitvec::vec::BitVec<u64, bitvec::order::Lsb0>), BuildError> {
+    let ix = SliceIndex::new(s);
+    let vals: Result<Vec<(u8, bool)>, ProbeError> = range
+        .into_par_iter()
+        .map(|i| {
+            let p = ix.unrank(i).expect("index below size unranks");
+            // Under the tables' rules: captures, their resolution and the terminal rule are
+            // the variant's (not English's).
+            crate::with_engine!(deps.variant(), r => {
+                let cap = crate::rules::Rules::has_capture(&r, &p);
+                resolve_with(r, deps, &p).map(|v| (v as u8, cap))
+            })
+        })
+        .collect();
+    let vals = vals.map_err(|e| BuildError::Dependency {
+        building: s,
+        source: e,
+    })?;
+    Ok((
+        vals.iter().map(|x| x.0).collect(),
+        vals.iter().map(|x| x.1).collect(),
+    ))
 }
 
 /// Write one slice's distance file to `dir` (atomically) with rules id `rules` in its

@@ -292,6 +292,12 @@ impl Side {
 }
 
 impl Side {
+    /// This side for the distance-to-conversion pass: only king moves stay in the unit.
+    pub(super) fn kings_only(mut self) -> Side {
+        self.kings_only = true;
+        self
+    }
+
     /// Apply one predecessor update to position `lo + j`: its successor is a win
     /// (`succ_is_win`: one more move refuted) or a loss (the position wins), resolved
     /// positions being left alone; a position this resolves is tagged with `tag` (the next
@@ -756,11 +762,7 @@ pub fn solve_dtc_unit<R: Retro, E: Send>(
     let t0 = std::time::Instant::now();
     let p = s.partner();
     let opts = SolveOptions { record_plies: true };
-    let mk = |x: Slice| {
-        let mut side = Side::new(x, &opts);
-        side.kings_only = true;
-        side
-    };
+    let mk = |x: Slice| Side::new(x, &opts).kings_only();
     let sides: Vec<Side> = if p == s {
         vec![mk(s)]
     } else {
@@ -777,73 +779,170 @@ pub fn solve_dtc_unit<R: Retro, E: Send>(
     let other = |x: usize| if sides.len() == 1 { 0 } else { 1 - x };
     both_sides(&sides, |x| {
         let y = other(x);
-        let target = &sides[y];
-        let own = wld[x];
-        let theirs = wld[y];
-        // In-unit man moves keep Black's leading rank (seen from the partner's frame).
-        let policy = UnitPolicy {
-            rank: target.slice.white_rank,
-            kings_only: false,
-        };
-        initial_pass_by(&sides[x], &|_| {}, |i, pos| {
-            dtc_initial_state(rules, pos, i as usize, own, theirs, target, policy, lookup)
+        let theirs = wld[y].values;
+        dtc_initial_pass(rules, &sides[x], &sides[y], wld[x], lookup, |k| {
+            Wld::from_u8(theirs[k as usize]).unwrap_or(Wld::Draw)
         })
     })
     .map_err(DtcError::Lookup)?;
     let ply = propagate_all(rules, &sides);
     let seconds = t0.elapsed().as_secs_f64();
-    let mut out = Vec::with_capacity(sides.len());
-    for (x, side) in sides.into_iter().enumerate() {
-        let sv = collect(side, (0.0, 0.0), ply);
-        if let Some(i) = (0..sv.values.len()).find(|&i| sv.values[i] != wld[x].values[i]) {
-            return Err(DtcError::Inconsistent {
-                slice: sv.slice,
-                index: i as u64,
-                wld: Wld::from_u8(wld[x].values[i]).unwrap_or(Wld::Draw),
-                dtc_pass: Wld::from_u8(sv.values[i]).unwrap_or(Wld::Draw),
-            });
-        }
-        let dtc = sv.resolution_plies.unwrap_or_default();
-        let dont_care: BitVec<u64, Lsb0> = (0..dtc.len())
-            .map(|i| sv.captures[i] || sv.values[i] == Wld::Draw as u8)
-            .collect();
-        let mut longest_win: Option<(u64, u32)> = None;
-        let mut longest_loss: Option<(u64, u32)> = None;
-        for (i, (&d, &v)) in dtc.iter().zip(&sv.values).enumerate() {
-            if d == DTC_NONE {
-                continue;
-            }
-            if d == DTC_NONE - 1 {
-                return Err(DtcError::TooLong { slice: sv.slice });
-            }
-            let best = if v == Wld::Win as u8 {
-                &mut longest_win
-            } else {
-                &mut longest_loss
-            };
-            if best.is_none_or(|(_, b)| u32::from(d) > b) {
-                *best = Some((i as u64, u32::from(d)));
-            }
-        }
-        let longest = longest_win
-            .map_or(0, |x| x.1)
-            .max(longest_loss.map_or(0, |x| x.1));
-        out.push(DtcSlice {
-            slice: sv.slice,
-            dtc,
-            wins: sv.wins,
-            losses: sv.losses,
-            longest,
-            dont_care,
-            longest_win,
-            longest_loss,
-            seconds,
-        });
-    }
-    Ok(out)
+    sides
+        .into_iter()
+        .enumerate()
+        .map(|(x, side)| dtc_finish(side, wld[x].values, ply, seconds))
+        .collect()
 }
 
-/// Initial state of Black-to-move position `pos` (index `i`) in the distance pass: draws and
+/// Whether the initial state of the distance pass reads the partner slice's WLD values for
+/// position `j` of `own` (its in-unit man moves' targets): a won position that is not a
+/// capture position and was not resolved at ply 0 or 1 by the WLD pass.
+#[inline]
+fn reads_partner(own: WldInput<'_>, j: usize) -> bool {
+    own.values[j] == Wld::Win as u8 && !own.captures[j] && own.plies.is_none_or(|pl| pl[j] > 1)
+}
+
+/// The initial pass of the distance pass for the positions of `side` (its range, for a split
+/// unit), whose WLD solution is `own` (the same range); `target` is the partner array and
+/// `theirs(k)` the WLD value of position `k` of the partner slice (a target of an in-unit man
+/// move, any index).
+///
+/// # Errors
+/// The error of the lowest-indexed position whose lookup failed.
+pub(super) fn dtc_initial_pass<R: Retro, E: Send>(
+    rules: R,
+    side: &Side,
+    target: &Side,
+    own: WldInput<'_>,
+    lookup: &(dyn Fn(&Position) -> Result<Wld, E> + Sync),
+    theirs: impl Fn(u64) -> Wld + Sync,
+) -> Result<(), E> {
+    // In-unit man moves keep Black's leading rank (seen from the partner's frame).
+    let policy = UnitPolicy {
+        rank: target.slice.white_rank,
+        kings_only: false,
+    };
+    initial_pass_by(side, &|_| {}, |i, pos| {
+        let j = (i - side.lo) as usize;
+        dtc_initial_state(rules, pos, j, own, &theirs, target, policy, lookup)
+    })
+}
+
+/// The indices, outside the range of `target` held here, of the positions of the partner
+/// slice whose WLD values [`dtc_initial_pass`] will read for the positions of `side` (the
+/// targets of the in-unit man moves of the positions [`reads_partner`] selects), each as
+/// `index << 1`, in no particular order and possibly repeated. Empty for a whole unit.
+pub(super) fn dtc_remote_targets<R: Retro>(
+    rules: R,
+    side: &Side,
+    target: &Side,
+    own: WldInput<'_>,
+) -> Vec<u64> {
+    let policy = UnitPolicy {
+        rank: target.slice.white_rank,
+        kings_only: false,
+    };
+    let held = target.lo..target.lo + target.state.len() as u64;
+    side.state
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(c, chunk)| {
+            let base = side.lo + (c * CHUNK) as u64;
+            let mut out = Vec::new();
+            side.index.visit(base, base + chunk.len() as u64, |i, pos| {
+                if !reads_partner(own, (i - side.lo) as usize) {
+                    return;
+                }
+                let men = pos.men(Color::Black);
+                let kings = pos.kings_of(Color::Black).count_ones();
+                rules.for_each_successor(&pos, |s| {
+                    if s.men(Color::Black) == men {
+                        return;
+                    }
+                    let crowned = s.kings_of(Color::Black).count_ones() != kings;
+                    if policy.stays(s.men(Color::Black), crowned) {
+                        let k = target.index.rank(&s.flip());
+                        if !held.contains(&k) {
+                            out.push(k << 1);
+                        }
+                    }
+                });
+            });
+            out
+        })
+        .reduce(Vec::new, |mut a, mut b| {
+            if a.len() < b.len() {
+                std::mem::swap(&mut a, &mut b);
+            }
+            a.append(&mut b);
+            a
+        })
+}
+
+/// The distances of one array after the distance pass's propagation (`plies` plies, the
+/// pass took `seconds`): its values checked against the WLD values `wld` of the same
+/// positions (the range held here, for a split unit: indices in errors and in
+/// [`DtcSlice::longest_win`] are the slice's), then the distances, don't cares and longest
+/// distances of the positions held.
+///
+/// # Errors
+/// [`DtcError::Inconsistent`] (the first differing position), [`DtcError::TooLong`].
+pub(super) fn dtc_finish<E>(
+    side: Side,
+    wld: &[u8],
+    plies: u32,
+    seconds: f64,
+) -> Result<DtcSlice, DtcError<E>> {
+    let lo = side.lo;
+    let sv = collect(side, (0.0, 0.0), plies);
+    if let Some(i) = (0..sv.values.len()).find(|&i| sv.values[i] != wld[i]) {
+        return Err(DtcError::Inconsistent {
+            slice: sv.slice,
+            index: lo + i as u64,
+            wld: Wld::from_u8(wld[i]).unwrap_or(Wld::Draw),
+            dtc_pass: Wld::from_u8(sv.values[i]).unwrap_or(Wld::Draw),
+        });
+    }
+    let dtc = sv.resolution_plies.unwrap_or_default();
+    let dont_care: BitVec<u64, Lsb0> = (0..dtc.len())
+        .map(|i| sv.captures[i] || sv.values[i] == Wld::Draw as u8)
+        .collect();
+    let mut longest_win: Option<(u64, u32)> = None;
+    let mut longest_loss: Option<(u64, u32)> = None;
+    for (i, (&d, &v)) in dtc.iter().zip(&sv.values).enumerate() {
+        if d == DTC_NONE {
+            continue;
+        }
+        if d == DTC_NONE - 1 {
+            return Err(DtcError::TooLong { slice: sv.slice });
+        }
+        let best = if v == Wld::Win as u8 {
+            &mut longest_win
+        } else {
+            &mut longest_loss
+        };
+        if best.is_none_or(|(_, b)| u32::from(d) > b) {
+            *best = Some((lo + i as u64, u32::from(d)));
+        }
+    }
+    let longest = longest_win
+        .map_or(0, |x| x.1)
+        .max(longest_loss.map_or(0, |x| x.1));
+    Ok(DtcSlice {
+        slice: sv.slice,
+        dtc,
+        wins: sv.wins,
+        losses: sv.losses,
+        longest,
+        dont_care,
+        longest_win,
+        longest_loss,
+        seconds,
+    })
+}
+
+/// Initial state of Black-to-move position `pos` (index `i` of `own`; `theirs` gives the WLD
+/// values of the partner slice by index) in the distance pass: draws and
 /// capture positions are final; a position with no move has the terminal value
 /// ([`crate::rules::Rules::no_move_value`]) at ply 0; a conversion
 /// reaching a position lost for the opponent wins at ply 1; otherwise a counter of the king
@@ -857,7 +956,7 @@ fn dtc_initial_state<R: Retro, E>(
     pos: &Position,
     i: usize,
     own: WldInput<'_>,
-    theirs: WldInput<'_>,
+    theirs: &impl Fn(u64) -> Wld,
     target: &Side,
     policy: UnitPolicy,
     lookup: &(dyn Fn(&Position) -> Result<Wld, E> + Sync),
@@ -906,8 +1005,7 @@ fn dtc_initial_state<R: Retro, E>(
         let crowned = s.kings_of(Color::Black).count_ones() != kings;
         let value = if policy.stays(s.men(Color::Black), crowned) {
             // A man move inside the unit: its value from the WLD solution.
-            let k = target.index.rank(&s.flip()) as usize;
-            Ok(Wld::from_u8(theirs.values[k]).unwrap_or(Wld::Draw))
+            Ok(theirs(target.index.rank(&s.flip())))
         } else if exits_matter {
             lookup(&s)
         } else {

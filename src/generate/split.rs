@@ -25,12 +25,26 @@
 //! one process (tests, and the comparison with the unsplit solver); `egdb build --mpi`
 //! implements it over MPI (`MPI_Alltoallv`, `MPI_Allreduce`).
 //!
-//! Distance passes (`--dtc`) are not split: the distance pass reads the partner slice's WLD
-//! values at any index (in-unit man moves), which a rank holding one range does not have;
-//! the driver refuses `--dtc` with split units ([`super::driver::split_refusal`]); docs/mpi.md
-//! lists what splitting it would need.
+//! **Distance passes** (`--dtc`, [`dtc_split_local`]) are split the same way: the solve keeps
+//! the resolution plies of its ranges (two more bytes per position held), then the
+//! king-moves-only solve of [`solve::solve_dtc_unit`] runs over the same ranges. Its initial
+//! state reads the partner slice's WLD value at the target of each in-unit man move of a won
+//! position (any index), so it starts with one request exchange (each rank sends the owners
+//! the sorted, deduplicated, delta-coded list of the targets outside its own range) and one
+//! answer exchange (a byte per target, in the order asked); the propagation is the WLD
+//! solve's, king moves only; each rank checks its range's values against its WLD values. A
+//! unit whose value files exist gets its distance pass alone, each rank reading its range's
+//! values through the store. The distance files are written by rank 0 from the distances
+//! gathered there ([`gather_dtc`]: two bytes and a bit per position, one slice at a time),
+//! through the single-process writer, so they are its bytes; encoding them in ranks as the
+//! value files are needs a block-range encoder for distance files in `table::dtc` (not
+//! written: see docs/mpi.md). Per rank: the solver state and the plies of its range (3 bytes
+//! per position held), its range's WLD values (the value files' solution, 1 byte and a bit),
+//! the request lists (at most 8 bytes per in-unit man move of its won positions, fewer after
+//! deduplication); rank 0 also holds one slice's distances while writing it (about 6 bytes per
+//! position of the slice).
 
-use super::solve::{self, Side, SolveOptions, SolvedSlice};
+use super::solve::{self, DtcError, DtcSlice, Side, SolveOptions, SolvedSlice, WldInput};
 use super::BuildSummary;
 use crate::board::{Position, Wld};
 use crate::index::SliceIndex;
@@ -112,6 +126,15 @@ pub struct SplitStats {
     /// the block-aligned ranges (none when the solve's ranges are block-aligned, as in a
     /// build) and the block lists sent to rank 0.
     pub write_bytes: u64,
+    /// Plies of the distance pass (`--dtc`).
+    pub dtc_plies: u32,
+    /// Bytes this rank sent to other ranks at each ply of the distance pass.
+    pub dtc_bytes_per_ply: Vec<u64>,
+    /// Updates this rank sent to other ranks in the distance pass's propagation.
+    pub dtc_updates_sent: u64,
+    /// Bytes this rank sent to other ranks for the distance pass's initial state (its
+    /// requests for partner values and its answers to the others' requests).
+    pub dtc_request_bytes: u64,
 }
 
 /// Why a split solve failed.
@@ -162,15 +185,16 @@ pub fn solve_unit_split<R: Retro, E: Send>(
     ex: &dyn Exchange,
     align: u64,
 ) -> Result<(Option<Vec<SolvedSlice>>, SplitStats), SplitError<E>> {
-    let (solved, mut stats) = solve_split_local(rules, s, lookup, progress, ex, align)?;
+    let (solved, mut stats) = solve_split_local(rules, s, lookup, progress, ex, align, false)?;
     let out = gather(solved, ex, &mut stats);
     Ok((out, stats))
 }
 
 /// Solve the unit of slice `s` split over the ranks of `ex` (every rank calls this with the
 /// same unit), each holding its range of both slices ([`Partition::new`] with `align`): the
-/// initial pass and the propagation of the module's description. Returns this rank's part
-/// ([`SplitSolved`]) and figures.
+/// initial pass and the propagation of the module's description. With `record_plies`, the
+/// resolution plies of the range are kept (for the distance pass, [`dtc_split_local`]).
+/// Returns this rank's part ([`SplitSolved`]) and figures.
 ///
 /// # Errors
 /// [`SplitError::Own`] on the rank whose lookup failed, [`SplitError::Peer`] on the others
@@ -182,15 +206,11 @@ pub fn solve_split_local<R: Retro, E: Send>(
     progress: solve::Progress<'_>,
     ex: &dyn Exchange,
     align: u64,
+    record_plies: bool,
 ) -> Result<(SplitSolved, SplitStats), SplitError<E>> {
     let (me, ranks) = (ex.rank(), ex.ranks());
-    let p = s.partner();
-    let slices: Vec<Slice> = if p == s { vec![s] } else { vec![s, p] };
-    let parts: Vec<Partition> = slices
-        .iter()
-        .map(|x| Partition::new(SliceIndex::new(*x).size(), ranks, align))
-        .collect();
-    let opts = SolveOptions::default();
+    let (slices, parts) = unit_parts(s, ranks, align);
+    let opts = SolveOptions { record_plies };
     let sides: Vec<Side> = slices
         .iter()
         .zip(&parts)
@@ -205,67 +225,12 @@ pub fn solve_split_local<R: Retro, E: Send>(
     });
     // Every rank learns whether one failed (the lowest failing rank), so none waits forever
     // in the propagation's exchanges.
-    let flag = if init.is_err() {
-        (ranks - me) as u64
-    } else {
-        0
-    };
-    let failed = ex.all_max(&[flag])[0];
-    if let Err(e) = init {
-        return Err(SplitError::Own(e));
-    }
-    if failed != 0 {
-        return Err(SplitError::Peer(ranks - failed as usize));
-    }
+    agree(ex, init)?;
     let t1 = Instant::now();
-
-    let mut ply: u32 = 0;
-    loop {
-        let next = ((ply & 1) ^ 1) as u8;
-        let (a, b) = if sides.len() == 1 {
-            (
-                solve::propagate_ply_split(rules, &sides[0], &sides[0], ply),
-                (false, Vec::new()),
-            )
-        } else {
-            rayon::join(
-                || solve::propagate_ply_split(rules, &sides[0], &sides[1], ply),
-                || solve::propagate_ply_split(rules, &sides[1], &sides[0], ply),
-            )
-        };
-        let found = a.0 || b.0;
-        // Remote updates by target array: side x's predecessors are in side other(x).
-        let mut remote: Vec<Vec<u64>> = vec![Vec::new(); sides.len()];
-        remote[other(0)] = a.1;
-        if sides.len() == 2 {
-            remote[other(1)] = b.1;
-        }
-        let send = encode_updates(&mut remote, &parts, ranks);
-        let sent: u64 = send
-            .iter()
-            .enumerate()
-            .filter(|(r, _)| *r != me)
-            .map(|(_, m)| m.len() as u64)
-            .sum();
-        stats.bytes_per_ply.push(sent);
-        let updates = remote.iter().map(|v| v.len() as u64).sum::<u64>();
-        stats.updates_per_ply.push(updates);
-        stats.updates_sent += updates;
-        let received = ex.all_to_all(send);
-        received.par_iter().for_each(|msg| {
-            decode_updates(msg, sides.len(), |y, j, is_win| {
-                sides[y].apply(j as usize, is_win, next);
-            });
-        });
-        let any = ex.all_max(&[u64::from(found)])[0] != 0;
-        if !any && ply >= 1 {
-            break;
-        }
-        ply += 1;
-    }
-    for side in &sides {
-        side.check_propagated(ply);
-    }
+    let (ply, per_ply) = propagate_split(rules, &sides, &parts, ex);
+    stats.updates_sent += per_ply.iter().map(|x| x.1).sum::<u64>();
+    stats.bytes_per_ply = per_ply.iter().map(|x| x.0).collect();
+    stats.updates_per_ply = per_ply.iter().map(|x| x.1).collect();
     let longest: Vec<u64> = sides.iter().map(|x| u64::from(x.longest())).collect();
     let longest = ex.all_max(&longest);
     for (side, l) in sides.iter().zip(&longest) {
@@ -291,6 +256,288 @@ pub fn solve_split_local<R: Retro, E: Send>(
         },
         stats,
     ))
+}
+
+/// The slices of the unit of `s` (`s` first, then its partner if it has one) and their
+/// ranges over `ranks` ranks aligned to `align` positions.
+pub(crate) fn unit_parts(s: Slice, ranks: usize, align: u64) -> (Vec<Slice>, Vec<Partition>) {
+    let p = s.partner();
+    let slices: Vec<Slice> = if p == s { vec![s] } else { vec![s, p] };
+    let parts = slices
+        .iter()
+        .map(|x| Partition::new(SliceIndex::new(*x).size(), ranks, align))
+        .collect();
+    (slices, parts)
+}
+
+/// The propagation of a split unit (the WLD solve's or the distance pass's: the sides'
+/// policy decides which moves stay in the unit), one bulk-synchronous step per ply until no
+/// rank resolved anything at a ply (past ply 0). Collective. Returns the plies and, per ply,
+/// the bytes and the updates this rank sent to other ranks.
+fn propagate_split<R: Retro>(
+    rules: R,
+    sides: &[Side],
+    parts: &[Partition],
+    ex: &dyn Exchange,
+) -> (u32, Vec<(u64, u64)>) {
+    let (me, ranks) = (ex.rank(), ex.ranks());
+    let other = |x: usize| if sides.len() == 1 { 0 } else { 1 - x };
+    let mut per_ply = Vec::new();
+    let mut ply: u32 = 0;
+    loop {
+        let next = ((ply & 1) ^ 1) as u8;
+        let (a, b) = if sides.len() == 1 {
+            (
+                solve::propagate_ply_split(rules, &sides[0], &sides[0], ply),
+                (false, Vec::new()),
+            )
+        } else {
+            rayon::join(
+                || solve::propagate_ply_split(rules, &sides[0], &sides[1], ply),
+                || solve::propagate_ply_split(rules, &sides[1], &sides[0], ply),
+            )
+        };
+        let found = a.0 || b.0;
+        // Remote updates by target array: side x's predecessors are in side other(x).
+        let mut remote: Vec<Vec<u64>> = vec![Vec::new(); sides.len()];
+        remote[other(0)] = a.1;
+        if sides.len() == 2 {
+            remote[other(1)] = b.1;
+        }
+        let send = encode_updates(&mut remote, parts, ranks);
+        let sent = bytes_to_others(&send, me);
+        let updates = remote.iter().map(|v| v.len() as u64).sum::<u64>();
+        per_ply.push((sent, updates));
+        let received = ex.all_to_all(send);
+        received.par_iter().for_each(|msg| {
+            decode_updates(msg, sides.len(), |y, j, is_win| {
+                sides[y].apply(j as usize, is_win, next);
+            });
+        });
+        let any = ex.all_max(&[u64::from(found)])[0] != 0;
+        if !any && ply >= 1 {
+            break;
+        }
+        ply += 1;
+    }
+    for side in sides {
+        side.check_propagated(ply);
+    }
+    (ply, per_ply)
+}
+
+/// The distance pass (`--dtc`) of a unit split over the ranks of `ex`: the slices `slices`
+/// with their ranges `parts` (as [`unit_parts`] gives them), `wld` this rank's range of each
+/// slice's WLD solution (with the resolution plies when the WLD pass just ran, without when
+/// read from the files). Collective. As the unsplit pass ([`solve::solve_dtc_unit`]), with
+/// the partner slice's values read by a request and an answer exchange:
+///
+/// 1. **Requests**: each rank lists the targets of the in-unit man moves of its won
+///    positions (those the initial state reads) that lie outside its range of the partner
+///    slice, sorted, deduplicated and delta-coded as the propagation's update lists, and one
+///    [`Exchange::all_to_all`] sends them to their owners; a second one brings back their
+///    values, one byte per target, in the order asked.
+/// 2. **Initial pass**: local, reading the partner's values from its own range or the answers.
+/// 3. **Propagation**: king moves only, ply by ply over the same exchange as the WLD solve.
+/// 4. **Check and distances**: each rank checks its range's values against its WLD values and
+///    returns its range's distances ([`DtcSlice`] of the range: indices of `longest_win` and
+///    `longest_loss` are the slice's; [`gather_dtc`] assembles a slice on rank 0).
+///
+/// Adds the exchange figures to `stats`.
+///
+/// # Errors
+/// [`SplitError::Own`] on a rank whose lookup failed, whose values disagree with its WLD
+/// values or whose distance is too long (the lowest such rank's error), [`SplitError::Peer`]
+/// on the others.
+pub fn dtc_split_local<R: Retro, E: Send>(
+    rules: R,
+    slices: &[Slice],
+    parts: &[Partition],
+    wld: &[WldInput<'_>],
+    lookup: &(dyn Fn(&Position) -> Result<Wld, E> + Sync),
+    ex: &dyn Exchange,
+    stats: &mut SplitStats,
+) -> Result<Vec<DtcSlice>, SplitError<DtcError<E>>> {
+    let (me, ranks) = (ex.rank(), ex.ranks());
+    let t0 = Instant::now();
+    let opts = SolveOptions { record_plies: true };
+    let sides: Vec<Side> = slices
+        .iter()
+        .zip(parts)
+        .map(|(x, part)| Side::range(*x, &opts, part.range(me)).kings_only())
+        .collect();
+    assert_eq!(
+        wld.len(),
+        sides.len(),
+        "one WLD input per slice of the unit"
+    );
+    let other = |x: usize| if sides.len() == 1 { 0 } else { 1 - x };
+
+    // 1. Requests, by target array, and their answers (the values of `asked[y]`, in order).
+    let mut asked: Vec<Vec<u64>> = vec![Vec::new(); sides.len()];
+    for x in 0..sides.len() {
+        let y = other(x);
+        let found = solve::dtc_remote_targets(rules, &sides[x], &sides[y], wld[x]);
+        asked[y].extend(found);
+    }
+    for v in &mut asked {
+        v.par_sort_unstable();
+        v.dedup();
+    }
+    let send = encode_updates(&mut asked, parts, ranks);
+    stats.dtc_request_bytes += bytes_to_others(&send, me);
+    let requests = ex.all_to_all(send);
+    let answers: Vec<Vec<u8>> = requests
+        .iter()
+        .map(|msg| {
+            let mut out = Vec::new();
+            decode_updates(msg, sides.len(), |y, j, _| {
+                out.push(wld[y].values[j as usize]);
+            });
+            out
+        })
+        .collect();
+    drop(requests);
+    stats.dtc_request_bytes += bytes_to_others(&answers, me);
+    let got = ex.all_to_all(answers);
+    let mut vals: Vec<Vec<u8>> = asked.iter().map(|v| Vec::with_capacity(v.len())).collect();
+    for (r, msg) in got.iter().enumerate() {
+        let mut at = 0;
+        for (y, v) in asked.iter().enumerate() {
+            let range = parts[y].range(r);
+            let n = v.partition_point(|&u| u >> 1 < range.end)
+                - v.partition_point(|&u| u >> 1 < range.start);
+            vals[y].extend_from_slice(&msg[at..at + n]);
+            at += n;
+        }
+    }
+    drop(got);
+
+    // 2. The initial pass.
+    let init = solve::both_sides(&sides, |x| {
+        let y = other(x);
+        let (held, theirs, ask, val) = (parts[y].range(me), wld[y].values, &asked[y], &vals[y]);
+        solve::dtc_initial_pass(rules, &sides[x], &sides[y], wld[x], lookup, |k| {
+            let v = if held.contains(&k) {
+                theirs[(k - held.start) as usize]
+            } else {
+                match ask.binary_search(&(k << 1)) {
+                    Ok(a) => val[a],
+                    Err(_) => not_asked(slices[y], k),
+                }
+            };
+            Wld::from_u8(v).unwrap_or(Wld::Draw)
+        })
+    });
+    drop((asked, vals));
+    agree(ex, init.map_err(DtcError::Lookup))?;
+
+    // 3. The propagation, 4. the check and the distances.
+    let (ply, per_ply) = propagate_split(rules, &sides, parts, ex);
+    stats.dtc_plies = ply;
+    stats.dtc_bytes_per_ply = per_ply.iter().map(|x| x.0).collect();
+    stats.dtc_updates_sent += per_ply.iter().map(|x| x.1).sum::<u64>();
+    let seconds = t0.elapsed().as_secs_f64();
+    let out: Result<Vec<DtcSlice>, DtcError<E>> = sides
+        .into_iter()
+        .enumerate()
+        .map(|(x, side)| solve::dtc_finish(side, wld[x].values, ply, seconds))
+        .collect();
+    agree(ex, out)
+}
+
+/// The bytes of the messages `send` that go to ranks other than `me`.
+fn bytes_to_others<T>(send: &[Vec<T>], me: usize) -> u64 {
+    send.iter()
+        .enumerate()
+        .filter(|(r, _)| *r != me)
+        .map(|(_, m)| m.len() as u64)
+        .sum()
+}
+
+/// The distance pass read a partner value it did not ask for: an internal error (the
+/// requests and the initial state enumerate the same moves), never a property of the input.
+#[cold]
+#[inline(never)]
+fn not_asked(slice: Slice, index: u64) -> ! {
+    panic!(
+        "internal error: the distance pass of a split unit read position {index} of slice \
+         {slice}, which it did not request; please report this"
+    )
+}
+
+/// Gather the distances of one slice of a split unit on rank 0 (each rank's [`DtcSlice`] of
+/// its range, from [`dtc_split_local`]; two bytes and a bit per position) and return there
+/// the slice's [`DtcSlice`] as the unsplit pass returns it (counts summed, the longest
+/// distances the first of the largest); `None` on the other ranks. Collective. Adds the
+/// bytes sent to [`SplitStats::gather_bytes`].
+pub fn gather_dtc(d: DtcSlice, ex: &dyn Exchange, stats: &mut SplitStats) -> Option<DtcSlice> {
+    let (me, ranks) = (ex.rank(), ex.ranks());
+    let best = |b: Option<(u64, u32)>| b.map_or([0, 0, 0], |(i, x)| [1, i, u64::from(x)]);
+    let head = [d.wins, d.losses]
+        .into_iter()
+        .chain(best(d.longest_win))
+        .chain(best(d.longest_loss))
+        .chain([d.dtc.len() as u64]);
+    let mut msg: Vec<u8> = head.flat_map(u64::to_le_bytes).collect();
+    msg.extend(d.dtc.iter().flat_map(|x| x.to_le_bytes()));
+    msg.extend(d.dont_care.chunks(8).map(|c| {
+        c.iter()
+            .by_vals()
+            .enumerate()
+            .fold(0u8, |b, (k, v)| b | (u8::from(v) << k))
+    }));
+    let (slice, seconds) = (d.slice, d.seconds);
+    drop(d);
+    stats.gather_bytes += if me == 0 { 0 } else { msg.len() as u64 };
+    let mut send = vec![Vec::new(); ranks];
+    send[0] = msg;
+    let got = ex.all_to_all(send);
+    if me != 0 {
+        return None;
+    }
+    const HEAD: usize = 9 * 8;
+    let total: usize = got.iter().map(|m| words(&m[..HEAD])[8] as usize).sum();
+    let mut out = DtcSlice {
+        slice,
+        dtc: Vec::with_capacity(total),
+        wins: 0,
+        losses: 0,
+        longest: 0,
+        dont_care: BitVec::with_capacity(total),
+        longest_win: None,
+        longest_loss: None,
+        seconds,
+    };
+    // The ranks' ranges ascend: the first rank with the largest distance has its first index.
+    for m in &got {
+        let w = words(&m[..HEAD]);
+        out.wins += w[0];
+        out.losses += w[1];
+        for (best, k) in [(&mut out.longest_win, 2), (&mut out.longest_loss, 5)] {
+            if w[k] == 1 && best.is_none_or(|(_, b)| w[k + 2] > u64::from(b)) {
+                *best = Some((w[k + 1], w[k + 2] as u32));
+            }
+        }
+        let n = w[8] as usize;
+        let body = &m[HEAD..];
+        out.dtc.extend(
+            body[..2 * n]
+                .chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]])),
+        );
+        out.dont_care.extend(
+            body[2 * n..]
+                .iter()
+                .flat_map(|b| (0..8).map(move |k| b >> k & 1 != 0))
+                .take(n),
+        );
+    }
+    out.longest = out
+        .longest_win
+        .map_or(0, |x| x.1)
+        .max(out.longest_loss.map_or(0, |x| x.1));
+    Some(out)
 }
 
 /// Gather a split unit's values on rank 0 (one byte per position: the value, plus 128 for a
@@ -345,7 +592,7 @@ pub fn gather(
 
 /// Every rank learns whether a step failed on some rank (the lowest such rank): `r` on this
 /// rank. Collective.
-fn agree<T, E>(ex: &dyn Exchange, r: Result<T, E>) -> Result<T, SplitError<E>> {
+pub(crate) fn agree<T, E>(ex: &dyn Exchange, r: Result<T, E>) -> Result<T, SplitError<E>> {
     let (me, ranks) = (ex.rank(), ex.ranks());
     let flag = if r.is_err() { (ranks - me) as u64 } else { 0 };
     let failed = ex.all_max(&[flag])[0];
