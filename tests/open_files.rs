@@ -97,7 +97,11 @@ fn build4(dir: &std::path::Path) {
         .env_remove("EGDB_DIR")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Issue 32: a `Tablebase` keeps at most `max_open_files` value files open. Eight, here, for

@@ -194,7 +194,8 @@ impl Handle {
                     .map(Arc::new)
                     .map_err(|e| TableError::io(path, "open", e))
             })?;
-            let ident = Identity::of(&f, header.to_vec()).map_err(|e| TableError::io(path, "stat", e))?;
+            let ident =
+                Identity::of(&f, header.to_vec()).map_err(|e| TableError::io(path, "stat", e))?;
             let _ = identity.set(ident);
         }
         Ok(())
@@ -221,15 +222,8 @@ impl Handle {
                 let f = crate::table::read::open_file(path)
                     .map_err(|e| TableError::io(path, "open", e))?;
                 if let Some(want) = identity.get() {
-                    let changed = |now: u64| {
-                        TableError::corrupt(
-                            path,
-                            Fault::Changed {
-                                was: want.len,
-                                now,
-                            },
-                        )
-                    };
+                    let changed =
+                        |now: u64| TableError::corrupt(path, Fault::Changed { was: want.len, now });
                     let md = f.metadata().map_err(|e| TableError::io(path, "stat", e))?;
                     let mut header = vec![0u8; want.header.len()];
                     use std::os::unix::fs::FileExt;
