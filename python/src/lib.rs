@@ -145,13 +145,20 @@ fn int_array(
 #[pymethods]
 impl Tablebase {
     #[new]
-    #[pyo3(signature = (directory, cache_mb = 64, rules = None))]
+    #[pyo3(signature = (directory, cache_mb = 64, rules = None, max_open_files = 256))]
     fn new(
         py: Python<'_>,
         directory: std::path::PathBuf,
         cache_mb: i64,
         rules: Option<&str>,
+        max_open_files: i64,
     ) -> PyResult<Self> {
+        let max_open_files = usize::try_from(max_open_files)
+            .ok()
+            .filter(|&n| n >= 1)
+            .ok_or_else(|| {
+                PyValueError::new_err(format!("max_open_files {max_open_files} is below 1"))
+            })?;
         let mb = usize::try_from(cache_mb)
             .map_err(|_| PyValueError::new_err(format!("cache size {cache_mb} MiB is negative")))?;
         let rules = rules
@@ -163,7 +170,9 @@ impl Tablebase {
         let tb = py
             .detach(|| {
                 AnyTablebase::open_builder(
-                    RustTablebase::builder(&directory).cache_bytes(mb.saturating_mul(1 << 20)),
+                    RustTablebase::builder(&directory)
+                        .cache_bytes(mb.saturating_mul(1 << 20))
+                        .max_open_files(max_open_files),
                     rules,
                 )
             })
@@ -417,7 +426,7 @@ impl Tablebase {
 
     /// Counters since opening, a dict: `probes`, `cache_hits`, `cache_misses`,
     /// `blocks_decoded`, `blocks_failed`, `cached_blocks`, `cached_bytes`, `slices_opened`,
-    /// `threat_searches`, `threat_memo_hits`.
+    /// `threat_searches`, `threat_memo_hits`, `open_files`, `files_reopened`.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.tb.stats();
         let d = PyDict::new(py);
@@ -431,6 +440,8 @@ impl Tablebase {
         d.set_item("slices_opened", s.slices_opened)?;
         d.set_item("threat_searches", s.threat_searches)?;
         d.set_item("threat_memo_hits", s.threat_memo_hits)?;
+        d.set_item("open_files", s.open_files)?;
+        d.set_item("files_reopened", s.files_reopened)?;
         Ok(d)
     }
 

@@ -148,8 +148,10 @@ def test_stats_count_probes(tables):
     assert s["probes"] == 5 and s["slices_opened"] >= 1
     assert set(s) == {
         "probes", "cache_hits", "cache_misses", "blocks_decoded", "blocks_failed", "cached_blocks",
-        "cached_bytes", "slices_opened", "threat_searches", "threat_memo_hits",
+        "cached_bytes", "slices_opened", "threat_searches", "threat_memo_hits", "open_files",
+        "files_reopened",
     }
+    assert s["open_files"] <= 256
 
 
 def test_fen_round_trip():

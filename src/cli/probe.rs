@@ -37,6 +37,11 @@ pub struct Args {
     /// old ones) kills the process with SIGBUS; with positioned reads it is an error line.
     #[arg(long)]
     pub mmap: bool,
+    /// Most table files kept open at once (least recently read closed first, opened again
+    /// when needed and checked to be the same file); at least 1.
+    #[arg(long, default_value_t = checkers_egdb::format::DEFAULT_MAX_OPEN_FILES as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_open_files: u64,
     /// Also print the distance to conversion in plies (a third column, `-` for draws); needs
     /// the `.dtc` files of `egdb build --dtc`.
     #[arg(long)]
@@ -178,6 +183,7 @@ fn answer<R: checkers_egdb::rules::Rules>(args: &Args, access: Access, rules: R)
     // Same wording as the other commands for a directory that cannot be read.
     let tb = Tablebase::builder(&args.dir)
         .access(access)
+        .max_open_files(usize::try_from(args.max_open_files).unwrap_or(usize::MAX))
         .rules(rules)
         .open()
         .map_err(|e| match e {

@@ -10,7 +10,7 @@ use crate::board::{Position, Wld};
 use crate::index::{Divider, SliceIndex};
 use crate::rules::{English, Rules};
 use crate::slice::Slice;
-use crate::table::{slice_of_file_name, Access, Block, TableFile, ValueCodec, Wld2Bit};
+use crate::table::{slice_of_file_name, Access, Block, FilePool, TableFile, ValueCodec, Wld2Bit};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
@@ -189,6 +189,12 @@ pub struct ProbeStats {
     /// Threat positions of codec-4 slices answered from the table of values found by earlier
     /// searches (no search).
     pub threat_memo_hits: u64,
+    /// Value files holding an open descriptor now (positioned reads; at most
+    /// [`TablebaseBuilder::max_open_files`]; memory-mapped files hold none).
+    pub open_files: u64,
+    /// Value files opened again after being closed to keep the open files within
+    /// [`TablebaseBuilder::max_open_files`].
+    pub files_reopened: u64,
 }
 
 /// Settings for opening a [`Tablebase`]; see [`Tablebase::builder`].
@@ -200,6 +206,7 @@ pub struct TablebaseBuilder<R: Rules = English> {
     access: Access,
     verify_on_open: bool,
     allow_empty: bool,
+    max_open_files: usize,
 }
 
 impl<R: Rules> TablebaseBuilder<R> {
@@ -212,6 +219,7 @@ impl<R: Rules> TablebaseBuilder<R> {
             access: self.access,
             verify_on_open: self.verify_on_open,
             allow_empty: self.allow_empty,
+            max_open_files: self.max_open_files,
         }
     }
     /// The table directory the tablebase will be opened from.
@@ -233,6 +241,18 @@ impl<R: Rules> TablebaseBuilder<R> {
     /// warm path either way.
     pub fn access(mut self, access: Access) -> Self {
         self.access = access;
+        self
+    }
+    /// Most value files kept open at once (default
+    /// [`crate::table::DEFAULT_MAX_OPEN_FILES`], 256; at least 1). With positioned reads the
+    /// least recently read file is closed when another must be opened, and opened again on its
+    /// next block read, after a check that it is still the file validated at first use
+    /// (device, inode, length, modification time, header; a replaced file gives
+    /// [`crate::table::Fault::Changed`], never a value). Memory-mapped files ([`Access::Mmap`],
+    /// and the distance files, always mapped) keep no descriptor open. A probe answered from
+    /// the block cache never touches the open files.
+    pub fn max_open_files(mut self, n: usize) -> Self {
+        self.max_open_files = n.max(1);
         self
     }
     /// Check each file's whole-file checksum when its slice is first used (reads the whole
@@ -272,6 +292,7 @@ impl<R: Rules> TablebaseBuilder<R> {
             dir: self.dir,
             access: self.access,
             verify_on_open: self.verify_on_open,
+            files: FilePool::new(self.max_open_files),
         };
         let n = tb.rescan()?;
         if n == 0 && !self.allow_empty {
@@ -294,6 +315,8 @@ pub struct Tablebase<R: Rules = English> {
     dir: PathBuf,
     access: Access,
     verify_on_open: bool,
+    /// The open descriptors of the value files read with positioned reads (bounded, LRU).
+    files: Arc<FilePool>,
     slots: SlotTable<Slot>,
     max_pieces: AtomicU32,
     /// Slot ([`slot_of`]) -> its loaded table once opened successfully (null
@@ -349,6 +372,7 @@ impl Tablebase {
             access: Access::Pread,
             verify_on_open: false,
             allow_empty: false,
+            max_open_files: crate::table::DEFAULT_MAX_OPEN_FILES,
         }
     }
 }
@@ -459,7 +483,10 @@ impl<R: Rules> Tablebase<R> {
         let path = crate::table::table_path(&self.dir, s);
         // The name check of `open_rules` makes sure the file holds slice `s`, the header check
         // that it holds every position of its slice and was built under these rules.
-        let file = TableFile::open_rules(&path, self.access, R::ID)?;
+        let file = match self.access {
+            Access::Pread => TableFile::open_pooled(&path, R::ID, &self.files)?,
+            Access::Mmap => TableFile::open_rules(&path, Access::Mmap, R::ID)?,
+        };
         if self.verify_on_open {
             file.verify_checksum()?;
         }
@@ -905,6 +932,8 @@ impl<R: Rules> Tablebase<R> {
             slices_opened: self.opened.load(Ordering::Relaxed),
             threat_searches: c.sum(|c| &c.threat_searches),
             threat_memo_hits: c.sum(|c| &c.memo_hits),
+            open_files: self.files.open_files() as u64,
+            files_reopened: self.files.reopens(),
         }
     }
 }

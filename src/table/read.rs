@@ -3,6 +3,7 @@
 
 use super::codec::{ValueCodec, Wld2Bit, CODEC_2BIT_THREATS};
 use super::error::{Fault, TableError};
+use super::fdpool::{FilePool, Handle};
 use super::header::{Header, TableMeta, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED, RULES_ENGLISH};
 use super::{slice_of_file_name, NO_CONST};
 use crate::board::Wld;
@@ -36,8 +37,9 @@ pub enum Access {
 
 enum Backing {
     Mmap(memmap2::Mmap),
-    /// File handle plus the header and offset table read at open.
-    Pread(File, Vec<u8>),
+    /// File handle (own, or a place in a bounded [`FilePool`]) plus the header and offset
+    /// table read at open.
+    Pread(Handle, Vec<u8>),
 }
 
 /// One block's content as stored: either all one value or packed base-3 bytes.
@@ -128,6 +130,36 @@ impl TableFile {
     /// # Errors
     /// As [`TableFile::open`].
     pub fn open_rules(path: &Path, access: Access, rules: u32) -> Result<TableFile, TableError> {
+        Self::open_inner(path, access, rules, None)
+    }
+
+    /// [`TableFile::open_rules`] with positioned reads whose descriptor lives in `pool`: closed
+    /// when the pool needs room, opened again on the next block read, which then checks that
+    /// the file is the one validated here (device, inode, length, modification time and
+    /// header bytes; otherwise [`Fault::Changed`], never a value). A memory-mapped reader holds
+    /// no descriptor and needs no pool.
+    ///
+    /// # Errors
+    /// As [`TableFile::open`].
+    pub fn open_pooled(
+        path: &Path,
+        rules: u32,
+        pool: &std::sync::Arc<FilePool>,
+    ) -> Result<TableFile, TableError> {
+        let t = Self::open_inner(path, Access::Pread, rules, Some(pool))?;
+        let header = t.read_at(0, HEADER_LEN)?.into_owned();
+        if let Backing::Pread(h, _) = &t.backing {
+            h.set_identity(&header)?;
+        }
+        Ok(t)
+    }
+
+    fn open_inner(
+        path: &Path,
+        access: Access,
+        rules: u32,
+        pool: Option<&std::sync::Arc<FilePool>>,
+    ) -> Result<TableFile, TableError> {
         // Check first: opening a FIFO would block, a directory cannot be mapped.
         let md = std::fs::metadata(path).map_err(|e| TableError::io(path, "stat", e))?;
         if !md.is_file() {
@@ -158,7 +190,10 @@ impl TableFile {
                     .map_err(|e| TableError::io(path, "mmap", e))?;
                 Backing::Mmap(map)
             }
-            Access::Pread => Backing::Pread(file, Vec::new()),
+            Access::Pread => match pool {
+                Some(pool) => Backing::Pread(Handle::pooled(pool, path, file), Vec::new()),
+                None => Backing::Pread(Handle::Own(file), Vec::new()),
+            },
         };
         let mut t = TableFile {
             path: path.to_path_buf(),
@@ -219,8 +254,9 @@ impl TableFile {
                     })),
                 }
             }
-            Backing::Pread(f, _) => {
+            Backing::Pread(h, _) => {
                 use std::os::unix::fs::FileExt;
+                let f = h.file()?;
                 let mut buf = vec![0u8; len];
                 f.read_exact_at(&mut buf, off).map_err(|e| {
                     if let Some(c) = self.changed() {
@@ -247,8 +283,13 @@ impl TableFile {
     /// was at open (positioned reads only: a mapped file is not checked). Called on the error
     /// paths only, so that a file rewritten under us is told apart from a damaged one.
     fn changed(&self) -> Option<Fault> {
-        let Backing::Pread(f, _) = &self.backing else {
+        let Backing::Pread(h, _) = &self.backing else {
             return None;
+        };
+        let f = match h.file() {
+            Ok(f) => f,
+            Err(TableError::Corrupt { what, .. }) => return Some(what),
+            Err(_) => return None,
         };
         let md = f.metadata().ok()?;
         // `file_len` is the length checked at open (equal to the file's length then).
