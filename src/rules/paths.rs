@@ -301,27 +301,37 @@ impl Capture<'_> {
 
 /// Every capture of the side to move with its full path, before any rule of choice.
 fn all_captures(game: &Game, p: &Position) -> Vec<PathMove> {
+    let mut out = Vec::new();
+    for c in captures_from(game, p) {
+        c.extend(
+            c.from,
+            c.start_king,
+            &mut Vec::new(),
+            &mut Vec::new(),
+            &mut out,
+        );
+    }
+    out
+}
+
+/// The capture facts of `p` for each piece of the side to move (in square order), whether or
+/// not that piece can capture.
+fn captures_from<'a>(game: &'a Game, p: &Position) -> impl Iterator<Item = Capture<'a>> {
     let side = p.side;
     let mine = p.pieces(side);
     let enemy = p.pieces(side.opponent());
-    let mut out = Vec::new();
-    for from in 0..32u8 {
-        if mine & (1 << from) == 0 {
-            continue;
-        }
-        let king = p.kings & (1 << from) != 0;
-        let c = Capture {
+    let kings = p.kings;
+    (0..32u8)
+        .filter(move |&from| mine & (1 << from) != 0)
+        .map(move |from| Capture {
             game,
             side,
             from,
             enemy,
-            enemy_kings: enemy & p.kings,
+            enemy_kings: enemy & kings,
             occupied: (mine | enemy) & !(1 << from),
-            start_king: king,
-        };
-        c.extend(from, king, &mut Vec::new(), &mut Vec::new(), &mut out);
-    }
-    out
+            start_king: kings & (1 << from) != 0,
+        })
 }
 
 /// The Italian order of a capture (larger is preferred): pieces taken, taken by a king, kings
@@ -424,24 +434,7 @@ fn quiet_moves(game: &Game, p: &Position) -> Vec<PathMove> {
 /// begins at least one complete capture, since [`Capture::extend`] emits a capture wherever
 /// no further jump is found).
 fn any_capture(game: &Game, p: &Position) -> bool {
-    let side = p.side;
-    let mine = p.pieces(side);
-    let enemy = p.pieces(side.opponent());
-    (0..32u8)
-        .filter(|&from| mine & (1 << from) != 0)
-        .any(|from| {
-            let king = p.kings & (1 << from) != 0;
-            let c = Capture {
-                game,
-                side,
-                from,
-                enemy,
-                enemy_kings: enemy & p.kings,
-                occupied: (mine | enemy) & !(1 << from),
-                start_king: king,
-            };
-            !c.jumps(from, king, 0).is_empty()
-        })
+    captures_from(game, p).any(|c| !c.jumps(c.from, c.start_king, 0).is_empty())
 }
 
 /// Every legal move of the side to move of `p` under `game`: capture sequences listed
