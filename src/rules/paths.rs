@@ -176,19 +176,28 @@ struct Capture<'a> {
 }
 
 impl Capture<'_> {
-    /// Every jump from bit index `at` by a piece that is a king or not: (victim, landings).
-    fn jumps(&self, at: u8, king: bool, jumped: Bitboard) -> Vec<(u8, Vec<u8>)> {
+    /// Calls `f(victim, landings)` for every jump from bit index `at` by a piece that is a king
+    /// or not, in direction order (bit indices; the landing squares in order along the
+    /// diagonal, at least one), until `f` returns true. Returns whether some call returned
+    /// true. The landings live on the stack: at most 6 squares lie beyond a victim.
+    fn each_jump(
+        &self,
+        at: u8,
+        king: bool,
+        jumped: Bitboard,
+        mut f: impl FnMut(u8, &[u8]) -> bool,
+    ) -> bool {
         let all = [0, 1, 2, 3];
         let dirs: &[usize] = if king || self.game.men_capture_backward {
             &all
         } else {
             &forward(self.side)
         };
-        let mut out = Vec::new();
+        let flying = king && self.game.kings == KingRange::Flying;
         for &d in dirs {
             // The first occupied square along d (a short piece looks only at the next one).
             let mut s = step(d, at);
-            if king && self.game.kings == KingRange::Flying {
+            if flying {
                 while let Some(x) = s {
                     if self.occupied & (1 << x) != 0 {
                         break;
@@ -204,23 +213,30 @@ impl Capture<'_> {
             if !king && !self.game.men_capture_kings && self.enemy_kings & vb != 0 {
                 continue;
             }
-            let mut landings = Vec::new();
+            let mut landings = [0u8; 8];
+            let mut n = 0;
             let mut t = step(d, victim);
             while let Some(x) = t {
                 if self.occupied & (1 << x) != 0 {
                     break;
                 }
-                landings.push(x);
-                if !(king && self.game.kings == KingRange::Flying) {
+                landings[n] = x;
+                n += 1;
+                if !flying {
                     break;
                 }
                 t = step(d, x);
             }
-            if !landings.is_empty() {
-                out.push((victim, landings));
+            if n > 0 && f(victim, &landings[..n]) {
+                return true;
             }
         }
-        out
+        false
+    }
+
+    /// Whether a piece on bit index `at` (a king or not) has a jump, `jumped` already taken.
+    fn has_jump(&self, at: u8, king: bool, jumped: Bitboard) -> bool {
+        self.each_jump(at, king, jumped, |_, _| true)
     }
 
     /// Whether a piece that has just landed on `at` becomes (or stays) a king for the rest of
@@ -240,31 +256,19 @@ impl Capture<'_> {
         out: &mut Vec<PathMove>,
     ) {
         let jumped = order.iter().fold(0u32, |b, &i| b | 1 << i);
-        let jumps = self.jumps(at, king, jumped);
-        if jumps.is_empty() {
-            if !order.is_empty() {
-                self.emit(at, king, order, path, out);
-            }
-            return;
-        }
-        for (victim, landings) in jumps {
+        let mut any = false;
+        self.each_jump(at, king, jumped, |victim, landings| {
+            any = true;
             order.push(victim);
             let jumped = jumped | 1 << victim;
             // A flying king must land where the capture goes on, if it can anywhere.
-            let going_on: Vec<u8> = landings
-                .iter()
-                .copied()
-                .filter(|&t| {
-                    !self.stops(t, king)
-                        && !self.jumps(t, self.king_after(t, king), jumped).is_empty()
-                })
-                .collect();
-            let chosen = if going_on.is_empty() {
-                landings
-            } else {
-                going_on
-            };
-            for t in chosen {
+            let goes_on =
+                |t: u8| !self.stops(t, king) && self.has_jump(t, self.king_after(t, king), jumped);
+            let some_go_on = landings.iter().any(|&t| goes_on(t));
+            for &t in landings {
+                if some_go_on && !goes_on(t) {
+                    continue;
+                }
                 path.push(t + 1);
                 if self.stops(t, king) {
                     self.emit(t, true, order, path, out);
@@ -274,6 +278,10 @@ impl Capture<'_> {
                 path.pop();
             }
             order.pop();
+            false
+        });
+        if !any && !order.is_empty() {
+            self.emit(at, king, order, path, out);
         }
     }
 
@@ -434,7 +442,7 @@ fn quiet_moves(game: &Game, p: &Position) -> Vec<PathMove> {
 /// begins at least one complete capture, since [`Capture::extend`] emits a capture wherever
 /// no further jump is found).
 fn any_capture(game: &Game, p: &Position) -> bool {
-    captures_from(game, p).any(|c| !c.jumps(c.from, c.start_king, 0).is_empty())
+    captures_from(game, p).any(|c| c.has_jump(c.from, c.start_king, 0))
 }
 
 /// Every legal move of the side to move of `p` under `game`: capture sequences listed
