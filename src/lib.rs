@@ -196,8 +196,8 @@ pub mod planning {
     };
     pub use crate::generate::dtw::dtw_unit_bytes;
     pub use crate::memory::{
-        default_budget, format_size, parse_size, predict, SizeError, SizeProblem, StepPrediction,
-        UNIT_BYTES_PER_POSITION,
+        default_budget, format_size, parse_size, predict, unit_reads_decoded_bytes, SizeError,
+        SizeProblem, StepPrediction, UNIT_BYTES_PER_POSITION,
     };
     pub use crate::plan::{build_order, closure};
 }

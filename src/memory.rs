@@ -172,6 +172,15 @@ pub fn spill_cache_bytes(budget: u64) -> u64 {
     (budget / 8).clamp(1 << 20, 256 << 20)
 }
 
+/// Bytes of every slice `u` reads ([`unit_reads`]) decoded in the dependency store (2 bits per
+/// position): what its dependencies need so that no lookup goes through the block cache.
+pub fn unit_reads_decoded_bytes(u: &Unit) -> u64 {
+    unit_reads(u)
+        .iter()
+        .map(|s| decoded_bytes(SliceIndex::new(*s).size()))
+        .sum()
+}
+
 /// Every slice a unit reads (stored, Black to move, non-empty): its same-piece-count
 /// dependencies ([`Unit::deps`], first) then every slice of its capture materials, in a fixed
 /// order. This is the order in which the store admits slices under a budget.

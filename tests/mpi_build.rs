@@ -51,9 +51,36 @@ fn plan_ranks_lists_the_units_to_split() {
         .filter(|l| !l.starts_with('#'))
         .map(|l| l.split('\t').next().unwrap().parse().unwrap())
         .collect();
-    let want: Vec<usize> = checkers_egdb::planning::build_order(5)
+    // The rule restated here from the units' slice sizes: split when the solver state (2 bytes
+    // per position) exceeds 4 MiB, or when the state and the dependencies decoded (2 bits per
+    // position of every slice read: same-count dependencies and every slice of each capture
+    // material) exceed it whole but fit next to a third of the state.
+    let units = checkers_egdb::planning::build_order(5);
+    let mut slice_size = std::collections::HashMap::new();
+    let mut material_size: std::collections::HashMap<_, Vec<u64>> = Default::default();
+    for u in &units {
+        for (s, &n) in u.slices.iter().zip(&u.sizes) {
+            slice_size.insert(*s, n);
+            material_size.entry(s.material).or_default().push(n);
+        }
+    }
+    let m = 4u64 << 20;
+    let want: Vec<usize> = units
         .iter()
-        .filter(|u| 2 * u.sizes.iter().sum::<u64>() > 4 << 20)
+        .filter(|u| {
+            let n = u.sizes.iter().sum::<u64>();
+            let deps: u64 = u
+                .deps
+                .iter()
+                .map(|s| slice_size[s].div_ceil(4))
+                .sum::<u64>()
+                + u.capture_materials
+                    .iter()
+                    .flat_map(|c| material_size.get(c).into_iter().flatten())
+                    .map(|n| n.div_ceil(4))
+                    .sum::<u64>();
+            2 * n > m || (2 * n + deps > m && 2 * n.div_ceil(3) + deps <= m)
+        })
         .map(|u| u.id)
         .collect();
     assert!(!want.is_empty());

@@ -50,7 +50,8 @@ pub struct Args {
     /// With --mpi: solve every unit of more than POSITIONS positions split over all the ranks
     /// (each rank holds an index range of both slices of the unit and exchanges predecessor
     /// updates with the others; docs/mpi.md). For tests and measurements: units whose solver
-    /// state (2 bytes per position) exceeds --memory are split anyway. Not with --dtc.
+    /// state (2 bytes per position) exceeds --memory, or whose dependencies decoded fit only
+    /// next to a share of it, are split anyway. Works with --dtc.
     #[arg(long, value_name = "POSITIONS")]
     pub split_above: Option<u64>,
     /// Also build the distance-to-conversion file of every slice (`<slice>.dtc`); on a

@@ -1,7 +1,9 @@
 //! `egdb plan`: build order of slice units and their dependencies; with `--memory`, the
 //! predicted memory and disk of every step (see [`checkers_egdb::planning::predict`]).
 use super::CliResult;
-use checkers_egdb::planning::{build_order, format_size, parse_size, predict, StepPrediction};
+use checkers_egdb::planning::{
+    build_order, format_size, parse_size, predict, unit_reads_decoded_bytes, StepPrediction,
+};
 use checkers_egdb::Unit;
 
 /// Arguments of `egdb plan`.
@@ -19,8 +21,10 @@ pub struct Args {
     #[arg(long, value_name = "X", requires = "memory")]
     positions_per_byte: Option<f64>,
     /// With --memory (per rank): the plan of `egdb build --mpi` on this many ranks: which
-    /// units are split over the ranks (their solver state over --memory), the solver state per
-    /// rank, the predecessor updates exchanged (model of docs/mpi.md), and the critical path.
+    /// units are split over the ranks (their solver state over --memory, or their dependencies
+    /// decoded fitting only next to a share of it), whether each one's dependencies fit decoded,
+    /// the solver state per rank, the predecessor updates exchanged (model of docs/mpi.md), and
+    /// the critical path.
     #[arg(long, value_name = "R", requires = "memory", conflicts_with = "json")]
     ranks: Option<u32>,
     /// Print JSON: `{"max_pieces": N, "units": [{"id", "slices", "sizes", "pieces", "deps",
@@ -240,9 +244,10 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
     use checkers_egdb::planning::UNIT_BYTES_PER_POSITION;
     use std::collections::HashMap;
     let size = |u: &Unit| u.sizes.iter().sum::<u64>();
-    let split = |u: &Unit| {
-        ranks > 1 && budget.is_some_and(|m| size(u).saturating_mul(UNIT_BYTES_PER_POSITION) > m)
-    };
+    // The build's own decision (`egdb build --mpi` under this --memory).
+    let mut opts = checkers_egdb::BuildOptions::new(".", 1);
+    opts.memory = budget;
+    let split = |u: &Unit| checkers_egdb::driver::split_unit(u, &opts, ranks as usize);
     // Units holding each material (captures read every slice of a material).
     let mut of_material: HashMap<_, Vec<usize>> = HashMap::new();
     for (k, u) in units.iter().enumerate() {
@@ -251,6 +256,18 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
         }
     }
     let at: HashMap<usize, usize> = units.iter().enumerate().map(|(k, u)| (u.id, k)).collect();
+    // The dependencies a unit reads, decoded (2 bits per position, as the build's store holds
+    // them).
+    let deps_decoded = unit_reads_decoded_bytes;
+    // The memory a rank has left for decoded dependencies next to its share of the unit.
+    let room = |u: &Unit| {
+        let state = if split(u) {
+            size(u).div_ceil(ranks) * UNIT_BYTES_PER_POSITION
+        } else {
+            size(u) * UNIT_BYTES_PER_POSITION
+        };
+        budget.map_or(u64::MAX, |m| m.saturating_sub(state))
+    };
     // Critical path (positions, a split unit counting 1/R of its own): units are in build
     // order, so every dependency comes first.
     let mut chain = vec![0f64; units.len()];
@@ -272,7 +289,7 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
     }
     let total: u64 = units.iter().map(size).sum();
     let mut out = format!(
-        "# {} ranks, memory per rank {}: a unit whose solver state ({UNIT_BYTES_PER_POSITION} bytes per position) exceeds it is split over all the ranks\n# id\tslices\tpositions\tranks\tstate_per_rank\texchanged_bytes\n",
+        "# {} ranks, memory per rank {}: a unit whose solver state ({UNIT_BYTES_PER_POSITION} bytes per position) exceeds it is split over all the ranks\n# id\tslices\tpositions\tranks\tstate_per_rank\texchanged_bytes\tdeps_decoded\tdeps_fit\n",
         ranks,
         budget.map_or("unbounded".into(), format_size)
     );
@@ -289,7 +306,7 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
         worst_rank = worst_rank.max(per_rank);
         largest_split = largest_split.max(u.sizes.iter().copied().max().unwrap_or(0));
         out.push_str(&format!(
-            "{}\t{}\t{n}\t{ranks}\t{}\t{}\n",
+            "{}\t{}\t{n}\t{ranks}\t{}\t{}\t{}\t{}\n",
             u.id,
             u.slices
                 .iter()
@@ -297,7 +314,13 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
                 .collect::<Vec<_>>()
                 .join(","),
             format_size(per_rank),
-            format_size(x as u64)
+            format_size(x as u64),
+            format_size(deps_decoded(u)),
+            if deps_decoded(u) <= room(u) {
+                "yes"
+            } else {
+                "no"
+            }
         ));
     }
     let largest_whole = units
@@ -306,6 +329,19 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
         .map(|u| size(u) * UNIT_BYTES_PER_POSITION)
         .max()
         .unwrap_or(0);
+    let spilling: Vec<&Unit> = units.iter().filter(|u| deps_decoded(u) > room(u)).collect();
+    let most = units.iter().map(deps_decoded).max().unwrap_or(0);
+    out.push_str(&format!(
+        "# dependencies: at most {} decoded for one unit; {} units ({} split) do not fit them decoded next to their solver state and read them through the block cache, {}\n",
+        format_size(most),
+        spilling.len(),
+        spilling.iter().filter(|u| split(u)).count(),
+        if spilling.is_empty() {
+            "none"
+        } else {
+            "which is much slower when the cache holds a small part of them (initial pass 20x slower with a fifth, docs/mpi.md): give those ranks more memory"
+        }
+    ));
     let cp = chain.iter().copied().fold(0f64, f64::max);
     let cp_whole = chain_whole.iter().copied().fold(0f64, f64::max);
     let bound = (total as f64 / ranks as f64).max(cp);

@@ -768,17 +768,33 @@ impl Runner for LocalRunner {
 }
 
 /// Whether `unit` is solved split over the `ranks` ranks of an MPI job (docs/mpi.md, "Inside
-/// one unit") rather than whole on one rank: with more than one rank, when it has more positions than
-/// [`BuildOptions::split_above`], or when its solver state
+/// one unit") rather than whole on one rank: with more than one rank, when it has more
+/// positions than [`BuildOptions::split_above`]; when its solver state
 /// ([`crate::memory::UNIT_BYTES_PER_POSITION`] bytes per position) exceeds
-/// [`BuildOptions::memory`], the budget of one rank.
+/// [`BuildOptions::memory`], the budget of one rank; or when its state and its dependencies
+/// decoded ([`crate::memory::unit_reads_decoded_bytes`]) exceed that budget whole but fit next
+/// to one rank's share of the state. The last rule keeps dependency lookups out of the block
+/// cache, which is many times slower when it holds a small part of them (docs/mpi.md,
+/// "Dependencies through the block cache"). The files do not depend on the choice.
 pub fn split_unit(unit: &Unit, opts: &BuildOptions, ranks: usize) -> bool {
+    use crate::memory::UNIT_BYTES_PER_POSITION;
     let n: u64 = unit.sizes.iter().sum();
-    ranks > 1
-        && (opts.split_above.is_some_and(|t| n > t)
-            || opts
-                .memory
-                .is_some_and(|m| n.saturating_mul(crate::memory::UNIT_BYTES_PER_POSITION) > m))
+    if ranks <= 1 {
+        return false;
+    }
+    if opts.split_above.is_some_and(|t| n > t) {
+        return true;
+    }
+    let Some(m) = opts.memory else {
+        return false;
+    };
+    let state = n.saturating_mul(UNIT_BYTES_PER_POSITION);
+    if state > m {
+        return true;
+    }
+    let deps = crate::memory::unit_reads_decoded_bytes(unit);
+    let share = n.div_ceil(ranks as u64) * UNIT_BYTES_PER_POSITION;
+    state.saturating_add(deps) > m && share.saturating_add(deps) <= m
 }
 
 /// Solve `unit` split over the ranks of `ex` ([`crate::driver::Exchange`]), every rank calling
