@@ -172,8 +172,10 @@ pub fn spill_cache_bytes(budget: u64) -> u64 {
     (budget / 8).clamp(1 << 20, 256 << 20)
 }
 
-/// Bytes of every slice `u` reads ([`unit_reads`]) decoded in the dependency store (2 bits per
-/// position): what its dependencies need so that no lookup goes through the block cache.
+/// Bytes of every slice unit `u` reads decoded in the dependency store (2 bits per position):
+/// its same-piece-count dependencies ([`Unit::deps`]) and every non-empty slice of its capture
+/// materials ([`Unit::capture_materials`]). What its dependencies need so that no lookup goes
+/// through the block cache (docs/mpi.md, "Dependencies through the block cache").
 pub fn unit_reads_decoded_bytes(u: &Unit) -> u64 {
     unit_reads(u)
         .iter()
