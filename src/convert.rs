@@ -15,9 +15,9 @@ use crate::board::{Color, Position, Wld};
 use crate::index::SliceIndex;
 use crate::slice::Slice;
 use crate::table::{
-    slice_of_dtc_file_name, slice_of_file_name, Access, DtcFile, FileKind,
-    TableError, TableFile, WriteOptions, ANY_RULES, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD,
-    CODEC_CM_FILLED, CODEC_CM_THREATS, RULES_ENGLISH,
+    slice_of_dtc_file_name, slice_of_file_name, Access, DtcFile, FileKind, TableError, TableFile,
+    WriteOptions, ANY_RULES, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_FILLED,
+    CODEC_CM_THREATS, RULES_ENGLISH,
 };
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
@@ -225,7 +225,8 @@ fn refuse_same(src: &Path, dst: &Path) -> Result<(), ConvertError> {
 
 /// The variant name of a rules id (for messages).
 fn rules_name(id: u32) -> String {
-    crate::rules::Variant::from_id(id).map_or_else(|| format!("rules id {id}"), |v| v.name().to_string())
+    crate::rules::Variant::from_id(id)
+        .map_or_else(|| format!("rules id {id}"), |v| v.name().to_string())
 }
 
 /// Whether `bytes` (a whole WLD, DTC or DTW file) ends with the xxh64 of everything before it
@@ -556,7 +557,10 @@ fn check(
     };
     let mut by_pieces: BTreeMap<u32, Vec<&Item>> = BTreeMap::new();
     for it in wld.iter().filter(|i| i.positions > 0) {
-        by_pieces.entry(it.slice.material.pieces()).or_default().push(it);
+        by_pieces
+            .entry(it.slice.material.pieces())
+            .or_default()
+            .push(it);
     }
     for (&k, slices) in &by_pieces {
         let all: u64 = slices.iter().map(|i| i.positions).sum();

@@ -135,9 +135,18 @@ fn english_tables_convert_to_codecs_4_5_6_probe_alike_verify_and_resume() {
     for codec in ["4", "5", "6"] {
         let dst = d.path().join(format!("c{codec}"));
         let out = convert_ok(&src, &dst, &["--codec", codec, "--check", "300"]);
-        assert!(out.contains(&format!("WLD files in codec {codec}")), "{out}");
-        assert!(out.contains("against the codec-2 reading: 0 differ"), "{out}");
-        assert!(out.contains("1029 converted, 0 copied, 0 already there"), "{out}");
+        assert!(
+            out.contains(&format!("WLD files in codec {codec}")),
+            "{out}"
+        );
+        assert!(
+            out.contains("against the codec-2 reading: 0 differ"),
+            "{out}"
+        );
+        assert!(
+            out.contains("1029 converted, 0 copied, 0 already there"),
+            "{out}"
+        );
         assert!(out.contains("2058 files"), "distance files: {out}");
         assert_eq!(codecs(&dst), vec![codec.parse::<u32>().unwrap()]);
         // The source is untouched; the distance files are copies; every WLD file is there.
@@ -300,7 +309,10 @@ fn refusals_name_the_problem_and_write_nothing() {
         1,
         "from codec 4 to codec 2",
     );
-    assert!(err.contains("needs a search") && err.contains("egdb build"), "{err}");
+    assert!(
+        err.contains("needs a search") && err.contains("egdb build"),
+        "{err}"
+    );
     assert!(!dst.exists());
 
     // A damaged header: reported by name before anything is written.
@@ -314,7 +326,11 @@ fn refusals_name_the_problem_and_write_nothing() {
     b[20] ^= 1;
     std::fs::write(&victim, &b).unwrap();
     let bs = bad.to_str().unwrap();
-    convert_fails(&["--dir", bs, "--out", t, "--codec", "5"], 1, "1101-3n.egdb");
+    convert_fails(
+        &["--dir", bs, "--out", t, "--codec", "5"],
+        1,
+        "1101-3n.egdb",
+    );
     assert!(!dst.exists());
 
     // A damaged block (the header intact): reported by name, and no file of that slice is
@@ -330,11 +346,21 @@ fn refusals_name_the_problem_and_write_nothing() {
     for codec in ["2", "5"] {
         let out = d.path().join(format!("partial{codec}"));
         let err = convert_fails(
-            &["--dir", bs, "--out", out.to_str().unwrap(), "--codec", codec],
+            &[
+                "--dir",
+                bs,
+                "--out",
+                out.to_str().unwrap(),
+                "--codec",
+                codec,
+            ],
             1,
             "0102-nn.egdb",
         );
-        assert!(err.contains("source file") && err.contains("corrupt"), "{err}");
+        assert!(
+            err.contains("source file") && err.contains("corrupt"),
+            "{err}"
+        );
         assert!(!out.join("0102-nn.egdb").exists(), "codec {codec}");
         for (n, _) in files(&out) {
             if n.ends_with(".egdb") {
@@ -385,7 +411,11 @@ fn a_variants_tables_convert_to_codec_2_only_keeping_their_rules() {
         "--dir",
         src.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let src_files = files(&src);
     let s = src.to_str().unwrap();
     let dst = d.path().join("dst");
@@ -403,7 +433,10 @@ fn a_variants_tables_convert_to_codec_2_only_keeping_their_rules() {
     // probe (the variant's rules).
     let out = convert_ok(&src, &dst, &["--check", "300"]);
     assert!(out.contains("(italian tables)"), "{out}");
-    assert!(out.contains("against the probe of the source: 0 differ"), "{out}");
+    assert!(
+        out.contains("against the probe of the source: 0 differ"),
+        "{out}"
+    );
     assert_eq!(files(&dst), src_files);
     assert_eq!(dir_rules(&dst).unwrap(), dir_rules(&src).unwrap());
     verify_ok(&dst);

@@ -105,8 +105,10 @@ pub fn run(args: Args) -> CliResult {
     });
     bar.finish_and_clear();
     let rep = rep.map_err(|e| super::one_line(&e.to_string()))?;
-    let variant = checkers_egdb::rules::Variant::from_id(rep.rules)
-        .map_or_else(|| format!("rules id {}", rep.rules), |v| v.name().to_string());
+    let variant = checkers_egdb::rules::Variant::from_id(rep.rules).map_or_else(
+        || format!("rules id {}", rep.rules),
+        |v| v.name().to_string(),
+    );
     println!(
         "{} -> {}: WLD files in codec {} ({variant} tables)",
         super::one_line(&args.dir.display().to_string()),

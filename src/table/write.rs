@@ -231,11 +231,20 @@ pub(crate) fn reencode(
     src: &super::read::TableFile,
     opts: &WriteOptions,
 ) -> Result<Vec<u8>, TableError> {
+    reencode_in(src, opts, REENCODE_CHUNK)
+}
+
+/// [`reencode`] about `chunk` positions at a time (whole output blocks, at least one).
+pub(crate) fn reencode_in(
+    src: &super::read::TableFile,
+    opts: &WriteOptions,
+    chunk: u64,
+) -> Result<Vec<u8>, TableError> {
     check_options(opts)?;
     let meta = src.meta();
     check_meta(meta)?;
     let bp = u64::from(opts.block_positions);
-    let chunk = (REENCODE_CHUNK / bp).max(1) * bp;
+    let chunk = (chunk / bp).max(1) * bp;
     let mut blocks: Vec<EncodedBlock> = Vec::new();
     let mut from = 0u64;
     while from < meta.positions {
