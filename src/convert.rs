@@ -636,7 +636,8 @@ fn check(
 
 /// Codec 2's reading of English positions from the source's files, written apart from the
 /// probe: captures resolved by search over the slow move generator (`Position::unique_moves`),
-/// no move a loss, else the stored entry of the Black-to-move form (`TableFile::get`).
+/// no move a loss, else the stored entry of the Black-to-move form (`TableFile::get`). The
+/// files are memory-mapped (no descriptor held open however many slices are drawn).
 struct Codec2Reading<'a> {
     files: HashMap<Slice, &'a Path>,
     open: std::sync::Mutex<HashMap<Slice, std::sync::Arc<TableFile>>>,
@@ -669,7 +670,7 @@ impl Codec2Reading<'_> {
                         ))
                     })?;
                     let t = std::sync::Arc::new(
-                        TableFile::open_rules(path, Access::Pread, RULES_ENGLISH)
+                        TableFile::open_rules(path, Access::Mmap, RULES_ENGLISH)
                             .map_err(ConvertError::Source)?,
                     );
                     open.insert(s, t.clone());
