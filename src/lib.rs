@@ -119,6 +119,7 @@ mod any;
 mod atomic;
 mod bmi2;
 mod board;
+mod convert;
 mod count;
 mod generate;
 mod index;
@@ -141,6 +142,9 @@ mod verify;
 pub use any::{resolve_rules, AnyTablebase};
 pub use atomic::replace as replace_file;
 pub use board::{Bitboard, Color, Position, PositionError, Wld};
+pub use convert::{
+    convert_dir, ConvertCounts, ConvertError, ConvertOptions, ConvertReport, MAX_CONVERT_CHECK,
+};
 pub use generate::{
     build, build_with, first_missing_dependency, peak_rss_bytes, BuildError, BuildObserver,
     BuildOptions, BuildSummary, NoProgress, Unit, UnitReport, MAX_BUILD_PIECES,

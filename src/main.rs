@@ -40,6 +40,8 @@ enum Command {
     Verify(cli::verify::Args),
     /// List the slices present in a table directory.
     Info(cli::info::Args),
+    /// Write a table directory again in another value codec (a copy for the distance files).
+    Convert(cli::convert::Args),
     /// Settle positions beyond the tables by proof-number search (optionally with certificates).
     Prove(cli::prove::Args),
     /// Verify a certificate written by `egdb prove --cert`.
@@ -97,6 +99,7 @@ fn main() {
         Command::Stats(a) => cli::stats::run(a),
         Command::Verify(a) => cli::verify::run(a),
         Command::Info(a) => cli::info::run(a),
+        Command::Convert(a) => cli::convert::run(a),
         Command::Prove(a) => cli::prove::run(a),
         Command::CheckProof(a) => cli::check_proof::run(a),
         Command::Serve(a) => cli::serve::run(a),

@@ -3,6 +3,7 @@ pub mod annotate;
 pub mod build;
 pub mod build_mpi;
 pub mod check_proof;
+pub mod convert;
 pub mod count;
 pub mod info;
 pub mod line;

@@ -339,6 +339,65 @@ mod tests {
     }
 
     #[test]
+    fn reencode_equals_the_whole_slice_writer_and_ranges_decode() {
+        use super::write::{reencode, reencode_in};
+        let dir = tempfile::tempdir().unwrap();
+        let s = slice("2110-34");
+        let vals = pseudo_values(crate::index::SliceIndex::new(s).size() as usize, 21);
+        let meta = meta_for(s, &vals);
+        let path = dir.path().join("src.egdb");
+        let src_opts = WriteOptions {
+            block_positions: 200,
+            ..Default::default()
+        };
+        write_table_with(&path, &meta, &vals, &src_opts).unwrap();
+        let t = TableFile::open(&path).unwrap();
+        let stored = t.decode_all().unwrap();
+        // Ranges across block boundaries, empty, whole; out of range refused.
+        let n = stored.len() as u64;
+        for (a, b) in [
+            (0, n),
+            (0, 0),
+            (199, 201),
+            (150, 1234),
+            (n - 1, n),
+            (400, 400),
+        ] {
+            assert_eq!(
+                t.decode_range(a, b).unwrap(),
+                stored[a as usize..b as usize],
+                "{a}..{b}"
+            );
+        }
+        assert!(t.decode_range(5, 4).is_err() && t.decode_range(0, n + 1).is_err());
+        // Other block sizes (smaller, larger, not a multiple of the source's) and codecs:
+        // the bytes of the whole-slice writer given the stored values.
+        for (bp, codec) in [
+            (1000, CODEC_2BIT_ZSTD),
+            (60, CODEC_2BIT_ZSTD),
+            (200, CODEC_2BIT_THREATS),
+            (65_520, CODEC_CM_THREATS),
+            (1020, CODEC_CM_FILLED),
+        ] {
+            let opts = WriteOptions {
+                block_positions: bp,
+                codec,
+                ..Default::default()
+            };
+            let want = encode_table(&meta, &stored, &opts).unwrap();
+            assert_eq!(reencode(&t, &opts).unwrap(), want, "{bp} {codec}");
+            // A few blocks at a time (ranges that cut the source's blocks).
+            for chunk in [1, 700, 5000] {
+                assert_eq!(
+                    reencode_in(&t, &opts, chunk).unwrap(),
+                    want,
+                    "{bp} {codec} {chunk}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn deterministic_bytes() {
         let s = slice("0202-nn");
         let vals = pseudo_values(crate::index::SliceIndex::new(s).size() as usize, 3);

@@ -702,6 +702,43 @@ impl TableFile {
         self.decode_all_in(true)
     }
 
+    /// The stored values of positions `from..to` (one byte 0..=2 each, in index order), from
+    /// the blocks that hold them only (decoded in parallel): the converter's input, a bounded
+    /// range at a time whatever the slice's size.
+    ///
+    /// # Errors
+    /// [`TableError::Invalid`] for a range that is empty-reversed or past the slice's end; block
+    /// errors of [`TableFile::decode_block`].
+    pub(crate) fn decode_range(&self, from: u64, to: u64) -> Result<Vec<u8>, TableError> {
+        if from > to || to > self.meta.positions {
+            return Err(TableError::Invalid(format!(
+                "positions {from}..{to} of slice {} ({} positions)",
+                self.meta.slice, self.meta.positions
+            )));
+        }
+        if let Some(u) = self.uniform {
+            return Ok(vec![u as u8; (to - from) as usize]);
+        }
+        if from == to {
+            return Ok(Vec::new());
+        }
+        let bp = u64::from(self.block_positions);
+        let (first, last) = (from / bp, (to - 1) / bp);
+        let parts: Vec<Vec<u8>> = (first..=last)
+            .into_par_iter()
+            .map(|b| -> Result<Vec<u8>, TableError> {
+                // The part of block b inside from..to.
+                let (a, z) = ((b * bp).max(from), ((b + 1) * bp).min(to));
+                let (lo, hi) = ((a - b * bp) as usize, (z - b * bp) as usize);
+                Ok(match self.decode_block(b)? {
+                    Block::Const(w) => vec![w as u8; hi - lo],
+                    Block::Packed(p) => (lo..hi).map(|i| Wld2Bit::memory_symbol(&p, i)).collect(),
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(parts.concat())
+    }
+
     /// [`TableFile::decode_all`] on the calling thread only. For a caller that holds a lock
     /// inside a rayon task: while a parallel decode waits for its blocks, the waiting thread
     /// runs other queued tasks, which may ask for the same lock and never get it (the

@@ -211,6 +211,60 @@ fn encode_any(
     }
 }
 
+/// Positions decoded and encoded at a time by [`reencode`] (rounded to whole blocks of the
+/// output): 4 Mi values, 4 MiB in memory, enough blocks for every thread.
+const REENCODE_CHUNK: u64 = 1 << 22;
+
+/// The bytes of `src`'s slice written with `opts` (codec, block size, level, rules): the file
+/// [`write_table_with`] would write from `src`'s stored values, made a range of
+/// [`REENCODE_CHUNK`] positions at a time (the memory does not grow with the slice; the
+/// output's blocks are encoded each on its own, so they equal a whole-slice encoding's). The
+/// header keeps `src`'s counts and longest resolution. Where `src` stores a filler (a
+/// don't-care position of its codec), that filler is the input: the target codec must leave
+/// at least those positions don't care, which the caller decides (codec 2 to 4, 5 or 6; any
+/// of 4, 5, 6 to another).
+///
+/// # Errors
+/// Block errors of `src` ([`TableError::Corrupt`] naming its path); [`TableError::Invalid`]
+/// for bad options.
+pub(crate) fn reencode(
+    src: &super::read::TableFile,
+    opts: &WriteOptions,
+) -> Result<Vec<u8>, TableError> {
+    reencode_in(src, opts, REENCODE_CHUNK)
+}
+
+/// [`reencode`] about `chunk` positions at a time (whole output blocks, at least one).
+pub(crate) fn reencode_in(
+    src: &super::read::TableFile,
+    opts: &WriteOptions,
+    chunk: u64,
+) -> Result<Vec<u8>, TableError> {
+    check_options(opts)?;
+    let meta = src.meta();
+    check_meta(meta)?;
+    let bp = u64::from(opts.block_positions);
+    let chunk = (chunk / bp).max(1) * bp;
+    let mut blocks: Vec<EncodedBlock> = Vec::new();
+    let mut from = 0u64;
+    while from < meta.positions {
+        let to = (from + chunk).min(meta.positions);
+        let values = src.decode_range(from, to)?;
+        blocks.extend(encode_blocks(meta.slice, from, &values, None, opts)?);
+        from = to;
+    }
+    let infos: Vec<BlockInfo> = blocks.iter().map(BlockInfo::from).collect();
+    let (mut out, with_data) = layout(meta, &infos, opts, 4)?;
+    if with_data {
+        for b in &blocks {
+            out.extend_from_slice(&b.data);
+        }
+    }
+    let fc = xxh64(&out, 0);
+    out.extend_from_slice(&fc.to_le_bytes());
+    Ok(out)
+}
+
 /// [`write_table`] of values with a separate don't-care mask: position `i` is written as
 /// "don't care" where `dont_care[i]` is set, whatever `values[i]` holds (the generator keeps
 /// the true values of capture positions and marks them in the mask). The bytes equal those of
