@@ -50,7 +50,9 @@ fn perft_refuses_unknown_rules() {
 /// and `stats` reading the rules from the headers; published facts (M. Fierz, "Drawing
 /// tendencies in suicide checkers", 2005: `W:WK5,K1:BK32` and `B:WK21,K1:BK18` won by the side
 /// to move; a side without pieces wins); a directory holds one variant: an English build into
-/// it, `probe --rules english` and `verify --rules russian` are refused naming both.
+/// it, `probe --rules english` and `verify --rules russian` are refused naming both;
+/// `annotate` (English games only) is refused naming the rules; `prove` refuses a `--time` or
+/// `--state-interval` out of range with one line.
 #[test]
 fn giveaway_tables_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -106,6 +108,15 @@ fn giveaway_tables_from_the_command_line() {
     // A lone White king, Black to move: Black has no pieces and wins, all 32 positions.
     assert!(text.lines().any(|l| l == "0 0 0 1 B 32 32 0 0 0"), "{text}");
 
+    let other = tempfile::tempdir().unwrap();
+    let pdn = other.path().join("game.pdn").to_str().unwrap().to_string();
+    std::fs::write(&pdn, "[FEN \"W:WK32:BK26\"]\n1. 32-28 *\n").unwrap();
+    let state = other
+        .path()
+        .join("prove.state")
+        .to_str()
+        .unwrap()
+        .to_string();
     for (args, want) in [
         (
             vec!["build", "--pieces", "3", "--dir", d, "--quiet"],
@@ -113,7 +124,28 @@ fn giveaway_tables_from_the_command_line() {
         ),
         (
             vec!["probe", "--rules", "english", "--dir", d, "W:WK32:BK26"],
-            "rules id 5 (giveaway)",
+            "are of giveaway rules, not english",
+        ),
+        (
+            vec!["annotate", "--dir", d, pdn.as_str()],
+            "reads English checkers games only; the tables in",
+        ),
+        (
+            vec!["prove", "--dir", d, "--time", "1e20", "W:WK32:BK26"],
+            "--time must be a number of seconds from 0 to 1e9, got 1e20",
+        ),
+        (
+            vec![
+                "prove",
+                "--dir",
+                d,
+                "--state",
+                state.as_str(),
+                "--state-interval",
+                "1e-300",
+                "W:WK32:BK26",
+            ],
+            "--state-interval must be a number of seconds from 0.01",
         ),
         (
             vec!["verify", "--rules", "russian", "--dir", d, "--quiet"],

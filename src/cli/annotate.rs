@@ -224,6 +224,15 @@ fn annotate_game(
 
 /// Run `egdb annotate`.
 pub fn run(args: Args) -> CliResult {
+    // Games are read with English moves and annotated from English tables.
+    let variant = super::variant_of(None, &args.dir)?;
+    if variant != checkers_egdb::rules::Variant::English {
+        return Err(format!(
+            "egdb annotate reads English checkers games only; the tables in {} are of {variant} rules (`egdb probe`, `moves --values` and `line` take positions of every variant)",
+            args.dir.display()
+        )
+        .into());
+    }
     let tb = Tablebase::open(&args.dir)?;
     // Bounded in size; PDN files are often Latin-1, read lossily rather than refused.
     let text = checkers_egdb::pdn::read_pdn_file(&args.file)?;

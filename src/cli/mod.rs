@@ -94,20 +94,16 @@ fn check_threads(threads: Option<usize>, env: Option<&str>) -> CliResult {
 /// command then reports that itself).
 ///
 /// # Errors
-/// An unknown name; a directory holding two variants' tables.
+/// An unknown name; a directory holding two variants' tables, or tables of another variant
+/// than `rules` names.
 pub fn variant_of(
     rules: Option<&str>,
     dir: &std::path::Path,
 ) -> Result<checkers_egdb::rules::Variant, Box<dyn std::error::Error + Send + Sync>> {
     use checkers_egdb::rules::Variant;
-    if let Some(r) = rules {
-        return Ok(r.parse::<Variant>()?);
-    }
-    Ok(match checkers_egdb::format::dir_rules(dir) {
-        Ok(Some(id)) => Variant::from_id(id).unwrap_or_default(),
-        Ok(None) | Err(checkers_egdb::format::TableError::Io { .. }) => Variant::English,
-        Err(e) => return Err(e.into()),
-    })
+    let asked = rules.map(|r| r.parse::<Variant>()).transpose()?;
+    // A directory of another variant's tables is named as such, not as a damaged file.
+    Ok(checkers_egdb::resolve_rules(dir, asked)?)
 }
 
 #[cfg(test)]

@@ -32,6 +32,23 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Arguments of `egdb prove`.
+/// The largest `--time` and `--state-interval` taken, in seconds (about 32 years): larger
+/// values do not fit a `Duration` comfortably and mean nothing here.
+const MAX_SECONDS: f64 = 1e9;
+/// The smallest `--state-interval`, in seconds: a save takes time, and a smaller interval
+/// would leave the search none.
+const MIN_STATE_INTERVAL: f64 = 0.01;
+
+/// A number of seconds as an error message shows it: plain, or in exponent form when very
+/// large or very small.
+fn seconds_text(x: f64) -> String {
+    if x == 0.0 || (1e-4..1e12).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 #[derive(clap::Args)]
 pub struct Args {
     /// Table directory (every table up to its largest piece count is used as exact leaves).
@@ -44,7 +61,7 @@ pub struct Args {
     /// tables, refused naming both.
     #[arg(long)]
     pub rules: Option<String>,
-    /// Time limit per position in seconds (0: none), covering everything done for it: search,
+    /// Time limit per position in seconds (0: none; at most 1e9), covering everything done for it: search,
     /// layer retrograde, certificates, --build and the search after it; the first position's
     /// time also covers opening the tables.
     #[arg(long, default_value_t = 60.0)]
@@ -86,7 +103,7 @@ pub struct Args {
     /// must be of the same position and tables: another, or a damaged one, is an error).
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
-    /// Seconds between two saves of the --state file.
+    /// Seconds between two saves of the --state file (0.01 to 1e9).
     #[arg(long, default_value_t = 60.0, value_name = "S")]
     pub state_interval: f64,
     /// One JSON object per line instead of tab-separated text.
@@ -326,8 +343,12 @@ pub fn run(args: Args) -> CliResult {
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(2, |n| n.get()),
     };
-    if !(args.time.is_finite() && args.time >= 0.0) {
-        return Err(format!("--time must be a number of seconds >= 0, got {}", args.time).into());
+    if !(args.time.is_finite() && (0.0..=MAX_SECONDS).contains(&args.time)) {
+        return Err(format!(
+            "--time must be a number of seconds from 0 to {MAX_SECONDS:e}, got {}",
+            seconds_text(args.time)
+        )
+        .into());
     }
     let tt_bytes = match args.tt_mb {
         Some(0) => return Err("--tt-mb must be at least 1".into()),
@@ -366,10 +387,12 @@ pub fn run(args: Args) -> CliResult {
         // Before hours of search: the certificate must be writable.
         cert::check_writable(path)?;
     }
-    if !(args.state_interval.is_finite() && args.state_interval > 0.0) {
+    if !(args.state_interval.is_finite()
+        && (MIN_STATE_INTERVAL..=MAX_SECONDS).contains(&args.state_interval))
+    {
         return Err(format!(
-            "--state-interval must be a number of seconds > 0, got {}",
-            args.state_interval
+            "--state-interval must be a number of seconds from {MIN_STATE_INTERVAL} to {MAX_SECONDS:e}, got {}",
+            seconds_text(args.state_interval)
         )
         .into());
     }
