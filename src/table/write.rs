@@ -253,16 +253,7 @@ pub(crate) fn reencode_in(
         blocks.extend(encode_blocks(meta.slice, from, &values, None, opts)?);
         from = to;
     }
-    let infos: Vec<BlockInfo> = blocks.iter().map(BlockInfo::from).collect();
-    let (mut out, with_data) = layout(meta, &infos, opts, 4)?;
-    if with_data {
-        for b in &blocks {
-            out.extend_from_slice(&b.data);
-        }
-    }
-    let fc = xxh64(&out, 0);
-    out.extend_from_slice(&fc.to_le_bytes());
-    Ok(out)
+    assemble(meta, &blocks, opts, 4)
 }
 
 /// [`write_table`] of values with a separate don't-care mask: position `i` is written as
@@ -681,10 +672,22 @@ fn encode<C: ValueCodec>(
     check_meta(meta)?;
     check_options(opts)?;
     let blocks = encode_blocks_with::<C>(meta.slice, 0, values, dont_care, opts)?;
+    assemble(meta, &blocks, opts, min_width)
+}
+
+/// The bytes of a whole value file from its encoded blocks: the head and offset table
+/// ([`layout`], offsets at least `min_width` bytes wide), the blocks' bytes (none for a
+/// uniform slice), then the file checksum.
+fn assemble(
+    meta: &TableMeta,
+    blocks: &[EncodedBlock],
+    opts: &WriteOptions,
+    min_width: usize,
+) -> Result<Vec<u8>, TableError> {
     let infos: Vec<BlockInfo> = blocks.iter().map(BlockInfo::from).collect();
     let (mut out, with_data) = layout(meta, &infos, opts, min_width)?;
     if with_data {
-        for b in &blocks {
+        for b in blocks {
             out.extend_from_slice(&b.data);
         }
     }
