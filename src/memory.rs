@@ -59,6 +59,9 @@ pub enum SizeProblem {
     /// The size exceeds `u64::MAX` bytes.
     #[error("too large")]
     TooLarge,
+    /// Zero bytes (`0`, `0G`, `0.0001K`): no budget can hold.
+    #[error("zero bytes")]
+    Zero,
 }
 
 /// A memory size [`parse_size`] cannot read: the text given and what is wrong with it. Its
@@ -81,7 +84,7 @@ pub struct SizeError {
 ///
 /// # Errors
 /// [`SizeError`] (naming the input) when it is empty, not a number, negative, has an unknown
-/// unit, or exceeds `u64::MAX` bytes.
+/// unit, is zero bytes, or exceeds `u64::MAX` bytes.
 pub fn parse_size(s: &str) -> Result<u64, SizeError> {
     let t = s.trim();
     let bad = |problem: SizeProblem| SizeError {
@@ -134,6 +137,9 @@ pub fn parse_size(s: &str) -> Result<u64, SizeError> {
         n.checked_mul(mult)
             .ok_or_else(|| bad(SizeProblem::TooLarge))?
     };
+    if value == 0 {
+        return Err(bad(SizeProblem::Zero));
+    }
     Ok(value)
 }
 
@@ -467,6 +473,9 @@ mod tests {
             (".", NotANumber),
             ("99999999999999999999", TooLarge),
             ("17179869184T", TooLarge),
+            ("0", Zero),
+            ("0G", Zero),
+            ("0.0000000001K", Zero),
         ] {
             let e = parse_size(s).expect_err(s);
             assert_eq!((e.input.as_str(), e.problem), (s, want));

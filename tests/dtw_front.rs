@@ -364,6 +364,26 @@ fn command_line_line_and_moves_by_metric() {
     let (ok, out, _) = egdb(&["moves", "--dir", od, "--values", "W:W5:BK2"]);
     assert!(ok);
     assert_eq!(out.lines().next().unwrap().split('\t').count(), 5);
+    // --metric dtw asked for by name: an error where a move needs a .dtw file, never the DTC
+    // order under the DTW name; a king-v-king draw (every move draws) needs none: `- -`.
+    let (ok, _, e) = egdb(&[
+        "moves", "--dir", od, "--values", "--metric", "dtw", "W:W5:BK2",
+    ]);
+    assert!(!ok && e.contains("egdb build --dtw"), "{e}");
+    let (ok, out, _) = egdb(&[
+        "moves",
+        "--dir",
+        od,
+        "--values",
+        "--metric",
+        "dtw",
+        "W:WK1:BK32",
+    ]);
+    assert!(ok);
+    for l in out.lines() {
+        let cols: Vec<&str> = l.split('\t').collect();
+        assert_eq!((cols.len(), cols[1], cols[5]), (6, "draw", "- -"), "{l}");
+    }
     let (ok, _, e) = egdb(&["stats", "--dir", od, "--dtw"]);
     assert!(!ok && e.contains("egdb build --dtw"), "{e}");
 }

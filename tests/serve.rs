@@ -66,12 +66,16 @@ fn start_in(dir: &std::path::Path, extra: &[&str]) -> Server {
 
 /// One HTTP/1.1 GET (connection closed after): status, content type, body.
 fn get_raw(addr: &str, path: &str) -> (u16, String, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    send_raw(
+        addr,
+        &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
     )
-    .unwrap();
+}
+
+/// Send `request` as it is; the answer's status, content type and body.
+fn send_raw(addr: &str, request: &str) -> (u16, String, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
     let mut buf = Vec::new();
     s.read_to_end(&mut buf).unwrap();
     let text = String::from_utf8_lossy(&buf).into_owned();
@@ -237,6 +241,37 @@ fn probe_errors() {
     // Unknown routes answer JSON 404; nothing reads a file named by the request.
     let (st, v) = get_json(&srv.addr, "/../../etc/passwd");
     assert_eq!((st, v["kind"].as_str()), (404, Some("not_found")));
+    // A parameter given twice is refused, not read as one of them (tester's finding).
+    let (st, v) = get_json(&srv.addr, "/api/probe?fen=W:WK4:BK12&fen=B:W21,22,23:B1,2");
+    assert_eq!((st, v["kind"].as_str()), (400, Some("bad_request")), "{v}");
+    assert!(v["error"].as_str().unwrap().contains("fen"), "{v}");
+    // The answers the layers make are JSON too: a body over the limit (413), another method.
+    let body = "x".repeat(4096);
+    let (st, ct, text) = send_raw(
+        &srv.addr,
+        &format!(
+            "POST /api/probe?fen=W:WK4:BK12 HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            srv.addr,
+            body.len()
+        ),
+    );
+    assert!(ct.starts_with("application/json"), "{st} {ct} {text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(st, 413, "{v}");
+    assert_eq!(v["kind"], "too_large");
+    assert!(v["error"].is_string() && v["kind"].is_string(), "{v}");
+    let (st, ct, text) = send_raw(
+        &srv.addr,
+        &format!(
+            "DELETE /api/probe?fen=W:WK4:BK12 HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            srv.addr
+        ),
+    );
+    assert_eq!(st, 405, "{text}");
+    assert!(ct.starts_with("application/json"), "{ct} {text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["kind"], "method_not_allowed");
 }
 
 #[test]

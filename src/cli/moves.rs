@@ -75,7 +75,11 @@ fn run_values(args: &Args, pos: &Position, rules: Option<Variant>) -> CliResult 
     tb.validate(pos)?;
     let dtc = scored_or_absent(&tb, pos, Metric::Dtc)?;
     // Present: the position's own .dtw file is there (a drawn position needs none to probe).
-    let dtw = if tb.has_dtw(pos)? {
+    // Asked for by name: every move's DTW, each file needed must be there (a drawn position
+    // whose moves all draw needs none, and gets its `-` column all the same).
+    let dtw = if args.metric == Some(Metric::Dtw) {
+        Some(tb.scored_moves(pos, Metric::Dtw)?)
+    } else if tb.has_dtw(pos)? {
         scored_or_absent(&tb, pos, Metric::Dtw)?
     } else {
         None

@@ -304,6 +304,65 @@ impl From<ProbeError> for ApiError {
     }
 }
 
+/// The query parameters of a request, each name at most once: a repeated name (`fen=..&fen=..`)
+/// is 400 `bad_request` naming it, never silently the last one; a query that does not decode
+/// is 400 `bad_request`.
+struct Params(HashMap<String, String>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Params {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        let Query(pairs) = Query::<Vec<(String, String)>>::from_request_parts(parts, state)
+            .await
+            .map_err(|e| ApiError(StatusCode::BAD_REQUEST, "bad_request", e.body_text()))?;
+        let mut q = HashMap::with_capacity(pairs.len());
+        for (k, v) in pairs {
+            if q.contains_key(&k) {
+                return Err(ApiError(
+                    StatusCode::BAD_REQUEST,
+                    "bad_request",
+                    format!("query parameter {k} given more than once"),
+                ));
+            }
+            q.insert(k, v);
+        }
+        Ok(Params(q))
+    }
+}
+
+/// Every error answer as JSON (`{"error", "kind"}`), including those the layers below the
+/// handlers make as plain text or an empty body: 413 of the body limit (`too_large`), 408 of
+/// the timeout (`timeout`), 405 (`method_not_allowed`). Answers already JSON pass unchanged.
+async fn json_errors(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let res = next.run(req).await;
+    let status = res.status();
+    let is_json = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return res;
+    }
+    let kind = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => "too_large",
+        StatusCode::REQUEST_TIMEOUT => "timeout",
+        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+        s if s.is_client_error() => "bad_request",
+        _ => "internal",
+    };
+    let text = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => format!("request body over {MAX_BODY} bytes"),
+        StatusCode::REQUEST_TIMEOUT => "the request took longer than --timeout-ms".to_string(),
+        s => s.canonical_reason().unwrap_or("error").to_string(),
+    };
+    ApiError(status, kind, text).into_response()
+}
+
 /// The text of `e` for a client: a table file named by its file name (the slice), never by
 /// the server's path.
 fn public_message(e: &ProbeError) -> String {
@@ -412,7 +471,7 @@ async fn blocking<T: Send + 'static>(
 
 async fn api_probe(
     State(app): State<Arc<App>>,
-    Query(q): Query<HashMap<String, String>>,
+    Params(q): Params,
 ) -> Result<Json<Value>, ApiError> {
     let i = app.pick(&q)?;
     let p = parse_fen_param(&q, app.served[i].tb.variant())?;
@@ -424,10 +483,7 @@ async fn api_probe(
     .await
 }
 
-async fn api_line(
-    State(app): State<Arc<App>>,
-    Query(q): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, ApiError> {
+async fn api_line(State(app): State<Arc<App>>, Params(q): Params) -> Result<Json<Value>, ApiError> {
     let i = app.pick(&q)?;
     let p = parse_fen_param(&q, app.served[i].tb.variant())?;
     let max = match q.get("max") {
@@ -472,7 +528,7 @@ async fn api_line(
 
 async fn api_stats(
     State(app): State<Arc<App>>,
-    Query(q): Query<HashMap<String, String>>,
+    Params(q): Params,
 ) -> Result<Json<Value>, ApiError> {
     let i = app.pick(&q)?;
     Ok(Json(json!(app.served[i].stats)))
@@ -481,7 +537,7 @@ async fn api_stats(
 async fn api_stats_material(
     State(app): State<Arc<App>>,
     UrlPath(name): UrlPath<String>,
-    Query(q): Query<HashMap<String, String>>,
+    Params(q): Params,
 ) -> Result<Json<Value>, ApiError> {
     let i = app.pick(&q)?;
     let m = name
@@ -507,7 +563,7 @@ async fn api_stats_material(
 /// variant served (default first) with its largest piece count and start position.
 async fn api_health(
     State(app): State<Arc<App>>,
-    Query(q): Query<HashMap<String, String>>,
+    Params(q): Params,
 ) -> Result<Json<Value>, ApiError> {
     let i = app.pick(&q)?;
     let variants: Vec<Value> = app
@@ -600,6 +656,7 @@ fn router(app: Arc<App>) -> Router {
         .layer(axum::middleware::from_fn_with_state(app.clone(), limit))
         .layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_BODY))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
+        .layer(axum::middleware::from_fn(json_errors))
         .with_state(app)
 }
 
