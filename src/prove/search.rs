@@ -853,13 +853,13 @@ impl<'g, G: Game> Dfpn<'g, G> {
 
     /// The numbers a thread chooses a child by: its own, made larger when other threads are
     /// in the child (a solved child's stay).
-    fn virtual_number(&self, c: &Child<G::Pos>, x: u32) -> u32 {
+    fn virtual_number(&self, c: &Child<G::Pos>, x: u32, strong: bool) -> u32 {
         let Some(t) = &self.team else { return x };
         if x == 0 || x >= INF - 1 {
             return x;
         }
         let b = t.slot(c.hash).load(Ordering::Relaxed) as u64;
-        let v = x as u64 + b * (x as u64).max(2);
+        let v = x as u64 + if strong { b * (x as u64).max(2) } else { b };
         v.min(INF as u64 - 2) as u32
     }
 
@@ -1006,12 +1006,28 @@ impl<'g, G: Game> Dfpn<'g, G> {
             // sends the thread elsewhere (with real numbers it would re-enter the node and
             // leave it at once, again and again). Solved numbers (0, INF) are never changed,
             // so the node is solved exactly when it is with real numbers.
+            // Where the node looks likely to be decided by all its children (an OR node
+            // heading for a disproof, an AND node for a proof), the work of a thread sent to
+            // another child than its partners' is needed anyway: the busy children's numbers
+            // grow fully. Elsewhere one child will do and the others' work is speculative:
+            // they grow by one per thread only (ties broken, the threads otherwise following
+            // each other down to where they should part).
+            let strong = shared(&self.team) && {
+                nums.clear();
+                nums.extend(ch.iter().map(|c| (c.pn, c.dn)));
+                let (rpn, rdn) = numbers(&nums, or, self.weak);
+                if or {
+                    rdn <= rpn
+                } else {
+                    rpn <= rdn
+                }
+            };
             nums.clear();
             nums.extend(ch.iter().map(|c| {
                 if or {
-                    (self.virtual_number(c, c.pn), c.dn)
+                    (self.virtual_number(c, c.pn, strong), c.dn)
                 } else {
-                    (c.pn, self.virtual_number(c, c.dn))
+                    (c.pn, self.virtual_number(c, c.dn, strong))
                 }
             }));
             (pn, dn) = numbers(&nums, or, self.weak);
