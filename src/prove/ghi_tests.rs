@@ -502,9 +502,9 @@ fn reserve_threads_joining_a_running_search_match_retrograde() {
                         settled += 1;
                         let s = extract(d, root, g.side[root], proven, &budget, None).unwrap();
                         let s = s.unwrap_or_else(|| panic!("{label}: root {root}: no strategy"));
-                        strategy_ok(&g, root, s.claimant, s.goal, &s.choice).unwrap_or_else(
-                            |e| panic!("{label}: root {root} {goal:?}: strategy: {e}"),
-                        );
+                        strategy_ok(&g, root, s.claimant, s.goal, &s.choice).unwrap_or_else(|e| {
+                            panic!("{label}: root {root} {goal:?}: strategy: {e}")
+                        });
                     }
                 }
             }

@@ -617,30 +617,35 @@ impl<'g, G: Game> Dfpn<'g, G> {
         self.node_limit = u64::MAX;
         self.team = Some(team.clone());
         let helpers: Vec<(Dfpn<'g, G>, bool)> = (1..self.threads + lent)
-            .map(|i| (Dfpn {
-                game: self.game,
-                goal: self.goal,
-                root_side: self.root_side,
-                tt: self.tt.clone(),
-                path: self.path.clone(),
-                on_path: self.on_path.clone(),
-                root_depth: self.root_depth,
-                dep_cache: HashMap::new(),
-                dep_cap: self.dep_cap,
-                stats: SearchStats::default(),
-                node_limit: u64::MAX,
-                deadline: self.deadline,
-                cancel: self.cancel.clone(),
-                aborted: false,
-                stop: None,
-                max_depth: self.max_depth,
-                succ_buf: Vec::new(),
-                weak: self.weak,
-                threads: 1,
-                busy: None,
-                team: Some(team.clone()),
-                reserve: None,
-            }, i >= self.threads))
+            .map(|i| {
+                (
+                    Dfpn {
+                        game: self.game,
+                        goal: self.goal,
+                        root_side: self.root_side,
+                        tt: self.tt.clone(),
+                        path: self.path.clone(),
+                        on_path: self.on_path.clone(),
+                        root_depth: self.root_depth,
+                        dep_cache: HashMap::new(),
+                        dep_cap: self.dep_cap,
+                        stats: SearchStats::default(),
+                        node_limit: u64::MAX,
+                        deadline: self.deadline,
+                        cancel: self.cancel.clone(),
+                        aborted: false,
+                        stop: None,
+                        max_depth: self.max_depth,
+                        succ_buf: Vec::new(),
+                        weak: self.weak,
+                        threads: 1,
+                        busy: None,
+                        team: Some(team.clone()),
+                        reserve: None,
+                    },
+                    i >= self.threads,
+                )
+            })
             .collect();
         let settled = |r: &Result<(u32, u32, Vec<G::Pos>, u32), G::Error>| match r {
             Ok((pn, dn, _, _)) => *pn == 0 || *dn == 0,
@@ -852,7 +857,8 @@ impl<'g, G: Game> Dfpn<'g, G> {
     }
 
     /// The numbers a thread chooses a child by: its own, made larger when other threads are
-    /// in the child (a solved child's stay).
+    /// in the child (a solved child's stay): by the number times the threads with `strong`,
+    /// by one per thread without.
     fn virtual_number(&self, c: &Child<G::Pos>, x: u32, strong: bool) -> u32 {
         let Some(t) = &self.team else { return x };
         if x == 0 || x >= INF - 1 {
