@@ -522,7 +522,7 @@ fn reserve_threads_joining_a_running_search_match_retrograde() {
 /// fifth; every root settled within it has its retrograde value.
 #[test]
 fn a_node_budget_counts_the_lent_threads() {
-    let mut rng = Rng(0x0b0d_9e7_0037);
+    let mut rng = Rng(0x00b0_d9e7_0037);
     let mut stopped = 0;
     for _ in 0..12 {
         let n = 3000;
@@ -535,7 +535,7 @@ fn a_node_budget_counts_the_lent_threads() {
             reserve: Mutex::new(None),
         };
         for at in [0, 4] {
-            for root in 0..n {
+            for (root, &truth) in t.iter().enumerate() {
                 let mut d = Dfpn::with_table(&j, Goal::NotLose, Table::with_entries(1 << 12));
                 let r = Reserve::new(1);
                 *j.reserve.lock().unwrap() = Some(r.clone());
@@ -552,7 +552,7 @@ fn a_node_budget_counts_the_lent_threads() {
                         assert_eq!(d.stopped(), Some(Stop::Nodes));
                         stopped += 1;
                     }
-                    o => assert_eq!(o == Outcome::Proven, Goal::NotLose.satisfied_by(t[root])),
+                    o => assert_eq!(o == Outcome::Proven, Goal::NotLose.satisfied_by(truth)),
                 }
                 if stopped >= 20 {
                     return;

@@ -958,10 +958,14 @@ impl<'t, R: Rules> Prover<'t, R> {
             }
             // A finished goal's threads join the other's next chunks (`search::Reserve`).
             if res[0].is_some() {
-                nl.reserve().map(|r| r.release());
+                if let Some(r) = nl.reserve() {
+                    r.release();
+                }
             }
             if res[1].is_some() {
-                win.reserve().map(|r| r.release());
+                if let Some(r) = win.reserve() {
+                    r.release();
+                }
             }
             // The goal the other's result implies is finished too.
             if stop_implied && res[0].is_some_and(|(o, _)| implies(0, o)) && res[1].is_none() {
