@@ -57,8 +57,9 @@ use tt::SharedTable as Table;
 /// Settings of [`prove`] and [`Prover`].
 #[derive(Clone, Debug)]
 pub struct ProveOptions {
-    /// Most node expansions per goal and position (`None`: unlimited): the goal's search, its
-    /// certificate extraction and a repeated search on emptied tables together.
+    /// Most node expansions per goal and position (`None`: unlimited): the goal's search (all
+    /// its threads, those lent by the other goal included), its certificate extraction and a
+    /// repeated search on emptied tables together.
     pub nodes: Option<u64>,
     /// Wall-time limit of one position (`None`: unlimited), counted from the start of
     /// [`Prover::prove`] (or the instant given to [`Prover::prove_from`]): one deadline for the
