@@ -158,7 +158,7 @@ pub use probe::{max_cache_bytes, Dtc, ProbeError, ProbeStats, Tablebase, Tableba
 pub use prove::search::{Goal, Outcome as ProofOutcome};
 pub use prove::{
     prove, units_to_cover, GoalReport, Limit, ProveError, ProveOptions, ProveReport, Prover,
-    LAYER_BYTES_PER_POSITION,
+    Schedule, LAYER_BYTES_PER_POSITION,
 };
 pub use slice::{Material, Slice, SliceNameError};
 pub use stats::{

@@ -74,8 +74,9 @@ pub struct Args {
     #[arg(long = "tt-mb")]
     pub tt_mb: Option<usize>,
     /// Search threads in all (default: all cores): 1 runs the two goals one after the other;
-    /// T of 2 or more runs them at the same time, each goal's search on T/2 threads sharing
-    /// its transposition table (2 or 3: one thread per goal, deterministic).
+    /// T of 2 or more runs them at the same time (win on T - T/2 threads, notlose on T/2, each
+    /// goal's threads sharing its transposition table), and a goal finished without settling
+    /// the other lends its threads to the other's search.
     #[arg(long)]
     pub threads: Option<usize>,
     /// Most positions of the layer retrograde tried where the search ends unknown (the king
@@ -459,6 +460,7 @@ fn prove_all<R: Rules>(
         state: args.state.clone(),
         state_interval: Duration::from_secs_f64(args.state_interval),
         stop_implied: true,
+        schedule: Default::default(),
     };
     let mut prover = Prover::new(tb, &opts);
     if args.cert.is_some() {

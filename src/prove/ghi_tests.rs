@@ -7,10 +7,12 @@
 //! transposition table (forced replacement) and with a roomy one; every settled answer must
 //! equal the ground truth, and every extracted strategy must pass a strategy check written here.
 use super::cert::extract;
-use super::search::{Budget, Dfpn, Eval, Game, Goal, Outcome};
+use super::search::{Budget, Dfpn, Eval, Game, Goal, Outcome, Reserve, Stop};
 use super::tt::SharedTable as Table;
 use crate::board::{Color, Wld};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 struct Graph {
     side: Vec<Color>,
@@ -406,4 +408,157 @@ fn random_graphs_with_cycles_match_retrograde() {
         settled * 100 >= total * 95,
         "settled {settled} of {total} goal searches"
     );
+}
+
+/// A graph whose searches release a [`Reserve`] after a given number of expansions (calls of
+/// `successors`), so that the reserve threads join a search already running.
+struct Joining<'a> {
+    g: &'a Graph,
+    calls: AtomicUsize,
+    at: AtomicUsize,
+    reserve: Mutex<Option<Arc<Reserve>>>,
+}
+
+impl Game for Joining<'_> {
+    type Pos = usize;
+    type Error = std::convert::Infallible;
+    fn mover(&self, p: &usize) -> Color {
+        self.g.mover(p)
+    }
+    fn successors(&self, p: &usize, out: &mut Vec<usize>) {
+        if self.calls.fetch_add(1, Ordering::Relaxed) == self.at.load(Ordering::Relaxed) {
+            if let Some(r) = self.reserve.lock().unwrap().as_ref() {
+                r.release();
+            }
+        }
+        self.g.successors(p, out)
+    }
+    fn evaluate(&self, p: &usize, or: bool, goal: Goal) -> Result<Eval, Self::Error> {
+        self.g.evaluate(p, or, goal)
+    }
+    fn irreversible(&self, a: &usize, b: &usize) -> bool {
+        self.g.irreversible(a, b)
+    }
+    fn hash(&self, p: &usize) -> u64 {
+        self.g.hash(p)
+    }
+}
+
+/// Threads lent by another search ([`Reserve`], the prover's goals searched together) that
+/// join a running search: random cyclic graphs, searchers of 1 and 2 threads of their own
+/// with a reserve of 1 or 2 threads released after 0 to 40 expansions of each root's search
+/// (a fresh reserve per root, so every search is joined while it runs), tiny and roomy tables,
+/// sums and weak sums: every settled answer equals the retrograde truth (so the
+/// path-dependent results of the joined threads never reached the shared table), every
+/// strategy extracted passes the check, and a node budget holds for all the threads together.
+#[test]
+fn reserve_threads_joining_a_running_search_match_retrograde() {
+    let mut rng = Rng(0x7a7a_1234_0000_0037);
+    let (mut settled, mut total) = (0, 0);
+    for i in 0..16 {
+        let n = 200 + rng.below(1800) as usize;
+        let g = random_graph(&mut rng, n);
+        let t = truth(&g);
+        let roots: Vec<usize> = (0..10).map(|_| rng.below(n as u64) as usize).collect();
+        for entries in [4, 1 << 14] {
+            for (own, lent) in [(1, 1), (1, 2), (2, 1)] {
+                let weak = rng.below(2) == 1;
+                let label =
+                    format!("graph {i} ({n} nodes, {entries} entries, weak {weak}, {own}+{lent})");
+                let j = Joining {
+                    g: &g,
+                    calls: AtomicUsize::new(0),
+                    at: AtomicUsize::new(usize::MAX),
+                    reserve: Mutex::new(None),
+                };
+                let mut win = Dfpn::with_table(&j, Goal::Win, Table::with_entries(entries));
+                let mut nl = Dfpn::with_table(&j, Goal::NotLose, Table::with_entries(entries));
+                for (d, goal) in [(&mut win, Goal::Win), (&mut nl, Goal::NotLose)] {
+                    d.set_weak(weak);
+                    d.set_threads(own);
+                    for &root in &roots {
+                        let r = Reserve::new(lent);
+                        *j.reserve.lock().unwrap() = Some(r.clone());
+                        j.calls.store(0, Ordering::Relaxed);
+                        j.at.store(rng.below(41) as usize, Ordering::Relaxed);
+                        d.set_reserve(Some(r));
+                        let before = d.stats().nodes;
+                        let budget = Budget {
+                            nodes: Some(200_000),
+                            ..Budget::default()
+                        };
+                        let o = d.solve(root, &budget).unwrap();
+                        assert!(d.stats().nodes - before <= 200_000, "{label}");
+                        d.set_reserve(None);
+                        let v = t[root];
+                        let expect = goal.satisfied_by(v);
+                        total += 1;
+                        let proven = match o {
+                            Outcome::Proven => true,
+                            Outcome::Disproven => false,
+                            Outcome::Unknown { .. } => continue,
+                        };
+                        assert_eq!(proven, expect, "{label}: root {root} {goal:?}, truth {v}");
+                        settled += 1;
+                        let s = extract(d, root, g.side[root], proven, &budget, None).unwrap();
+                        let s = s.unwrap_or_else(|| panic!("{label}: root {root}: no strategy"));
+                        strategy_ok(&g, root, s.claimant, s.goal, &s.choice).unwrap_or_else(|e| {
+                            panic!("{label}: root {root} {goal:?}: strategy: {e}")
+                        });
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        settled * 100 >= total * 90,
+        "settled {settled} of {total} goal searches"
+    );
+}
+
+/// A node budget counts the lent threads with the searcher's own: a root that needs more
+/// expansions than the budget (12) stops within it (the team's count takes one node per
+/// expansion before it starts), with the reserve released at the first expansion and at the
+/// fifth; every root settled within it has its retrograde value.
+#[test]
+fn a_node_budget_counts_the_lent_threads() {
+    let mut rng = Rng(0x00b0_d9e7_0037);
+    let mut stopped = 0;
+    for _ in 0..12 {
+        let n = 3000;
+        let g = random_graph(&mut rng, n);
+        let t = truth(&g);
+        let j = Joining {
+            g: &g,
+            calls: AtomicUsize::new(0),
+            at: AtomicUsize::new(usize::MAX),
+            reserve: Mutex::new(None),
+        };
+        for at in [0, 4] {
+            for (root, &truth) in t.iter().enumerate() {
+                let mut d = Dfpn::with_table(&j, Goal::NotLose, Table::with_entries(1 << 12));
+                let r = Reserve::new(1);
+                *j.reserve.lock().unwrap() = Some(r.clone());
+                j.calls.store(0, Ordering::Relaxed);
+                j.at.store(at, Ordering::Relaxed);
+                d.set_reserve(Some(r));
+                let budget = Budget {
+                    nodes: Some(12),
+                    ..Budget::default()
+                };
+                match d.solve(root, &budget).unwrap() {
+                    Outcome::Unknown { .. } => {
+                        assert!(d.stats().nodes <= 12, "{}", d.stats().nodes);
+                        assert_eq!(d.stopped(), Some(Stop::Nodes));
+                        stopped += 1;
+                    }
+                    o => assert_eq!(o == Outcome::Proven, Goal::NotLose.satisfied_by(truth)),
+                }
+                if stopped >= 20 {
+                    return;
+                }
+            }
+        }
+    }
+    panic!("only {stopped} searches reached the node budget");
 }

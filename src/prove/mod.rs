@@ -5,17 +5,19 @@
 //! *Win* (a draw counts as failure) and *NotLose* (a draw counts as success). Win proven: win;
 //! NotLose disproven: loss; Win disproven and NotLose proven: draw; anything else: unknown
 //! (reported with the proof and disproof numbers, never guessed). With one thread the two
-//! questions are searched one after the other (win first); with `T` threads
-//! ([`ProveOptions::threads`]) they are searched at the same time, each by `T / 2` threads
-//! sharing that goal's transposition table ([`search::Dfpn::set_threads`]; `T` = 2 or 3: one
-//! thread per goal, the search of each goal serial and deterministic as before the parallel
-//! search). A goal whose result settles the other (win proven: not-lose proven; not-lose
-//! disproven: win disproven) stops it ([`GoalReport::implied`]): with one thread a win proven
-//! skips the not-lose search; with threads the other goal stops at once, so its node count
-//! (and what its table keeps for later roots) depends on timing.
-//! A settled value is the same whatever the thread count (every shared fact is
-//! path-independent); with 2 threads or more, which positions settle within a time limit or
-//! (4 threads or more) a node limit, node counts and certificates may differ from run to run.
+//! questions are searched one after the other (win first). With `T` threads
+//! ([`ProveOptions::threads`]) of 2 or more, [`ProveOptions::schedule`] chooses
+//! ([`Schedule`]): the goals at the same time, win on `T - T / 2` threads and not-lose on
+//! `T / 2`, each goal's threads sharing its transposition table
+//! ([`search::Dfpn::set_threads`]), and a goal finished without settling the other lends its
+//! threads to the other's running search (`search::Reserve`); or the goals in turn, each on
+//! all `T` threads. A goal whose result settles the other (win proven: not-lose proven;
+//! not-lose disproven: win disproven) stops it ([`GoalReport::implied`]): in turn, a win
+//! proven skips the not-lose search; together, the other goal stops at once, so its node
+//! count (and what its table keeps for later roots) depends on timing.
+//! A settled value is the same whatever the thread count and schedule (every shared fact is
+//! path-independent); with 2 threads or more, which positions settle within a time or node
+//! limit, node counts and certificates may differ from run to run.
 //!
 //! Rooms: [`search`] (generic df-pn, repetitions), [`tt`] (transposition table), [`cert`]
 //! (strategy extraction and the certificate writer). The checker is `crate::proofcheck`.
@@ -55,8 +57,9 @@ use tt::SharedTable as Table;
 /// Settings of [`prove`] and [`Prover`].
 #[derive(Clone, Debug)]
 pub struct ProveOptions {
-    /// Most node expansions per goal and position (`None`: unlimited): the goal's search, its
-    /// certificate extraction and a repeated search on emptied tables together.
+    /// Most node expansions per goal and position (`None`: unlimited): the goal's search (all
+    /// its threads, those lent by the other goal included), its certificate extraction and a
+    /// repeated search on emptied tables together.
     pub nodes: Option<u64>,
     /// Wall-time limit of one position (`None`: unlimited), counted from the start of
     /// [`Prover::prove`] (or the instant given to [`Prover::prove_from`]): one deadline for the
@@ -67,9 +70,11 @@ pub struct ProveOptions {
     /// cache of path-dependent results included).
     pub tt_bytes: usize,
     /// Threads in all: 1: the goals one after the other (the first with at most half the
-    /// time), on one thread; `T` of 2 or more: the goals at the same time, each searched by
-    /// `T / 2` threads sharing its table (see the module docs).
+    /// time), on one thread; `T` of 2 or more: as [`ProveOptions::schedule`] says (see the
+    /// module docs).
     pub threads: usize,
+    /// How the goals share the threads when there are 2 or more ([`Schedule`]).
+    pub schedule: Schedule,
     /// Extract certificates ([`ProveReport::proofs`]) for settled positions.
     pub certificate: bool,
     /// Most positions of a layer retrograde (`layer`) tried on a position the search leaves
@@ -108,8 +113,24 @@ impl Default for ProveOptions {
             state: None,
             state_interval: Duration::from_secs(60),
             stop_implied: true,
+            schedule: Schedule::default(),
         }
     }
+}
+
+/// How the two goals (win, not-lose) share [`ProveOptions::threads`] `T` of 2 or more (with
+/// one thread: one after the other, win first).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Schedule {
+    /// The goals at the same time, the win goal with `T - T / 2` threads and the not-lose goal
+    /// with `T / 2` sharing its table; when one goal is finished (settled, or out of its node
+    /// budget) and its result does not settle the other, its threads join the other goal's
+    /// running search as helpers on that goal's table (`search::Reserve`).
+    #[default]
+    Together,
+    /// The goals one after the other (win first, with at most half the time; a win proven
+    /// skips not-lose), each searched by all `T` threads sharing its table.
+    InTurn,
 }
 
 /// Estimated peak bytes per position of a layer retrograde ([`ProveOptions::layer_positions`]
@@ -510,12 +531,27 @@ impl<'t, R: Rules> Prover<'t, R> {
         result
     }
 
-    /// A searcher of `goal` with the table `tt`, using half of [`ProveOptions::threads`]
-    /// (at least one): the two goals run at the same time when there are 2 threads or more.
+    /// A searcher of `goal` with the table `tt` and its own threads ([`Prover::goal_threads`]).
     fn searcher(&self, goal: Goal, tt: Table<Position>) -> Dfpn<'_, Checkers<'t, R>> {
         let mut d = Dfpn::with_table(&self.game, goal, tt);
-        d.set_threads((self.opts.threads / 2).max(1));
+        d.set_threads(self.goal_threads(goal));
         d
+    }
+
+    /// Whether the two goals are searched at the same time ([`Schedule::Together`] with 2
+    /// threads or more).
+    fn together(&self) -> bool {
+        self.opts.threads >= 2 && self.opts.schedule == Schedule::Together
+    }
+
+    /// The threads of `goal`'s own search ([`Schedule`]); at least one.
+    fn goal_threads(&self, goal: Goal) -> usize {
+        let t = self.opts.threads.max(1);
+        match (self.together(), goal) {
+            (false, _) => t,
+            (true, Goal::Win) => t - t / 2,
+            (true, Goal::NotLose) => t / 2,
+        }
     }
 
     /// The limit that cut work short: the deadline if it passed, else the node limit if
@@ -554,6 +590,17 @@ impl<'t, R: Rules> Prover<'t, R> {
         // goal runs to its answer or its budget. An error stops the other goal.
         // Each goal: weak sums for the first half of its budget, then (if still unknown) sums
         // for the rest (see `Dfpn::set_weak`).
+        // Goals searched together: each lends its threads to the other, from when it is
+        // finished without settling the other (`search::Reserve`).
+        let reserves = if self.together() {
+            let rw = search::Reserve::new(self.goal_threads(Goal::Win));
+            let rn = search::Reserve::new(self.goal_threads(Goal::NotLose));
+            win.set_reserve(Some(rn.clone()));
+            nl.set_reserve(Some(rw.clone()));
+            Some([rw, rn])
+        } else {
+            None
+        };
         let run_goal = |d: &mut Dfpn<'_, Checkers<'t, R>>, b: Budget, g: usize| {
             let r = d
                 .solve_two_phase(*pos, pos.side, &[], &b)
@@ -562,6 +609,9 @@ impl<'t, R: Rules> Prover<'t, R> {
                 .map_or(true, |(o, _)| self.opts.stop_implied && implies(g, *o))
             {
                 cancel.store(true, Ordering::Relaxed);
+            } else if let Some(rs) = &reserves {
+                // This goal's threads join the other's search.
+                rs[g].release();
             }
             r
         };
@@ -569,7 +619,7 @@ impl<'t, R: Rules> Prover<'t, R> {
             let [rw, rn] =
                 self.search_chunked(win, nl, pos, deadline, [left(0), left(1)], &cancel, save)?;
             (Ok(rw), Ok(rn))
-        } else if self.opts.threads >= 2 {
+        } else if self.together() {
             std::thread::scope(|s| {
                 let h = std::thread::Builder::new()
                     .stack_size(STACK)
@@ -609,6 +659,9 @@ impl<'t, R: Rules> Prover<'t, R> {
                     .expect("search thread")
             })
         };
+        // The lent threads stay with their goal's certificates and later roots.
+        win.set_reserve(None);
+        nl.set_reserve(None);
         let ((mut ow, sw), (mut on, sn)) = (rw?, rn?);
         // The goal stopped by the other's result takes the outcome that result implies.
         let mut implied = [false, false];
@@ -787,7 +840,7 @@ impl<'t, R: Rules> Prover<'t, R> {
         let now = Instant::now();
         let half_time = deadline.map(|d| now + d.saturating_duration_since(now) / 2);
         let base = [win.stats().nodes, nl.stats().nodes];
-        let parallel = self.opts.threads >= 2;
+        let parallel = self.together();
         let stop_implied = self.opts.stop_implied;
         let interval = if parallel {
             self.opts.state_interval
@@ -903,6 +956,17 @@ impl<'t, R: Rules> Prover<'t, R> {
             }
             if let Some(r) = rn? {
                 res[1] = Some(r);
+            }
+            // A finished goal's threads join the other's next chunks (`search::Reserve`).
+            if res[0].is_some() {
+                if let Some(r) = nl.reserve() {
+                    r.release();
+                }
+            }
+            if res[1].is_some() {
+                if let Some(r) = win.reserve() {
+                    r.release();
+                }
             }
             // The goal the other's result implies is finished too.
             if stop_implied && res[0].is_some_and(|(o, _)| implies(0, o)) && res[1].is_none() {

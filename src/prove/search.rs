@@ -40,8 +40,8 @@ use crate::board::{Color, Wld};
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 /// Most dependencies a path-dependent result may have to be cached.
@@ -233,6 +233,66 @@ struct Team {
     node_limit: u64,
     /// Set when a thread settled the root or failed: the others stop.
     done: AtomicBool,
+    /// Threads now searching (the searcher's own, plus [`Reserve`] threads that joined). With
+    /// one, the searcher does not read its children's numbers again from the table (no other
+    /// thread changes them).
+    active: AtomicUsize,
+    /// Set (under the [`Reserve`]'s lock) when the first thread's search of the root ended:
+    /// reserve threads that have not joined yet do not.
+    finished: AtomicBool,
+}
+
+/// Threads another search lends to a searcher ([`Dfpn::set_reserve`]): they wait, blocked,
+/// until [`Reserve::release`] (e.g. when the other goal of the prover is finished), then join
+/// the searcher's running search as helper threads on its shared table (and every later
+/// search of the searcher starts with them), exactly as threads of [`Dfpn::set_threads`] do.
+#[derive(Debug)]
+pub struct Reserve {
+    threads: usize,
+    released: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Reserve {
+    /// A reserve of `threads` threads, not released.
+    pub fn new(threads: usize) -> Arc<Reserve> {
+        Arc::new(Reserve {
+            threads,
+            released: Mutex::new(false),
+            cv: Condvar::new(),
+        })
+    }
+
+    /// Let the reserve threads join (the running search at once, and every later one).
+    pub fn release(&self) {
+        *self.lock() = true;
+        self.cv.notify_all();
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, bool> {
+        self.released.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Marks a team's search finished when dropped (see [`Team::finished`]), under its reserve's
+/// lock so that a lent thread waiting sees it or is woken.
+struct Finish<'a> {
+    team: &'a Team,
+    reserve: Option<&'a Reserve>,
+}
+
+impl Drop for Finish<'_> {
+    fn drop(&mut self) {
+        match self.reserve {
+            Some(r) => {
+                let guard = r.lock();
+                self.team.finished.store(true, Ordering::Relaxed);
+                drop(guard);
+                r.cv.notify_all();
+            }
+            None => self.team.finished.store(true, Ordering::Relaxed),
+        }
+    }
 }
 
 impl Team {
@@ -292,6 +352,8 @@ pub struct Dfpn<'g, G: Game> {
     busy: Option<Arc<[AtomicU16]>>,
     /// The parallel search this searcher is a thread of.
     team: Option<Arc<Team>>,
+    /// Threads lent by another search (see [`Dfpn::set_reserve`]).
+    reserve: Option<Arc<Reserve>>,
 }
 
 /// Most plies below the root the search expands (protects the stack of the recursion).
@@ -329,6 +391,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
             threads: 1,
             busy: None,
             team: None,
+            reserve: None,
         }
     }
 
@@ -336,6 +399,18 @@ impl<'g, G: Game> Dfpn<'g, G> {
     /// ([`Dfpn::stats`]) and node budgets are of all threads together.
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads.max(1);
+    }
+
+    /// Threads lent by another search (`None`: none): they join this searcher's searches as
+    /// helper threads (as with [`Dfpn::set_threads`]) once [`Reserve::release`] is called,
+    /// including a search already running. Node budgets count them with the searcher's own.
+    pub fn set_reserve(&mut self, reserve: Option<Arc<Reserve>>) {
+        self.reserve = reserve;
+    }
+
+    /// The reserve of [`Dfpn::set_reserve`].
+    pub fn reserve(&self) -> Option<&Arc<Reserve>> {
+        self.reserve.as_ref()
     }
 
     /// Use weak proof-number sums (max + open children - 1) instead of sums for the numbers of
@@ -485,7 +560,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
         }
         self.on_path.insert(root, depth);
         self.path.push((root, 0));
-        let r = if self.threads > 1 {
+        let r = if self.threads > 1 || self.reserve.is_some() {
             self.root_parallel(depth, budget)
         } else {
             self.root_loop(depth)
@@ -533,33 +608,43 @@ impl<'g, G: Game> Dfpn<'g, G> {
             nodes: AtomicU64::new(0),
             node_limit: budget.nodes.unwrap_or(u64::MAX),
             done: AtomicBool::new(false),
+            active: AtomicUsize::new(self.threads),
+            finished: AtomicBool::new(false),
         });
+        let reserve = self.reserve.clone();
+        let lent = reserve.as_ref().map_or(0, |r| r.threads);
         let node_limit = self.node_limit;
         self.node_limit = u64::MAX;
         self.team = Some(team.clone());
-        let helpers: Vec<Dfpn<'g, G>> = (1..self.threads)
-            .map(|_| Dfpn {
-                game: self.game,
-                goal: self.goal,
-                root_side: self.root_side,
-                tt: self.tt.clone(),
-                path: self.path.clone(),
-                on_path: self.on_path.clone(),
-                root_depth: self.root_depth,
-                dep_cache: HashMap::new(),
-                dep_cap: self.dep_cap,
-                stats: SearchStats::default(),
-                node_limit: u64::MAX,
-                deadline: self.deadline,
-                cancel: self.cancel.clone(),
-                aborted: false,
-                stop: None,
-                max_depth: self.max_depth,
-                succ_buf: Vec::new(),
-                weak: self.weak,
-                threads: 1,
-                busy: None,
-                team: Some(team.clone()),
+        let helpers: Vec<(Dfpn<'g, G>, bool)> = (1..self.threads + lent)
+            .map(|i| {
+                (
+                    Dfpn {
+                        game: self.game,
+                        goal: self.goal,
+                        root_side: self.root_side,
+                        tt: self.tt.clone(),
+                        path: self.path.clone(),
+                        on_path: self.on_path.clone(),
+                        root_depth: self.root_depth,
+                        dep_cache: HashMap::new(),
+                        dep_cap: self.dep_cap,
+                        stats: SearchStats::default(),
+                        node_limit: u64::MAX,
+                        deadline: self.deadline,
+                        cancel: self.cancel.clone(),
+                        aborted: false,
+                        stop: None,
+                        max_depth: self.max_depth,
+                        succ_buf: Vec::new(),
+                        weak: self.weak,
+                        threads: 1,
+                        busy: None,
+                        team: Some(team.clone()),
+                        reserve: None,
+                    },
+                    i >= self.threads,
+                )
             })
             .collect();
         let settled = |r: &Result<(u32, u32, Vec<G::Pos>, u32), G::Error>| match r {
@@ -569,10 +654,25 @@ impl<'g, G: Game> Dfpn<'g, G> {
         let (mine, theirs) = std::thread::scope(|s| {
             let handles: Vec<_> = helpers
                 .into_iter()
-                .map(|mut h| {
+                .map(|(mut h, lent)| {
+                    let reserve = reserve.clone();
                     std::thread::Builder::new()
                         .stack_size(HELPER_STACK)
                         .spawn_scoped(s, move || {
+                            let t = h.team.clone().expect("team");
+                            if lent {
+                                // Wait for the release, unless the search ends first.
+                                let r = reserve.as_ref().expect("reserve");
+                                let mut released = r.lock();
+                                while !*released && !t.finished.load(Ordering::Relaxed) {
+                                    released =
+                                        r.cv.wait(released).unwrap_or_else(|e| e.into_inner());
+                                }
+                                if !*released || t.finished.load(Ordering::Relaxed) {
+                                    return (Ok((1, 1, Vec::new(), 0)), h.stats, None);
+                                }
+                                t.active.fetch_add(1, Ordering::Relaxed);
+                            }
                             let r = h.root_loop(depth);
                             if settled(&r) {
                                 h.team
@@ -586,10 +686,17 @@ impl<'g, G: Game> Dfpn<'g, G> {
                         .expect("spawn a search thread")
                 })
                 .collect();
+            // Ends the wait of lent threads that have not joined, also if this thread panics
+            // (the scope waits for every thread before it unwinds).
+            let finish = Finish {
+                team: &team,
+                reserve: reserve.as_deref(),
+            };
             let r = self.root_loop(depth);
             if settled(&r) {
                 team.done.store(true, Ordering::Relaxed);
             }
+            drop(finish);
             let theirs: Vec<_> = handles
                 .into_iter()
                 .map(|h| h.join().expect("search thread"))
@@ -750,14 +857,15 @@ impl<'g, G: Game> Dfpn<'g, G> {
     }
 
     /// The numbers a thread chooses a child by: its own, made larger when other threads are
-    /// in the child (a solved child's stay).
-    fn virtual_number(&self, c: &Child<G::Pos>, x: u32) -> u32 {
+    /// in the child (a solved child's stay): by the number times the threads with `strong`,
+    /// by one per thread without.
+    fn virtual_number(&self, c: &Child<G::Pos>, x: u32, strong: bool) -> u32 {
         let Some(t) = &self.team else { return x };
         if x == 0 || x >= INF - 1 {
             return x;
         }
         let b = t.slot(c.hash).load(Ordering::Relaxed) as u64;
-        let v = x as u64 + b * (x as u64).max(2);
+        let v = x as u64 + if strong { b * (x as u64).max(2) } else { b };
         v.min(INF as u64 - 2) as u32
     }
 
@@ -869,13 +977,25 @@ impl<'g, G: Game> Dfpn<'g, G> {
         let (mut pn, mut dn);
         let mut first = true;
         let mut nums: Vec<(u32, u32)> = Vec::with_capacity(ch.len());
+        // The child this thread searched last: its numbers are the ones its search returned
+        // (virtual, see below), not the table's (real), so that a child left at once because
+        // other threads fill it is not chosen again at once.
+        let mut fresh = usize::MAX;
+        let shared = |t: &Option<Arc<Team>>| {
+            t.as_ref()
+                .is_some_and(|t| t.active.load(Ordering::Relaxed) > 1)
+        };
         loop {
-            if self.team.is_some() && !first {
+            if !first && shared(&self.team) {
                 // Other threads' progress: the children's numbers from the shared table (a
                 // solved entry there is a path-independent fact; solved children of this
                 // path, which may depend on it, are kept).
                 let weak = self.weak;
-                for c in ch.iter_mut().filter(|c| c.pn != 0 && c.dn != 0) {
+                for (_, c) in ch
+                    .iter_mut()
+                    .enumerate()
+                    .filter(|(i, c)| *i != fresh && c.pn != 0 && c.dn != 0)
+                {
                     if let Some(e) = self.tt.get(c.hash, &c.pos, c.or) {
                         if e.solved() || e.weak == weak {
                             (c.pn, c.dn, c.dist) = (e.pn, e.dn, e.dist);
@@ -892,12 +1012,28 @@ impl<'g, G: Game> Dfpn<'g, G> {
             // sends the thread elsewhere (with real numbers it would re-enter the node and
             // leave it at once, again and again). Solved numbers (0, INF) are never changed,
             // so the node is solved exactly when it is with real numbers.
+            // Where the node looks likely to be decided by all its children (an OR node
+            // heading for a disproof, an AND node for a proof), the work of a thread sent to
+            // another child than its partners' is needed anyway: the busy children's numbers
+            // grow fully. Elsewhere one child will do and the others' work is speculative:
+            // they grow by one per thread only (ties broken, the threads otherwise following
+            // each other down to where they should part).
+            let strong = shared(&self.team) && {
+                nums.clear();
+                nums.extend(ch.iter().map(|c| (c.pn, c.dn)));
+                let (rpn, rdn) = numbers(&nums, or, self.weak);
+                if or {
+                    rdn <= rpn
+                } else {
+                    rpn <= rdn
+                }
+            };
             nums.clear();
             nums.extend(ch.iter().map(|c| {
                 if or {
-                    (self.virtual_number(c, c.pn), c.dn)
+                    (self.virtual_number(c, c.pn, strong), c.dn)
                 } else {
-                    (c.pn, self.virtual_number(c, c.dn))
+                    (c.pn, self.virtual_number(c, c.dn, strong))
                 }
             }));
             (pn, dn) = numbers(&nums, or, self.weak);
@@ -961,6 +1097,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
             };
             self.path.pop();
             let (cpn, cdn, cdeps, cdist) = r?;
+            fresh = best;
             let b = &mut ch[best];
             b.pn = cpn;
             b.dn = cdn;
@@ -1000,14 +1137,24 @@ impl<'g, G: Game> Dfpn<'g, G> {
             deps.retain(|d| *d != pos);
         }
         let work = (self.stats.nodes - start_nodes).min(u32::MAX as u64) as u32;
+        // The table gets the node's real numbers (from its children's, not made larger for
+        // the other threads in them), so that what other threads read of it does not depend
+        // on where this thread's partners were; the parent gets the virtual ones.
+        let (tpn, tdn) = if pn != 0 && dn != 0 && shared(&self.team) {
+            nums.clear();
+            nums.extend(ch.iter().map(|c| (c.pn, c.dn)));
+            numbers(&nums, or, self.weak)
+        } else {
+            (pn, dn)
+        };
         if deps.is_empty() {
             self.tt.put(
                 hash,
                 Entry {
                     pos,
                     or_node: or,
-                    pn,
-                    dn,
+                    pn: tpn,
+                    dn: tdn,
                     work,
                     dist,
                     weak: self.weak,
