@@ -432,6 +432,11 @@ impl Capture<'_> {
                 trail.push(victim, t);
                 if self.stops(t, king) {
                     done(self, t, self.crowns(t, true), trail);
+                } else if going_on == 0 {
+                    // No jump from t (goes_on said so): the capture ends there, as extending
+                    // from t would find.
+                    let king = self.king_after(t, king);
+                    done(self, t, self.crowns(t, king), trail);
                 } else {
                     self.extend(t, self.king_after(t, king), trail, done);
                 }
