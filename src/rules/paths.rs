@@ -139,6 +139,7 @@ impl PathMove {
 }
 
 /// Whether bit index `i` (square i+1) is on the crowning row of `side`'s men.
+#[inline]
 fn on_crown_row(side: Color, i: u8) -> bool {
     match side {
         Color::Black => i >= 28,
@@ -148,6 +149,7 @@ fn on_crown_row(side: Color, i: u8) -> bool {
 
 /// The directions (indices of [`NEIGHBOUR`]) in which a man of `side` moves: toward square
 /// 32 (0, 1) for Black, toward square 1 (2, 3) for White.
+#[inline]
 fn forward(side: Color) -> [usize; 2] {
     match side {
         Color::Black => [0, 1],
@@ -156,9 +158,59 @@ fn forward(side: Color) -> [usize; 2] {
 }
 
 /// The square one step from bit index `i` in direction `d`, if on the board.
+#[inline]
 fn step(d: usize, i: u8) -> Option<u8> {
     let n = NEIGHBOUR[d][i as usize];
     (n != 0xFF).then_some(n)
+}
+
+/// The squares along the diagonal from bit index `i` in direction `d`, `i` excluded, as a
+/// bitboard: `RAY[d][i]` (built from [`NEIGHBOUR`]). Along directions 0 and 1 (toward square
+/// 32) bit indices increase, along 2 and 3 they decrease, so the square of a set along a ray
+/// nearest to its origin is [`nearest`].
+const RAY: [[Bitboard; 32]; 4] = build_rays();
+
+const fn build_rays() -> [[Bitboard; 32]; 4] {
+    let mut t = [[0; 32]; 4];
+    let mut d = 0;
+    while d < 4 {
+        let mut i = 0;
+        while i < 32 {
+            let mut s = NEIGHBOUR[d][i];
+            while s != 0xFF {
+                t[d][i] |= 1 << s;
+                s = NEIGHBOUR[d][s as usize];
+            }
+            i += 1;
+        }
+        d += 1;
+    }
+    t
+}
+
+/// The square (bit index) of `set` (not empty, a subset of a ray in direction `d`) nearest
+/// to the ray's origin: the lowest bit toward square 32 (directions 0, 1), the highest toward
+/// square 1 (2, 3).
+#[inline]
+fn nearest(d: usize, set: Bitboard) -> u8 {
+    debug_assert!(set != 0);
+    if d < 2 {
+        set.trailing_zeros() as u8
+    } else {
+        31 - set.leading_zeros() as u8
+    }
+}
+
+/// The bit indices of `set`, in increasing order.
+#[inline]
+fn bits(mut set: Bitboard) -> impl Iterator<Item = u8> {
+    std::iter::from_fn(move || {
+        (set != 0).then(|| {
+            let i = set.trailing_zeros() as u8;
+            set &= set - 1;
+            i
+        })
+    })
 }
 
 /// A capture in progress: the fixed facts of the position.
@@ -175,11 +227,127 @@ struct Capture<'a> {
     start_king: bool,
 }
 
+/// The jumps made so far by a capture in progress: the jumped pieces in order and the square
+/// landed on after each (bit indices), on the stack (a piece is jumped at most once, so at
+/// most 32 jumps).
+struct Trail {
+    order: [u8; 32],
+    path: [u8; 32],
+    len: usize,
+    /// The jumped pieces as a bitboard.
+    jumped: Bitboard,
+}
+
+impl Trail {
+    fn new() -> Self {
+        Trail {
+            order: [0; 32],
+            path: [0; 32],
+            len: 0,
+            jumped: 0,
+        }
+    }
+    fn push(&mut self, victim: u8, landing: u8) {
+        self.order[self.len] = victim;
+        self.path[self.len] = landing;
+        self.len += 1;
+        self.jumped |= 1 << victim;
+    }
+    fn pop(&mut self) {
+        self.len -= 1;
+        self.jumped &= !(1 << self.order[self.len]);
+    }
+    fn order(&self) -> &[u8] {
+        &self.order[..self.len]
+    }
+    fn path(&self) -> &[u8] {
+        &self.path[..self.len]
+    }
+}
+
+/// How a capture ranks under the rules of choice ([`choose`]): fields in the Italian order of
+/// precedence, so that the derived order is the Italian one (larger is preferred).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Rank {
+    /// Pieces taken.
+    pieces: usize,
+    /// Whether the capturing piece is a king.
+    by_king: bool,
+    /// Kings taken.
+    kings: u32,
+    /// Which of the pieces taken are kings, in jump order: bit 31 - k set when the k-th piece
+    /// jumped is a king (so kings taken earlier rank higher).
+    kings_first: u32,
+}
+
+impl Rank {
+    /// The rank of a capture by a king or not (`by_king`) jumping the bit indices `order`
+    /// in order, the opponent's kings on `enemy_kings`.
+    fn of(by_king: bool, order: &[u8], enemy_kings: Bitboard) -> Rank {
+        let mut kings = 0;
+        let mut kings_first = 0u32;
+        for (k, &i) in order.iter().enumerate() {
+            if enemy_kings & (1 << i) != 0 {
+                kings += 1;
+                kings_first |= 1 << (31 - k);
+            }
+        }
+        Rank {
+            pieces: order.len(),
+            by_king,
+            kings,
+            kings_first,
+        }
+    }
+}
+
 impl Capture<'_> {
+    /// The victim (bit index) of a jump from `at` in direction `d` by a piece that is a king
+    /// or not, `jumped` already taken, if there is one: the first occupied square along `d`
+    /// (a short piece looks only at the next square), an enemy piece not jumped yet (and not
+    /// a king where a man may not take one), with an empty square just beyond it.
+    #[inline]
+    fn victim(&self, at: u8, d: usize, king: bool, jumped: Bitboard) -> Option<u8> {
+        let flying = king && self.game.kings == KingRange::Flying;
+        let victim = if flying {
+            let blockers = RAY[d][at as usize] & self.occupied;
+            if blockers == 0 {
+                return None;
+            }
+            nearest(d, blockers)
+        } else {
+            step(d, at)?
+        };
+        let vb = 1u32 << victim;
+        if self.enemy & vb == 0 || jumped & vb != 0 {
+            return None;
+        }
+        if !king && !self.game.men_capture_kings && self.enemy_kings & vb != 0 {
+            return None;
+        }
+        let beyond = step(d, victim)?;
+        (self.occupied & (1 << beyond) == 0).then_some(victim)
+    }
+
+    /// The directions in which a piece that is a king or not jumps.
+    #[inline]
+    fn directions(&self, king: bool) -> &'static [usize] {
+        if king || self.game.men_capture_backward {
+            &[0, 1, 2, 3]
+        } else {
+            match self.side {
+                Color::Black => &[0, 1],
+                Color::White => &[2, 3],
+            }
+        }
+    }
+
     /// Calls `f(victim, landings)` for every jump from bit index `at` by a piece that is a king
     /// or not, in direction order (bit indices; the landing squares in order along the
-    /// diagonal, at least one), until `f` returns true. Returns whether some call returned
-    /// true. The landings live on the stack: at most 6 squares lie beyond a victim.
+    /// diagonal, at least one: every empty square beyond the victim up to the next occupied
+    /// one for a flying king, the one just beyond otherwise), until `f` returns true. Returns
+    /// whether some call returned true. The landings live on the stack: at most 6 squares lie
+    /// beyond a victim.
     fn each_jump(
         &self,
         at: u8,
@@ -187,47 +355,33 @@ impl Capture<'_> {
         jumped: Bitboard,
         mut f: impl FnMut(u8, &[u8]) -> bool,
     ) -> bool {
-        let all = [0, 1, 2, 3];
-        let dirs: &[usize] = if king || self.game.men_capture_backward {
-            &all
-        } else {
-            &forward(self.side)
-        };
         let flying = king && self.game.kings == KingRange::Flying;
-        for &d in dirs {
-            // The first occupied square along d (a short piece looks only at the next one).
-            let mut s = step(d, at);
-            if flying {
-                while let Some(x) = s {
-                    if self.occupied & (1 << x) != 0 {
-                        break;
-                    }
-                    s = step(d, x);
-                }
-            }
-            let Some(victim) = s else { continue };
-            let vb = 1u32 << victim;
-            if self.enemy & vb == 0 || jumped & vb != 0 {
+        for &d in self.directions(king) {
+            let Some(victim) = self.victim(at, d, king, jumped) else {
                 continue;
-            }
-            if !king && !self.game.men_capture_kings && self.enemy_kings & vb != 0 {
-                continue;
-            }
+            };
             let mut landings = [0u8; 8];
             let mut n = 0;
-            let mut t = step(d, victim);
-            while let Some(x) = t {
-                if self.occupied & (1 << x) != 0 {
-                    break;
+            if flying {
+                // The empty squares beyond the victim, up to the next occupied one.
+                let beyond = RAY[d][victim as usize];
+                let stop = beyond & self.occupied;
+                let mut free = beyond;
+                if stop != 0 {
+                    let s = nearest(d, stop);
+                    free &= !(1 << s | RAY[d][s as usize]);
                 }
-                landings[n] = x;
-                n += 1;
-                if !flying {
-                    break;
+                while free != 0 {
+                    let x = nearest(d, free);
+                    landings[n] = x;
+                    n += 1;
+                    free &= !(1 << x);
                 }
-                t = step(d, x);
+            } else {
+                landings[0] = step(d, victim).expect("victim() checked the landing square");
+                n = 1;
             }
-            if n > 0 && f(victim, &landings[..n]) {
+            if f(victim, &landings[..n]) {
                 return true;
             }
         }
@@ -235,75 +389,92 @@ impl Capture<'_> {
     }
 
     /// Whether a piece on bit index `at` (a king or not) has a jump, `jumped` already taken.
+    #[inline]
     fn has_jump(&self, at: u8, king: bool, jumped: Bitboard) -> bool {
-        self.each_jump(at, king, jumped, |_, _| true)
+        self.directions(king)
+            .iter()
+            .any(|&d| self.victim(at, d, king, jumped).is_some())
     }
 
     /// Whether a piece that has just landed on `at` becomes (or stays) a king for the rest of
     /// the capture.
+    #[inline]
     fn king_after(&self, at: u8, king: bool) -> bool {
         king || (self.game.crowning == Crowning::ContinuesAsKing && on_crown_row(self.side, at))
     }
 
-    /// Continue the capture from `at` (the piece a king or not), having jumped `order` (bit
-    /// indices, in order) and landed on `path`; completed moves go to `out`.
-    fn extend(
+    /// Continue the capture from `at` (the piece a king or not), having made the jumps of
+    /// `trail`; calls `done(self, to, crowns, trail)` for each completed capture (`to`: the
+    /// bit index it ends on; `crowns`: whether a man is crowned), in the order found.
+    fn extend<F: FnMut(&Self, u8, bool, &Trail)>(
         &self,
         at: u8,
         king: bool,
-        order: &mut Vec<u8>,
-        path: &mut Vec<u8>,
-        out: &mut Vec<PathMove>,
+        trail: &mut Trail,
+        done: &mut F,
     ) {
-        let jumped = order.iter().fold(0u32, |b, &i| b | 1 << i);
         let mut any = false;
+        let jumped = trail.jumped;
         self.each_jump(at, king, jumped, |victim, landings| {
             any = true;
-            order.push(victim);
             let jumped = jumped | 1 << victim;
             // A flying king must land where the capture goes on, if it can anywhere.
             let goes_on =
                 |t: u8| !self.stops(t, king) && self.has_jump(t, self.king_after(t, king), jumped);
-            let some_go_on = landings.iter().any(|&t| goes_on(t));
+            let going_on = landings
+                .iter()
+                .filter(|&&t| goes_on(t))
+                .fold(0u32, |b, &t| b | 1 << t);
             for &t in landings {
-                if some_go_on && !goes_on(t) {
+                if going_on != 0 && going_on & (1 << t) == 0 {
                     continue;
                 }
-                path.push(t + 1);
+                trail.push(victim, t);
                 if self.stops(t, king) {
-                    self.emit(t, true, order, path, out);
+                    done(self, t, self.crowns(t, true), trail);
+                } else if going_on == 0 {
+                    // No jump from t (goes_on said so): the capture ends there, as extending
+                    // from t would find.
+                    let king = self.king_after(t, king);
+                    done(self, t, self.crowns(t, king), trail);
                 } else {
-                    self.extend(t, self.king_after(t, king), order, path, out);
+                    self.extend(t, self.king_after(t, king), trail, done);
                 }
-                path.pop();
+                trail.pop();
             }
-            order.pop();
             false
         });
-        if !any && !order.is_empty() {
-            self.emit(at, king, order, path, out);
+        if !any && trail.len > 0 {
+            done(self, at, self.crowns(at, king), trail);
         }
     }
 
     /// Whether a piece landing on `t` ends its move there: a man crowned under
     /// [`Crowning::EndsMove`].
+    #[inline]
     fn stops(&self, t: u8, king: bool) -> bool {
         !king && self.game.crowning == Crowning::EndsMove && on_crown_row(self.side, t)
     }
 
-    fn emit(&self, at: u8, king: bool, order: &[u8], path: &[u8], out: &mut Vec<PathMove>) {
-        let crowns = !self.start_king
+    /// Whether a capture ending on `at` with the piece then a king or not (`king`) crowns a
+    /// man.
+    #[inline]
+    fn crowns(&self, at: u8, king: bool) -> bool {
+        !self.start_king
             && match self.game.crowning {
                 Crowning::EndsMove | Crowning::ContinuesAsKing => king,
                 Crowning::AtEndOnly => on_crown_row(self.side, at),
-            };
-        out.push(PathMove {
-            from: self.from + 1,
-            path: path.to_vec(),
-            captured: order.iter().map(|&i| i + 1).collect(),
-            king: self.start_king,
-            crowns,
-        });
+            }
+    }
+
+    /// Calls `done` (as [`Capture::extend`]) for every capture by this piece.
+    fn each_capture<F: FnMut(&Self, u8, bool, &Trail)>(&self, done: &mut F) {
+        self.extend(self.from, self.start_king, &mut Trail::new(), done);
+    }
+
+    /// The rank of the completed capture `trail` under the rules of choice.
+    fn rank(&self, trail: &Trail) -> Rank {
+        Rank::of(self.start_king, trail.order(), self.enemy_kings)
     }
 }
 
@@ -311,95 +482,82 @@ impl Capture<'_> {
 fn all_captures(game: &Game, p: &Position) -> Vec<PathMove> {
     let mut out = Vec::new();
     for c in captures_from(game, p) {
-        c.extend(
-            c.from,
-            c.start_king,
-            &mut Vec::new(),
-            &mut Vec::new(),
-            &mut out,
-        );
+        c.each_capture(&mut |c: &Capture, _, crowns, trail: &Trail| {
+            out.push(PathMove {
+                from: c.from + 1,
+                path: trail.path().iter().map(|&i| i + 1).collect(),
+                captured: trail.order().iter().map(|&i| i + 1).collect(),
+                king: c.start_king,
+                crowns,
+            })
+        });
     }
     out
 }
 
 /// The capture facts of `p` for each piece of the side to move (in square order), whether or
 /// not that piece can capture.
+#[inline]
 fn captures_from<'a>(game: &'a Game, p: &Position) -> impl Iterator<Item = Capture<'a>> {
     let side = p.side;
     let mine = p.pieces(side);
     let enemy = p.pieces(side.opponent());
     let kings = p.kings;
-    (0..32u8)
-        .filter(move |&from| mine & (1 << from) != 0)
-        .map(move |from| Capture {
-            game,
-            side,
-            from,
-            enemy,
-            enemy_kings: enemy & kings,
-            occupied: (mine | enemy) & !(1 << from),
-            start_king: kings & (1 << from) != 0,
-        })
+    bits(mine).map(move |from| Capture {
+        game,
+        side,
+        from,
+        enemy,
+        enemy_kings: enemy & kings,
+        occupied: (mine | enemy) & !(1 << from),
+        start_king: kings & (1 << from) != 0,
+    })
 }
 
-/// The Italian order of a capture (larger is preferred): pieces taken, taken by a king, kings
-/// taken, then the kings taken first (bit 31 - k set when the k-th piece jumped is a king).
-fn italian_key(p: &Position, m: &PathMove) -> (usize, bool, u32, u32) {
-    let mut kings = 0;
-    let mut order = 0u32;
-    for (k, &s) in m.captured.iter().enumerate() {
-        if p.kings & (1 << (s - 1)) != 0 {
-            kings += 1;
-            order |= 1 << (31 - k);
-        }
-    }
-    (m.captured.len(), m.king, kings, order)
+/// The rank of the capture `m` of `p` under the rules of choice.
+fn rank_of(p: &Position, m: &PathMove) -> Rank {
+    let order: Vec<u8> = m.captured.iter().map(|&s| s - 1).collect();
+    Rank::of(m.king, &order, p.pieces(p.side.opponent()) & p.kings)
 }
 
-/// Keep the captures the variant's rule of choice allows.
-fn choose(game: &Game, p: &Position, mut caps: Vec<PathMove>) -> Vec<PathMove> {
-    let kings_taken = |m: &PathMove| {
-        m.captured
-            .iter()
-            .filter(|&&s| p.kings & (1 << (s - 1)) != 0)
-            .count()
-    };
+/// Keep the captures of `caps` that the variant's rule of choice allows (`rank`: how each
+/// ranks), in order.
+fn choose<T>(game: &Game, caps: &mut Vec<T>, rank: impl Fn(&T) -> Rank) {
     match game.choice {
         CaptureChoice::Free => {}
         CaptureChoice::MostPieces => {
-            let best = caps.iter().map(|m| m.captured.len()).max().unwrap_or(0);
-            caps.retain(|m| m.captured.len() == best);
+            let best = caps.iter().map(|m| rank(m).pieces).max().unwrap_or(0);
+            caps.retain(|m| rank(m).pieces == best);
         }
         CaptureChoice::Spanish => {
-            let key = |m: &PathMove| (m.captured.len(), kings_taken(m));
+            let key = |m: &T| {
+                let r = rank(m);
+                (r.pieces, r.kings)
+            };
             let best = caps.iter().map(key).max().unwrap_or((0, 0));
             caps.retain(|m| key(m) == best);
         }
         CaptureChoice::Italian => {
-            let best = caps.iter().map(|m| italian_key(p, m)).max();
-            caps.retain(|m| Some(italian_key(p, m)) == best);
+            let best = caps.iter().map(&rank).max();
+            caps.retain(|m| Some(rank(m)) == best);
         }
         CaptureChoice::Czech => {
-            if caps.iter().any(|m| m.king) {
-                caps.retain(|m| m.king);
+            if caps.iter().any(|m| rank(m).by_king) {
+                caps.retain(|m| rank(m).by_king);
             }
         }
     }
-    caps
 }
 
 /// Calls `f(from, to, king, crowns)` (bit indices; `king`: the piece is a king; `crowns`: a
 /// man reaching its crowning row) for every quiet (non-capturing) move of the side to move,
 /// whether or not it has a capture, in the order [`quiet_moves`] lists them, until `f`
 /// returns true. Returns whether some call returned true.
+#[inline]
 fn each_quiet(game: &Game, p: &Position, mut f: impl FnMut(u8, u8, bool, bool) -> bool) -> bool {
     let side = p.side;
-    let mine = p.pieces(side);
     let occupied = p.black | p.white;
-    for from in 0..32u8 {
-        if mine & (1 << from) == 0 {
-            continue;
-        }
+    for from in bits(p.pieces(side)) {
         let king = p.kings & (1 << from) != 0;
         let all = [0, 1, 2, 3];
         let dirs: &[usize] = if king { &all } else { &forward(side) };
@@ -439,8 +597,9 @@ fn quiet_moves(game: &Game, p: &Position) -> Vec<PathMove> {
 }
 
 /// Whether the side to move has a capture: some piece has a first jump (every first jump
-/// begins at least one complete capture, since [`Capture::extend`] emits a capture wherever
-/// no further jump is found).
+/// begins at least one complete capture, since [`Capture::extend`] completes a capture
+/// wherever no further jump is found).
+#[inline]
 fn any_capture(game: &Game, p: &Position) -> bool {
     captures_from(game, p).any(|c| c.has_jump(c.from, c.start_king, 0))
 }
@@ -462,9 +621,10 @@ pub fn moves(game: &Game, p: &Position) -> Vec<PathMove> {
 
 /// The captures of `caps` (every capture of `p`, [`all_captures`]) that the rule of choice
 /// allows, one per sequence of jumped pieces (as [`moves`] lists them).
-fn legal_captures(game: &Game, p: &Position, caps: Vec<PathMove>) -> Vec<PathMove> {
+fn legal_captures(game: &Game, p: &Position, mut caps: Vec<PathMove>) -> Vec<PathMove> {
+    choose(game, &mut caps, |m| rank_of(p, m));
     let mut out: Vec<PathMove> = Vec::new();
-    for m in choose(game, p, caps) {
+    for m in caps {
         if !out
             .iter()
             .any(|o| o.from == m.from && o.to() == m.to() && o.captured == m.captured)
@@ -495,6 +655,7 @@ pub fn apply(p: &Position, m: &PathMove) -> Position {
 
 /// [`apply`] from the move's parts: bit indices `from` and `to`, the captured pieces `cap`,
 /// whether a man is crowned.
+#[inline]
 fn apply_parts(p: &Position, from: u8, to: u8, cap: Bitboard, crowns: bool) -> Position {
     let from = 1u32 << from;
     let to = 1u32 << to;
@@ -627,24 +788,87 @@ impl<const ID: u32> Rules for Paths<ID> {
         Self::GAME.no_move
     }
     fn for_each_successor(&self, p: &Position, mut f: impl FnMut(Position)) {
-        // What unique_moves gives, without building the quiet moves: those are distinct
-        // (one per from and to square), so none is a repeat of another.
+        // What unique_moves gives, without building the move lists: the quiet moves are
+        // distinct (one per from and to square), so none is a repeat of another; the captures
+        // are gathered as their effects (from, to, pieces taken, crowning) with their ranks,
+        // in the order all_captures lists them, into a buffer of this thread's pool.
         let game = &Self::GAME;
-        let caps = all_captures(game, p);
-        if caps.is_empty() {
+        if !any_capture(game, p) {
             each_quiet(game, p, |from, to, _, crowns| {
                 f(apply_parts(p, from, to, 0, crowns));
                 false
             });
             return;
         }
-        let mut seen: Vec<PathMove> = Vec::new();
-        for m in legal_captures(game, p, caps) {
-            if !seen.iter().any(|o| o.same_effect(&m)) {
-                f(apply(p, &m));
-                seen.push(m);
+        let mut caps = Scratch::take();
+        for c in captures_from(game, p) {
+            c.each_capture(&mut |c: &Capture, to, crowns, trail: &Trail| {
+                caps.0.push(Effect {
+                    from: c.from,
+                    to,
+                    taken: trail.jumped,
+                    crowns,
+                    rank: c.rank(trail),
+                })
+            });
+        }
+        choose(game, &mut caps.0, |e| e.rank);
+        // One successor per effect, the first capture of each (as unique_moves keeps them).
+        for (k, e) in caps.0.iter().enumerate() {
+            if !caps.0[..k].iter().any(|o| o.same_effect(e)) {
+                f(apply_parts(p, e.from, e.to, e.taken, e.crowns));
             }
         }
+    }
+}
+
+/// What a capture does (the move's effect, which decides the successor position) and how it
+/// ranks under the rules of choice.
+#[derive(Clone, Copy, Debug)]
+struct Effect {
+    /// Bit index of the square the piece starts on.
+    from: u8,
+    /// Bit index of the square it ends on.
+    to: u8,
+    /// The pieces taken.
+    taken: Bitboard,
+    /// Whether a man is crowned.
+    crowns: bool,
+    rank: Rank,
+}
+
+impl Effect {
+    /// Whether two captures lead to the same position ([`PathMove::same_effect`]).
+    fn same_effect(&self, other: &Effect) -> bool {
+        self.from == other.from
+            && self.to == other.to
+            && self.taken == other.taken
+            && self.crowns == other.crowns
+    }
+}
+
+thread_local! {
+    /// Capture buffers of this thread, reused from position to position (no allocation per
+    /// position once warm). A pool rather than one buffer: the successor callback may itself
+    /// ask for successors (a search), each level taking its own buffer.
+    static POOL: std::cell::RefCell<Vec<Vec<Effect>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A capture buffer taken from this thread's [`POOL`] (empty), returned to it on drop.
+struct Scratch(Vec<Effect>);
+
+impl Scratch {
+    fn take() -> Scratch {
+        let mut v = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+        v.clear();
+        Scratch(v)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let v = std::mem::take(&mut self.0);
+        POOL.with(|p| p.borrow_mut().push(v));
     }
 }
 
