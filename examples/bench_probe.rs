@@ -11,7 +11,7 @@
 //! The cold and no-cache figures are also given in CPU time of the probing thread (the
 //! machine may be loaded: CPU time counts only this thread's work). The slices are taken in
 //! name order, so directories of the same slices in other codecs probe the same positions.
-use checkers_egdb::format::{slice_of_file_name, SliceIndex, TableFile};
+use checkers_egdb::format::{SliceIndex, TableFile};
 use checkers_egdb::{Access, Color, Position, Tablebase, Wld};
 use std::time::Instant;
 
@@ -82,17 +82,18 @@ fn main() {
     // Slices weighted by size.
     let mut slices = Vec::new();
     let mut total = 0u64;
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
+    // Slice files and the slices of material files (`egdb pack`), in file-name order (the
+    // order earlier versions of this benchmark used, so the same positions are drawn).
+    let mut names: Vec<(String, checkers_egdb::Slice)> = checkers_egdb::scan_dir(&dir)
         .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .into_iter()
+        .map(|(s, _)| (s.to_string(), s))
         .collect();
     names.sort();
-    for name in names {
-        if let Some(s) = slice_of_file_name(&name) {
-            let ix = SliceIndex::new(s);
-            total += ix.size();
-            slices.push((total, ix));
-        }
+    for (_, s) in names {
+        let ix = SliceIndex::new(s);
+        total += ix.size();
+        slices.push((total, ix));
     }
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut gen = |side: Color| loop {

@@ -295,6 +295,15 @@ pub fn convert_dir(
             )))
         }
     }
+    for (d, what) in [(src, "source"), (dst, "target")] {
+        if crate::table::pack::has_packs(d) {
+            return Err(ConvertError::Options(format!(
+                "the {what} {} holds material files (egdb pack); convert works on slice files: run `egdb unpack --dir {}` first",
+                d.display(),
+                d.display()
+            )));
+        }
+    }
     if std::fs::metadata(dst).is_ok_and(|m| !m.is_dir()) {
         return Err(ConvertError::Options(format!(
             "the target {} exists and is not a directory",

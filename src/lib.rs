@@ -126,6 +126,7 @@ mod index;
 mod memory;
 mod movegen;
 mod notation;
+mod pack;
 pub mod pdn;
 mod plan;
 mod play;
@@ -151,6 +152,7 @@ pub use generate::{
 };
 pub use movegen::{perft, perft_by_moves, perft_parallel, Move};
 pub use notation::{format_move, parse_move, FenError, MoveParseError};
+pub use pack::{pack_dir, unpack_dir, PackError, PackReport};
 pub use play::{
     best_move, legal_moves, line, scored_moves, Line, LineEnd, Metric, ParseMetricError, ScoredMove,
 };
@@ -180,6 +182,10 @@ pub mod format {
     pub use crate::table::cm6;
     pub use crate::table::dtc::write_dtc;
     pub use crate::table::dtw::{dtw_path, open_dtw, slice_of_dtw_file_name, write_dtw};
+    pub use crate::table::pack::{
+        locate, material_of_pack_name, pack_path, read_index, Member, PackIndex, Source,
+        PACK_MAGIC, PACK_VERSION,
+    };
     pub use crate::table::{
         dir_rules, dtc_path, slice_of_dtc_file_name, slice_of_file_name, table_path, write_table,
         write_table_with, DtcFile, Fault, FileKind, FilePool, TableError, TableFile, TableMeta,

@@ -42,6 +42,10 @@ enum Command {
     Info(cli::info::Args),
     /// Write a table directory again in another value codec (a copy for the distance files).
     Convert(cli::convert::Args),
+    /// Gather a table directory's files into one file per material and metric (in place).
+    Pack(cli::pack::Args),
+    /// Write a packed table directory's slice files back, byte for byte (in place).
+    Unpack(cli::pack::Args),
     /// Settle positions beyond the tables by proof-number search (optionally with certificates).
     Prove(cli::prove::Args),
     /// Verify a certificate written by `egdb prove --cert`.
@@ -100,6 +104,8 @@ fn main() {
         Command::Verify(a) => cli::verify::run(a),
         Command::Info(a) => cli::info::run(a),
         Command::Convert(a) => cli::convert::run(a),
+        Command::Pack(a) => cli::pack::run_pack(a),
+        Command::Unpack(a) => cli::pack::run_unpack(a),
         Command::Prove(a) => cli::prove::run(a),
         Command::CheckProof(a) => cli::check_proof::run(a),
         Command::Serve(a) => cli::serve::run(a),

@@ -5,37 +5,27 @@
 
 use crate::board::Color;
 use crate::slice::{Material, Slice};
-use crate::table::{slice_of_file_name, TableError, TableFile, TableMeta};
+use crate::table::pack::{Listed, Source};
+use crate::table::{TableError, TableFile, TableMeta};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Every `<slice>.egdb` file in `dir`, sorted by slice. Other files are ignored, and so is
-/// anything named like a table that is not a regular file (a directory, a dangling link).
+/// Every `<slice>.egdb` file in `dir`, and every slice in a material file `<material>.egdb`
+/// (`egdb pack`; the path is then the material file's), sorted by slice. Other files are
+/// ignored, and so is anything named like a table that is not a regular file (a directory, a
+/// dangling link), and a damaged material file.
 ///
 /// # Errors
 /// The I/O error of reading the directory.
 pub fn scan_dir(dir: &Path) -> std::io::Result<Vec<(Slice, PathBuf)>> {
-    Ok(scan_names(dir)?
+    Ok(crate::table::pack::list(dir, crate::table::FileKind::Wld)?
         .into_iter()
+        .filter_map(|l| match l {
+            Listed::Slice(s, src) => Some((s, src.path)),
+            Listed::BadPack(..) => None,
+        })
         .filter(|(_, p)| p.is_file())
         .collect())
-}
-
-/// Every entry of `dir` named `<slice>.egdb`, files or not, sorted by slice.
-fn scan_names(dir: &Path) -> std::io::Result<Vec<(Slice, PathBuf)>> {
-    let mut v = Vec::new();
-    for e in std::fs::read_dir(dir)? {
-        let path = e?.path();
-        if let Some(s) = path
-            .file_name()
-            .and_then(|x| x.to_str())
-            .and_then(slice_of_file_name)
-        {
-            v.push((s, path));
-        }
-    }
-    v.sort();
-    Ok(v)
 }
 
 /// One table file's header and size.
@@ -43,8 +33,11 @@ fn scan_names(dir: &Path) -> std::io::Result<Vec<(Slice, PathBuf)>> {
 pub struct FileInfo {
     /// Slice named by the file.
     pub slice: Slice,
-    /// Path of the file.
+    /// Path of the file: the slice file, or the material file holding it (`egdb pack`).
     pub path: PathBuf,
+    /// Where its bytes are (for a member of a material file, the range in it); what readers
+    /// open ([`TableFile::open_source`]).
+    pub source: Source,
     /// Header contents.
     pub meta: TableMeta,
     /// File size in bytes.
@@ -124,33 +117,60 @@ pub fn read_dir_info(dir: &Path) -> Result<Vec<FileInfo>, StatsError> {
 pub fn read_dir_info_all(
     dir: &Path,
 ) -> Result<(Vec<FileInfo>, Vec<(Slice, StatsError)>), StatsError> {
-    let files = scan_names(dir).map_err(|e| StatsError::Io {
-        path: dir.to_path_buf(),
-        source: e,
-    })?;
+    let files =
+        crate::table::pack::list(dir, crate::table::FileKind::Wld).map_err(|e| StatsError::Io {
+            path: dir.to_path_buf(),
+            source: e,
+        })?;
     let mut out = Vec::with_capacity(files.len());
     let mut bad = Vec::new();
-    for (slice, path) in files {
+    for entry in files {
+        let (slice, src) = match entry {
+            Listed::Slice(s, src) => (s, src),
+            Listed::BadPack(m, e) => {
+                // Its slices are unknown: reported under the material's first slice.
+                let path = e.path().map_or_else(PathBuf::new, Path::to_path_buf);
+                let first = Slice::all_of(m).into_iter().next().unwrap_or(Slice {
+                    material: m,
+                    black_rank: None,
+                    white_rank: None,
+                });
+                bad.push((first, StatsError::Table { path, source: e }));
+                continue;
+            }
+        };
+        let path = src.path.clone();
         if !path.is_file() {
             bad.push((slice, StatsError::NotAFile { path }));
             continue;
         }
         // Any variant's tables (the header says which, `TableFile::rules`).
-        let f =
-            match TableFile::open_rules(&path, crate::table::Access::Mmap, crate::table::ANY_RULES)
-            {
-                Ok(f) => f,
-                Err(e) => {
-                    bad.push((
-                        slice,
-                        StatsError::Table {
-                            path: path.clone(),
-                            source: e,
-                        },
-                    ));
-                    continue;
-                }
-            };
+        let opened = if src.range.is_some() {
+            TableFile::open_source(
+                &src,
+                &slice,
+                crate::table::Access::Mmap,
+                crate::table::ANY_RULES,
+                None,
+            )
+        } else {
+            // A slice file is opened without naming the slice, so that a renamed file is told
+            // as such below.
+            TableFile::open_rules(&path, crate::table::Access::Mmap, crate::table::ANY_RULES)
+        };
+        let f = match opened {
+            Ok(f) => f,
+            Err(e) => {
+                bad.push((
+                    slice,
+                    StatsError::Table {
+                        path: path.clone(),
+                        source: e,
+                    },
+                ));
+                continue;
+            }
+        };
         if f.meta().slice != slice {
             bad.push((
                 slice,
@@ -168,6 +188,7 @@ pub fn read_dir_info_all(
             codec: f.codec(),
             meta: f.meta().clone(),
             path,
+            source: src,
         });
     }
     Ok((out, bad))
@@ -324,26 +345,29 @@ fn longest_distances(dir: &Path, dtw: bool) -> Result<Vec<LongestDtc>, StatsErro
     // Opened on the first file that stores no value at some quiet positions (codecs 4 and 5).
     let mut tb: Option<crate::probe::Tablebase> = None;
     for f in &infos {
-        let (dpath, kind) = if dtw {
-            (
-                crate::table::dtw::dtw_path(dir, &f.slice),
-                crate::table::FileKind::Dtw,
-            )
+        let kind = if dtw {
+            crate::table::FileKind::Dtw
         } else {
-            (
-                crate::table::dtc_path(dir, &f.slice),
-                crate::table::FileKind::Dtc,
-            )
+            crate::table::FileKind::Dtc
         };
-        if !dpath.exists() {
+        let dpath = crate::table::pack::locate(dir, &f.slice, kind)
+            .ok()
+            .flatten()
+            .map_or_else(|| f.path.clone(), |s| s.path);
+        let Some(dfile) = crate::table::DtcFile::find(dir, &f.slice, crate::table::ANY_RULES, kind)
+            .map_err(terr(&dpath))?
+        else {
             continue;
-        }
-        let dfile = crate::table::DtcFile::open_kind(&dpath, crate::table::ANY_RULES, kind)
-            .map_err(terr(&dpath))?;
+        };
         let d = dfile.decode_all().map_err(terr(&dpath))?;
-        let wfile =
-            TableFile::open_rules(&f.path, crate::table::Access::Mmap, crate::table::ANY_RULES)
-                .map_err(terr(&f.path))?;
+        let wfile = TableFile::open_source(
+            &f.source,
+            &f.slice,
+            crate::table::Access::Mmap,
+            crate::table::ANY_RULES,
+            None,
+        )
+        .map_err(terr(&f.path))?;
         let w = wfile.decode_all().map_err(terr(&f.path))?;
         let threats_dc = wfile.threats_dont_care();
         let variant = crate::rules::Variant::from_id(wfile.rules()).unwrap_or_default();

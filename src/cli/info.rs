@@ -37,6 +37,7 @@ fn manifest(dir: &std::path::Path) -> CliResult {
         .filter(|n| {
             slice_of_file_name(n).is_some()
                 || is_dtc_file_name(n)
+                || checkers_egdb::format::material_of_pack_name(n).is_some()
                 || checkers_egdb::format::slice_of_dtw_file_name(n).is_some()
         })
         .collect();
@@ -86,6 +87,7 @@ fn manifest(dir: &std::path::Path) -> CliResult {
 /// Whether `name` is a distance file's name (`SLICE.dtc`, written by `egdb build --dtc`).
 fn is_dtc_file_name(name: &str) -> bool {
     checkers_egdb::format::slice_of_dtc_file_name(name).is_some()
+        || checkers_egdb::format::slice_of_dtw_file_name(name).is_some()
 }
 
 /// Run `egdb info`.
@@ -100,7 +102,12 @@ pub fn run(args: Args) -> CliResult {
             .filter_map(Result::ok)
             .filter(|e| e.path().is_file())
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| slice_of_file_name(n).is_none() && n != LOCK_FILE && !is_dtc_file_name(n))
+            .filter(|n| {
+                slice_of_file_name(n).is_none()
+                    && n != LOCK_FILE
+                    && !is_dtc_file_name(n)
+                    && checkers_egdb::format::material_of_pack_name(n).is_none()
+            })
             .collect();
         ignored.sort();
         for n in ignored {
@@ -202,11 +209,40 @@ pub fn run(args: Args) -> CliResult {
     let dtc: Vec<(u32, u64, Option<u64>)> = infos
         .iter()
         .map(|f| {
-            let p = checkers_egdb::format::dtc_path(&args.dir, &f.slice);
-            let there = std::fs::symlink_metadata(&p).is_ok();
+            // Its own file, or its member of a material file (`egdb pack`).
+            let own = checkers_egdb::format::dtc_path(&args.dir, &f.slice);
+            let src = if std::fs::symlink_metadata(&own).is_ok() {
+                Ok(Some(checkers_egdb::format::Source {
+                    path: own,
+                    range: None,
+                }))
+            } else {
+                checkers_egdb::format::locate(
+                    &args.dir,
+                    &f.slice,
+                    checkers_egdb::format::FileKind::Dtc,
+                )
+            };
+            let (there, opened) = match src {
+                Ok(None) => (false, None),
+                Ok(Some(src)) => (
+                    true,
+                    Some(checkers_egdb::format::DtcFile::open_source(
+                        &src,
+                        None,
+                        checkers_egdb::format::ANY_RULES,
+                        checkers_egdb::format::FileKind::Dtc,
+                    )),
+                ),
+                Err(e) => (true, Some(Err(e))),
+            };
+            let p = opened
+                .as_ref()
+                .and_then(|r| r.as_ref().ok())
+                .map_or_else(|| f.path.clone(), |d| d.path().to_path_buf());
             any_dtc |= there;
-            let bytes = if there {
-                match checkers_egdb::format::DtcFile::open(&p, checkers_egdb::format::ANY_RULES) {
+            let bytes = if let Some(opened) = opened {
+                match opened {
                     Ok(d) if d.meta().slice == f.slice => Some(d.file_bytes()),
                     Ok(d) => {
                         eprintln!(

@@ -8,6 +8,7 @@ pub mod count;
 pub mod info;
 pub mod line;
 pub mod moves;
+pub mod pack;
 pub mod perft;
 pub mod plan;
 pub mod probe;

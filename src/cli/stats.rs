@@ -179,12 +179,16 @@ pub fn run(args: Args) -> CliResult {
         let no_dtc: Vec<String> = infos
             .iter()
             .filter(|f| {
-                let path = if args.dtw {
-                    checkers_egdb::format::dtw_path(&args.dir, &f.slice)
+                let kind = if args.dtw {
+                    checkers_egdb::format::FileKind::Dtw
                 } else {
-                    checkers_egdb::format::dtc_path(&args.dir, &f.slice)
+                    checkers_egdb::format::FileKind::Dtc
                 };
-                !path.exists()
+                // Its own file or its member of a material file (`egdb pack`).
+                !matches!(
+                    checkers_egdb::format::locate(&args.dir, &f.slice, kind),
+                    Ok(Some(_))
+                )
             })
             .map(|f| f.slice.to_string())
             .collect();

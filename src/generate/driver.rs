@@ -335,6 +335,13 @@ pub fn drive(
             opts.dir.display()
         )));
     }
+    if crate::table::pack::has_packs(&opts.dir) {
+        return Err(BuildError::Options(format!(
+            "{} holds material files (egdb pack); a build writes slice files: run `egdb unpack --dir {}` first, and `egdb pack` again after the build",
+            opts.dir.display(),
+            opts.dir.display()
+        )));
+    }
     let created = create_dirs(&opts.dir)?;
     // Before touching anything: another build on the directory makes this one refuse (and
     // leave the directories alone: they may be the other build's).

@@ -10,7 +10,7 @@ use crate::board::{Position, Wld};
 use crate::index::{Divider, SliceIndex};
 use crate::rules::{English, Rules};
 use crate::slice::Slice;
-use crate::table::{slice_of_file_name, Access, Block, FilePool, TableFile, ValueCodec, Wld2Bit};
+use crate::table::{Access, Block, FilePool, TableFile, ValueCodec, Wld2Bit};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
@@ -293,6 +293,7 @@ impl<R: Rules> TablebaseBuilder<R> {
             access: self.access,
             verify_on_open: self.verify_on_open,
             files: FilePool::new(self.max_open_files),
+            packs: Default::default(),
         };
         let n = tb.rescan()?;
         if n == 0 && !self.allow_empty {
@@ -341,6 +342,9 @@ pub struct Tablebase<R: Rules = English> {
     /// error: asked again, they fail at once instead of being read and decoded again (a
     /// codec-5 decode takes milliseconds).
     bad_blocks: std::sync::Mutex<std::collections::HashMap<u64, ProbeError>>,
+    /// Indexes of the material files (`egdb pack`) read so far, by path: each is read once,
+    /// not once per slice opened; [`Tablebase::rescan`] forgets them.
+    packs: std::sync::Mutex<std::collections::HashMap<PathBuf, Arc<crate::table::pack::PackIndex>>>,
 }
 
 impl<R: Rules> std::fmt::Debug for Tablebase<R> {
@@ -424,11 +428,25 @@ impl<R: Rules> Tablebase<R> {
             dir: self.dir.clone(),
             source: SharedIoError(Arc::new(e)),
         };
-        for entry in std::fs::read_dir(&self.dir).map_err(io)? {
-            let entry = entry.map_err(io)?;
-            let name = entry.file_name();
-            let Some(s) = name.to_str().and_then(slice_of_file_name) else {
-                continue;
+        // Slice files and the members of material files (`egdb pack`); a damaged material
+        // file's slices stay unknown here and its error comes with the first probe that needs
+        // one of them (the slice file is then looked for, then the material file again).
+        self.packs.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        let listed =
+            crate::table::pack::list(&self.dir, crate::table::FileKind::Wld).map_err(io)?;
+        for entry in listed {
+            let s = match entry {
+                crate::table::pack::Listed::Slice(s, _) => s,
+                crate::table::pack::Listed::BadPack(m, ..) => {
+                    for s in Slice::all_of(m) {
+                        if let Some(slot) = self.slots.get(&s, true) {
+                            if !slot.present.swap(true, Ordering::AcqRel) {
+                                self.slices_present.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                    }
+                    continue;
+                }
             };
             if s.material.pieces() > MAX_PIECES {
                 continue;
@@ -479,14 +497,54 @@ impl<R: Rules> Tablebase<R> {
         Ok(t)
     }
 
-    fn open_slice(&self, s: &Slice) -> Result<Box<Loaded>, ProbeError> {
-        let path = crate::table::table_path(&self.dir, s);
-        // The name check of `open_rules` makes sure the file holds slice `s`, the header check
-        // that it holds every position of its slice and was built under these rules.
-        let file = match self.access {
-            Access::Pread => TableFile::open_pooled(&path, R::ID, &self.files)?,
-            Access::Mmap => TableFile::open_rules(&path, Access::Mmap, R::ID)?,
+    /// Where slice `s`'s file of `kind` is: its own file, or its member of the material file
+    /// (whose index is read once, kept in `packs`); `None` when neither holds it.
+    fn source_of(
+        &self,
+        s: &Slice,
+        kind: crate::table::FileKind,
+    ) -> Result<Option<crate::table::pack::Source>, ProbeError> {
+        use crate::table::pack::{pack_path, read_index, slice_path, Source};
+        let own = slice_path(&self.dir, s, kind);
+        if own.is_file() {
+            return Ok(Some(Source::file(own)));
+        }
+        let pack = pack_path(&self.dir, &s.material, kind);
+        let cached = self
+            .packs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&pack)
+            .cloned();
+        let index = match cached {
+            Some(i) => i,
+            None => {
+                if !pack.exists() {
+                    return Ok(None);
+                }
+                let i = Arc::new(read_index(&pack)?);
+                self.packs
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(pack.clone(), i.clone());
+                i
+            }
         };
+        Ok(index.member(s).map(|m| Source {
+            path: pack,
+            range: Some((m.offset, m.len)),
+        }))
+    }
+
+    fn open_slice(&self, s: &Slice) -> Result<Box<Loaded>, ProbeError> {
+        // Its own file, or its member of the material file (`egdb pack`).
+        let src = self
+            .source_of(s, crate::table::FileKind::Wld)?
+            .ok_or(ProbeError::MissingSlice { slice: *s })?;
+        // `open_source` makes sure the file holds slice `s`, the header check that it holds
+        // every position of its slice and was built under these rules.
+        let pool = (self.access == Access::Pread).then_some(&self.files);
+        let file = TableFile::open_source(&src, s, self.access, R::ID, pool)?;
         if self.verify_on_open {
             file.verify_checksum()?;
         }
@@ -857,20 +915,14 @@ impl<R: Rules> Tablebase<R> {
         };
         let slot = slots.get(s, true).ok_or_else(missing)?;
         let r = slot.get_or_init(|| {
-            let path = if dtw {
-                crate::table::dtw::dtw_path(&self.dir, s)
-            } else {
-                crate::table::dtc_path(&self.dir, s)
-            };
-            if !path.exists() {
-                return Err(missing());
-            }
             let kind = if dtw {
                 crate::table::FileKind::Dtw
             } else {
                 crate::table::FileKind::Dtc
             };
-            let file = crate::table::DtcFile::open_kind(&path, R::ID, kind)?;
+            // Its own file, or its member of the material file (`egdb pack`).
+            let src = self.source_of(s, kind)?.ok_or_else(missing)?;
+            let file = crate::table::DtcFile::open_source(&src, Some(s), R::ID, kind)?;
             if self.verify_on_open {
                 file.verify_checksum()?;
             }

@@ -15,6 +15,7 @@
 use super::codec::ValueCodec;
 use super::error::{Fault, TableError};
 use super::header::{FileKind, Header, TableMeta, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED};
+use super::pack::Source;
 use super::write::{write_atomic, WriteOptions};
 use super::NO_CONST;
 use crate::slice::Slice;
@@ -371,10 +372,49 @@ impl DtcFile {
     /// As [`DtcFile::open`]; [`TableError::Corrupt`] with [`Fault::BadMagic`] for a file of
     /// another kind.
     pub fn open_kind(path: &Path, rules: u32, kind: FileKind) -> Result<DtcFile, TableError> {
+        Self::open_source(&Source::file(path.to_path_buf()), None, rules, kind)
+    }
+
+    /// The distance file of `kind` (`Dtc` or `Dtw`) of `slice` in `dir`, wherever it is: its own
+    /// file `<slice>.dtc|dtw` or its member of the material file `<material>.dtc|dtw`
+    /// ([`super::pack::locate`]); `None` when it has neither.
+    ///
+    /// # Errors
+    /// As [`DtcFile::open_source`], and a damaged material file's index.
+    pub fn find(
+        dir: &Path,
+        slice: &Slice,
+        rules: u32,
+        kind: FileKind,
+    ) -> Result<Option<DtcFile>, TableError> {
+        match super::pack::locate(dir, slice, kind)? {
+            None => Ok(None),
+            Some(src) => Self::open_source(&src, Some(slice), rules, kind).map(Some),
+        }
+    }
+
+    /// [`DtcFile::open_kind`] for the file of `slice` (when given) wherever it is: a file of
+    /// its own or a member of a material file ([`super::pack::locate`]); the header must hold
+    /// that slice.
+    ///
+    /// # Errors
+    /// As [`DtcFile::open_kind`]; a member extending past the end of its material file is
+    /// [`Fault::Truncated`].
+    pub fn open_source(
+        src: &Source,
+        slice: Option<&Slice>,
+        rules: u32,
+        kind: FileKind,
+    ) -> Result<DtcFile, TableError> {
         let suffix = if kind == FileKind::Dtw {
             ".dtw"
         } else {
             ".dtc"
+        };
+        let path = src.path.as_path();
+        let name = match (src.range, slice) {
+            (Some(_), Some(s)) => PathBuf::from(src.describe(s)),
+            _ => path.to_path_buf(),
         };
         let md = std::fs::metadata(path).map_err(|e| TableError::io(path, "stat", e))?;
         if !md.is_file() {
@@ -383,8 +423,19 @@ impl DtcFile {
             });
         }
         let file = super::read::open_file(path).map_err(|e| TableError::io(path, "open", e))?;
-        let bad = |f: Fault| TableError::corrupt(path, f);
-        let len = md.len();
+        let bad = |f: Fault| TableError::corrupt(&name, f);
+        let (base, len) = match src.range {
+            None => (0, md.len()),
+            Some((off, len)) => {
+                if off.checked_add(len).is_none_or(|e| e > md.len()) {
+                    return Err(bad(Fault::Truncated {
+                        len: md.len(),
+                        expected: off.saturating_add(len),
+                    }));
+                }
+                (off, len)
+            }
+        };
         let min = HEADER_LEN as u64 + 8;
         if len < min {
             return Err(bad(Fault::Truncated { len, expected: min }));
@@ -392,8 +443,13 @@ impl DtcFile {
         // SAFETY: distance files are written once (atomically renamed into place) and never
         // modified in place; a file changed under us gives wrong bytes, which the checksums
         // catch, but no memory unsafety (only reads).
-        let map =
-            unsafe { memmap2::Mmap::map(&file) }.map_err(|e| TableError::io(path, "mmap", e))?;
+        let map = unsafe {
+            memmap2::MmapOptions::new()
+                .offset(base)
+                .len(len as usize)
+                .map(&file)
+        }
+        .map_err(|e| TableError::io(path, "mmap", e))?;
         let h = &map[..HEADER_LEN];
         let header = Header::parse(h).map_err(bad)?;
         if header.kind != kind || kind == FileKind::Wld || h[..8] != kind.magic() {
@@ -447,22 +503,26 @@ impl DtcFile {
                 expected: file_len,
             }));
         }
-        if let Some(expected) = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_suffix(suffix))
-            .and_then(|n| n.parse::<Slice>().ok())
-        {
+        let expected = match (src.range, slice) {
+            (Some(_), Some(s)) => Some(*s),
+            _ => path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(suffix))
+                .and_then(|n| n.parse::<Slice>().ok())
+                .or(slice.copied()),
+        };
+        if let Some(expected) = expected {
             if expected != meta.slice {
                 return Err(TableError::WrongSlice {
-                    path: path.to_path_buf(),
+                    path: name,
                     expected,
                     found: meta.slice,
                 });
             }
         }
         Ok(DtcFile {
-            path: path.to_path_buf(),
+            path: name,
             block_positions: header.block_positions,
             n_blocks,
             uniform: header.uniform.map(u32::from),
@@ -654,6 +714,11 @@ impl DtcFile {
             })
             .collect();
         Ok((bytes, big?.concat()))
+    }
+
+    /// The file's path; for a member of a material file `<material file>[<slice>]`.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Check the whole-file xxh64 checksum.

@@ -30,6 +30,7 @@ pub mod dtw;
 pub mod error;
 pub mod fdpool;
 pub mod header;
+pub mod pack;
 pub mod read;
 pub mod write;
 #[cfg(test)]

@@ -5,6 +5,7 @@ use super::codec::{ValueCodec, Wld2Bit, CODEC_2BIT_THREATS};
 use super::error::{Fault, TableError};
 use super::fdpool::{FilePool, Handle};
 use super::header::{Header, TableMeta, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED, RULES_ENGLISH};
+use super::pack::Source;
 use super::{slice_of_file_name, NO_CONST};
 use crate::board::Wld;
 use crate::slice::{Material, Slice};
@@ -54,7 +55,14 @@ pub enum Block {
 
 /// An open, validated table file. `Send + Sync`; all reads take `&self`.
 pub struct TableFile {
+    /// The file's path; for a member of a material file `<material file>[<slice>]` (how errors
+    /// name it).
     path: PathBuf,
+    /// Offset of the file's first byte in the file opened (non-zero only for a member of a
+    /// material file, [`super::pack`]).
+    base: u64,
+    /// Length of the file opened at open (the material file's for a member).
+    outer_len: u64,
     meta: TableMeta,
     backing: Backing,
     block_positions: u32,
@@ -130,7 +138,28 @@ impl TableFile {
     /// # Errors
     /// As [`TableFile::open`].
     pub fn open_rules(path: &Path, access: Access, rules: u32) -> Result<TableFile, TableError> {
-        Self::open_inner(path, access, rules, None)
+        Self::open_inner(&Source::file(path.to_path_buf()), None, access, rules, None)
+    }
+
+    /// [`TableFile::open_rules`] for the file of slice `slice` wherever it is: a slice file of
+    /// its own or a member of a material file ([`super::pack::locate`]); the header must hold
+    /// `slice`. With a `pool`, positioned reads through it as [`TableFile::open_pooled`]
+    /// (`access` is then ignored).
+    ///
+    /// # Errors
+    /// As [`TableFile::open`]; a member extending past the end of its material file is
+    /// [`Fault::Truncated`].
+    pub fn open_source(
+        src: &Source,
+        slice: &Slice,
+        access: Access,
+        rules: u32,
+        pool: Option<&std::sync::Arc<FilePool>>,
+    ) -> Result<TableFile, TableError> {
+        match pool {
+            Some(pool) => Self::open_pooled_inner(src, Some(slice), rules, pool),
+            None => Self::open_inner(src, Some(slice), access, rules, None),
+        }
     }
 
     /// [`TableFile::open_rules`] with positioned reads whose descriptor lives in `pool`: closed
@@ -146,8 +175,20 @@ impl TableFile {
         rules: u32,
         pool: &std::sync::Arc<FilePool>,
     ) -> Result<TableFile, TableError> {
-        let t = Self::open_inner(path, Access::Pread, rules, Some(pool))?;
-        let header = t.read_at(0, HEADER_LEN)?.into_owned();
+        Self::open_pooled_inner(&Source::file(path.to_path_buf()), None, rules, pool)
+    }
+
+    fn open_pooled_inner(
+        src: &Source,
+        slice: Option<&Slice>,
+        rules: u32,
+        pool: &std::sync::Arc<FilePool>,
+    ) -> Result<TableFile, TableError> {
+        let t = Self::open_inner(src, slice, Access::Pread, rules, Some(pool))?;
+        // What a reopened descriptor must still show at offset 0: the header, or for a member
+        // the start of its material file (its index).
+        let n = (HEADER_LEN as u64).min(t.outer_len) as usize;
+        let header = t.read_outer(0, n)?;
         if let Backing::Pread(h, _) = &t.backing {
             h.set_identity(&header)?;
         }
@@ -155,11 +196,18 @@ impl TableFile {
     }
 
     fn open_inner(
-        path: &Path,
+        src: &Source,
+        slice: Option<&Slice>,
         access: Access,
         rules: u32,
         pool: Option<&std::sync::Arc<FilePool>>,
     ) -> Result<TableFile, TableError> {
+        let path = src.path.as_path();
+        // How errors name the file: a member as `<material file>[<slice>]`.
+        let name = match (src.range, slice) {
+            (Some(_), Some(s)) => PathBuf::from(src.describe(s)),
+            _ => path.to_path_buf(),
+        };
         // Check first: opening a FIFO would block, a directory cannot be mapped.
         let md = std::fs::metadata(path).map_err(|e| TableError::io(path, "stat", e))?;
         if !md.is_file() {
@@ -171,12 +219,27 @@ impl TableFile {
         let fmd = file
             .metadata()
             .map_err(|e| TableError::io(path, "stat", e))?;
-        let (len, mtime) = (fmd.len(), fmd.modified().ok());
+        let (outer_len, mtime) = (fmd.len(), fmd.modified().ok());
+        let (base, len) = match src.range {
+            None => (0, outer_len),
+            Some((off, len)) => {
+                if off.checked_add(len).is_none_or(|e| e > outer_len) {
+                    return Err(TableError::corrupt(
+                        &name,
+                        Fault::Truncated {
+                            len: outer_len,
+                            expected: off.saturating_add(len),
+                        },
+                    ));
+                }
+                (off, len)
+            }
+        };
         let backing = match access {
             Access::Mmap => {
                 if len == 0 {
                     return Err(TableError::corrupt(
-                        path,
+                        &name,
                         Fault::Truncated {
                             len,
                             expected: HEADER_LEN as u64 + 8,
@@ -186,8 +249,13 @@ impl TableFile {
                 // SAFETY: table files are written once (atomically renamed into place) and never
                 // modified in place; a file changed under us can give wrong bytes, which the
                 // block checksums catch, but no memory unsafety in this code (only reads).
-                let map = unsafe { memmap2::Mmap::map(&file) }
-                    .map_err(|e| TableError::io(path, "mmap", e))?;
+                let map = unsafe {
+                    memmap2::MmapOptions::new()
+                        .offset(base)
+                        .len(len as usize)
+                        .map(&file)
+                }
+                .map_err(|e| TableError::io(path, "mmap", e))?;
                 Backing::Mmap(map)
             }
             Access::Pread => match pool {
@@ -196,7 +264,9 @@ impl TableFile {
             },
         };
         let mut t = TableFile {
-            path: path.to_path_buf(),
+            path: name,
+            base,
+            outer_len,
             meta: TableMeta {
                 slice: Slice {
                     material: Material {
@@ -228,15 +298,21 @@ impl TableFile {
             mtime,
         };
         t.load_header(len, rules)?;
-        if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
-            if let Some(expected) = slice_of_file_name(name) {
-                if expected != t.meta.slice {
-                    return Err(TableError::WrongSlice {
-                        path: path.to_path_buf(),
-                        expected,
-                        found: t.meta.slice,
-                    });
-                }
+        let expected = match (src.range, slice) {
+            (Some(_), Some(s)) => Some(*s),
+            _ => path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(slice_of_file_name)
+                .or(slice.copied()),
+        };
+        if let Some(expected) = expected {
+            if expected != t.meta.slice {
+                return Err(TableError::WrongSlice {
+                    path: t.path.clone(),
+                    expected,
+                    found: t.meta.slice,
+                });
             }
         }
         Ok(t)
@@ -258,7 +334,7 @@ impl TableFile {
                 use std::os::unix::fs::FileExt;
                 let f = h.file()?;
                 let mut buf = vec![0u8; len];
-                f.read_exact_at(&mut buf, off).map_err(|e| {
+                f.read_exact_at(&mut buf, off + self.base).map_err(|e| {
                     if let Some(c) = self.changed() {
                         self.fault(c)
                     } else if e.kind() == std::io::ErrorKind::UnexpectedEof {
@@ -279,6 +355,22 @@ impl TableFile {
         TableError::corrupt(&self.path, what)
     }
 
+    /// `len` bytes at `off` of the file opened (the material file for a member), positioned
+    /// reads only (the identity a pooled descriptor is checked against).
+    fn read_outer(&self, off: u64, len: usize) -> Result<Vec<u8>, TableError> {
+        match &self.backing {
+            Backing::Mmap(_) => Ok(Vec::new()),
+            Backing::Pread(h, _) => {
+                use std::os::unix::fs::FileExt;
+                let f = h.file()?;
+                let mut buf = vec![0u8; len];
+                f.read_exact_at(&mut buf, off)
+                    .map_err(|e| TableError::io(&self.path, "read", e))?;
+                Ok(buf)
+            }
+        }
+    }
+
     /// [`Fault::Changed`] if the open file's length or modification time is no longer what it
     /// was at open (positioned reads only: a mapped file is not checked). Called on the error
     /// paths only, so that a file rewritten under us is told apart from a damaged one.
@@ -292,9 +384,9 @@ impl TableFile {
             Err(_) => return None,
         };
         let md = f.metadata().ok()?;
-        // `file_len` is the length checked at open (equal to the file's length then).
-        (md.len() != self.file_len || md.modified().ok() != self.mtime).then_some(Fault::Changed {
-            was: self.file_len,
+        // `outer_len` is the length of the file opened, at open.
+        (md.len() != self.outer_len || md.modified().ok() != self.mtime).then_some(Fault::Changed {
+            was: self.outer_len,
             now: md.len(),
         })
     }
@@ -862,30 +954,25 @@ pub(crate) fn rules_accepted(found: u32, expected: u32) -> bool {
 }
 
 /// The rules id of the tables in `dir` (one variant per directory): the id in the headers of
-/// its WLD files (`<slice>.egdb`) that open; `None` when none does (an empty directory, or
+/// its WLD files (`<slice>.egdb`, and the slices of material files `<material>.egdb`) that open; `None` when none does (an empty directory, or
 /// only damaged files, which the callers report themselves).
 ///
 /// # Errors
 /// [`TableError::Invalid`] when the files hold tables of two or more variants (naming two
 /// files of different rules); [`TableError::Io`] when the directory cannot be listed.
 pub fn dir_rules(dir: &Path) -> Result<Option<u32>, TableError> {
-    let rd = std::fs::read_dir(dir).map_err(|e| TableError::io(dir, "read directory", e))?;
-    let mut names: Vec<std::path::PathBuf> = rd
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .and_then(slice_of_file_name)
-                .is_some()
-        })
-        .collect();
-    names.sort();
+    // Slice files and the members of material files (`egdb pack`).
+    let listed = super::pack::list(dir, super::header::FileKind::Wld)
+        .map_err(|e| TableError::io(dir, "read directory", e))?;
     let mut first: Option<(u32, std::path::PathBuf)> = None;
-    for p in names {
-        let Ok(f) = TableFile::open_rules(&p, Access::Pread, ANY_RULES) else {
+    for l in listed {
+        let super::pack::Listed::Slice(s, src) = l else {
             continue;
         };
+        let Ok(f) = TableFile::open_source(&src, &s, Access::Pread, ANY_RULES, None) else {
+            continue;
+        };
+        let p = f.path().to_path_buf();
         match &first {
             None => first = Some((f.rules(), p)),
             Some((r, q)) if *r != f.rules() => {

@@ -93,6 +93,9 @@ pub enum VerifyError {
         /// Distance derived from the successors (`u32::MAX`: no move reaches the value).
         derived: u32,
     },
+    /// The directory holds material files (`egdb pack`); verify reads slice files.
+    #[error("{} holds material files (egdb pack); verify reads slice files: run `egdb unpack --dir {}` first (it checks every member's checksums), and `egdb pack` again after", .0.display(), .0.display())]
+    Packed(PathBuf),
     /// A distance file does not belong with its WLD file (other counts) or cannot be read.
     #[error("slice {slice}: distance file: {why}")]
     DtcFile {
@@ -211,6 +214,7 @@ impl VerifyError {
             VerifyError::Stats(_)
             | VerifyError::Incomplete { .. }
             | VerifyError::Empty(_)
+            | VerifyError::Packed(_)
             | VerifyError::Journal(_)
             | VerifyError::Several(_) => None,
         }
@@ -1043,6 +1047,9 @@ pub fn verify_dir_opts(
             source: e,
         })
     };
+    if crate::table::pack::has_packs(dir) {
+        return Err(VerifyError::Packed(dir.to_path_buf()));
+    }
     // (A directory that cannot be listed is reported below, as before.)
     let found = match crate::table::dir_rules(dir) {
         Err(crate::table::TableError::Io { .. }) => None,
@@ -1091,6 +1098,7 @@ fn verify_dir_rules<R: Rules>(
         },
         bytes: 0,
         codec: 0,
+        source: crate::table::pack::Source::file(Default::default()),
     }));
     let mut errors: Vec<VerifyError> = bad.into_iter().map(|(_, e)| e.into()).collect();
     let mut missing = crate::stats::missing_slices(&present);
