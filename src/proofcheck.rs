@@ -28,7 +28,6 @@ use crate::board::{Color, Position, Wld};
 use crate::notation::format_move;
 use crate::rules::Variant;
 use crate::slice::Slice;
-use crate::table::slice_of_file_name;
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::Path;
@@ -177,30 +176,39 @@ pub fn table_set(dir: &Path, max_pieces: u32) -> Result<TableSet, CheckError> {
 fn scan_tables(dir: &Path, max_pieces: u32) -> Result<(TableSet, HashSet<Slice>), CheckError> {
     let mut slices = HashSet::new();
     let err = |what: String| CheckError::Tables(what);
-    let rd = std::fs::read_dir(dir).map_err(|e| err(format!("{}: {e}", dir.display())))?;
+    // Slice files and the members of material files (`egdb pack`): a member counts as the
+    // slice file it was made from (same name, same header), so packing does not change the
+    // set.
+    let listed = crate::table::pack::list(dir, crate::table::FileKind::Wld)
+        .map_err(|e| err(format!("{}: {e}", dir.display())))?;
     let mut lines = Vec::new();
-    for entry in rd {
-        let entry = entry.map_err(|e| err(format!("{}: {e}", dir.display())))?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let Some(slice) = slice_of_file_name(name) else {
-            continue;
+    for entry in listed {
+        let (slice, src) = match entry {
+            crate::table::pack::Listed::Slice(s, src) => (s, src),
+            crate::table::pack::Listed::BadPack(_, e) => return Err(err(e.to_string())),
         };
         if slice.material.pieces() > max_pieces {
             continue;
         }
-        let path = entry.path();
+        let name = format!("{slice}.{}", crate::table::EXTENSION);
+        let shown = src.describe(&slice);
         // Of any variant (the rules are checked against the certificate's separately).
-        crate::table::TableFile::open_rules(
-            &path,
+        crate::table::TableFile::open_source(
+            &src,
+            &slice,
             crate::table::Access::Mmap,
             crate::table::ANY_RULES,
+            None,
         )
-        .map_err(|e| err(format!("{}: {e}", path.display())))?;
+        .map_err(|e| err(format!("{shown}: {e}")))?;
         let mut head = [0u8; 64];
-        std::fs::File::open(&path)
-            .and_then(|mut f| f.read_exact(&mut head))
-            .map_err(|e| err(format!("{}: {e}", path.display())))?;
+        std::fs::File::open(&src.path)
+            .and_then(|mut f| {
+                use std::io::Seek;
+                f.seek(std::io::SeekFrom::Start(src.range.map_or(0, |r| r.0)))?;
+                f.read_exact(&mut head)
+            })
+            .map_err(|e| err(format!("{shown}: {e}")))?;
         let sum = u64::from_le_bytes(head[56..64].try_into().expect("8 bytes"));
         lines.push(format!("{name} {sum:016x}\n"));
         slices.insert(slice);

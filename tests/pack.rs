@@ -208,6 +208,34 @@ fn packed_tables_probe_as_the_slice_files_and_unpack_byte_for_byte() {
         assert_eq!(p.stderr, l.stderr, "{args:?}");
     }
 
+    // A certificate proved on the packed tables checks against either layout (the table
+    // set of a member is that of the slice file it was made from).
+    let cert = d.path().join("cert.txt");
+    let out = egdb(&[
+        "prove",
+        "--dir",
+        dir,
+        "--time",
+        "60",
+        "--cert",
+        cert.to_str().unwrap(),
+        "B:W24,K26,K31:B14,K22",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\tloss"));
+    for d in [dir, loose.to_str().unwrap()] {
+        let out = egdb(&["check-proof", "--dir", d, cert.to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "{d}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     // Build, verify and convert refuse it, saying how to go on.
     for args in [
         vec!["build", "--pieces", "4", "--dir", dir, "--quiet"],
