@@ -457,3 +457,67 @@ fn longest_distances_equal_the_oracle_with_every_codec() {
         assert!(seen > 30, "codec {codec}: {seen} rows compared");
     }
 }
+
+/// `probe_dtc` reads a value and its distance with one cache lookup from a block built from
+/// the distance block and the value blocks it spans. Value files re-encoded with other block
+/// sizes than the distance files (smaller: a distance block spans many value blocks; larger
+/// and not aligned: a value block spans distance blocks), a 1 MiB cache (the 4-piece blocks
+/// take about 14 MiB: evictions all along), positions probed in table order (each block is
+/// built about once per pass; in random order the test would rebuild a block per probe):
+/// every position of at most 4 pieces equals the independent oracle.
+#[test]
+fn four_pieces_with_other_value_block_sizes_and_a_small_cache_equal_the_oracle() {
+    use checkers_egdb::format::SliceIndex;
+    use checkers_egdb::{convert_dir, ConvertOptions, Slice};
+    use rayon::prelude::*;
+    use std::collections::HashMap;
+    let dir = tempfile::tempdir().unwrap();
+    build_dtc(dir.path(), 4);
+    let o = dtc_oracle::solve(4);
+    let mut ix: HashMap<Slice, SliceIndex> = HashMap::new();
+    let mut order: Vec<(Slice, u64, u32)> = o
+        .positions
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let n = p.normalized();
+            let s = Slice::of(&n);
+            let r = ix.entry(s).or_insert_with(|| SliceIndex::new(s)).rank(&n);
+            (s, r, i as u32)
+        })
+        .collect();
+    order.sort_unstable();
+    for bp in [1_000, 100_000] {
+        let out = tempfile::tempdir().unwrap();
+        let dst = out.path().join("t");
+        let mut c = ConvertOptions::new(dir.path(), &dst, checkers_egdb::format::CODEC_2BIT_ZSTD);
+        c.block_positions = bp;
+        convert_dir(&c, &|_, _| {}).unwrap();
+        let tb = Tablebase::builder(&dst)
+            .cache_bytes(1 << 20)
+            .open()
+            .unwrap();
+        let bad: Vec<String> = order
+            .par_chunks(1 << 20)
+            .flat_map_iter(|chunk| {
+                let tb = &tb;
+                let o = &o;
+                chunk.iter().filter_map(move |&(_, _, i)| {
+                    let (p, i) = (&o.positions[i as usize], i as usize);
+                    let want = oracle_dtc(o.value[i], o.dtc[i]);
+                    let got = tb.probe_dtc(p).unwrap();
+                    (got != want).then(|| format!("{}: tables {got}, oracle {want}", p.to_fen()))
+                })
+            })
+            .collect();
+        assert!(
+            bad.is_empty(),
+            "blocks of {bp}: {} differences, e.g. {:?}",
+            bad.len(),
+            &bad[..bad.len().min(5)]
+        );
+        assert!(order.len() > 10_000_000);
+        let st = tb.stats();
+        assert!(st.blocks_decoded > 100, "{st:?}");
+    }
+}

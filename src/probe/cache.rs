@@ -229,6 +229,13 @@ impl BlockCache {
     }
 }
 
+/// Whether a block of `len` memory-form bytes can be cached ([`BlockCache::insert`] keeps
+/// nothing larger).
+#[inline(always)]
+pub(crate) fn fits(len: usize) -> bool {
+    len <= MAX_PAGES * PAGE_BYTES
+}
+
 /// Cache key of block `block` of the slice in slot `slot` (page number in the low 8 bits).
 #[inline(always)]
 pub(crate) fn block_key(slot: usize, block: u64) -> u64 {

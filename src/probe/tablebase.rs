@@ -1,7 +1,7 @@
 //! [`Tablebase`]: a directory of table files opened for probing (lazy opening, slot table,
 //! shared block cache, statistics).
 
-use super::cache::{block_key, BlockCache, FRAME_COST};
+use super::cache::{block_key, fits, BlockCache, FRAME_COST};
 use super::error::{ProbeError, SharedIoError};
 use super::memo::ThreatMemo;
 use super::resolve::{best_successor, resolve_with, threat_search, RawSource};
@@ -26,6 +26,11 @@ struct Loaded {
     uniform: Option<Wld>,
     /// Codec 4: threat positions store no value ([`RawSource::threats_dont_care`]).
     threats_dc: bool,
+    /// The slice's distance file as the one-lookup path of [`Tablebase::probe_dtc`] needs
+    /// it, set on its first successful open: its block divider and cache key prefix, `None`
+    /// when the file stores no blocks (uniform). Kept here to spare the warm probe the walk
+    /// to the distance slot.
+    dtc_fast: OnceLock<Option<(Divider, u64)>>,
 }
 
 /// An opened distance file.
@@ -104,6 +109,36 @@ impl std::fmt::Display for Dtc {
             Dtc::Loss(n) => write!(f, "loss {n}"),
             Dtc::Draw => write!(f, "draw"),
         }
+    }
+}
+
+/// Key bit of the signed-distance blocks in the distance cache (the raw distance blocks
+/// have it clear; [`block_key`] never sets it).
+const SIGNED_KEY: u64 = 1 << 63;
+/// Signed-distance byte of a position the signed block cannot answer.
+const SIGNED_ESCAPE: u8 = 255;
+
+/// Signed-distance byte of a position with value `v` (`None`: no value, for a don't-care
+/// symbol) and stored distance byte `d` (`dtc::ESCAPE` for a long one): 0 draw, `2d + 1` a
+/// win in `d` (`d <= 126`), `2d` a loss in `d` (`1 <= d <= 127`), else [`SIGNED_ESCAPE`].
+#[inline]
+fn signed_encode(v: Option<Wld>, d: u32) -> u8 {
+    match v {
+        Some(Wld::Draw) => 0,
+        Some(Wld::Win) if d <= 126 => (2 * d + 1) as u8,
+        Some(Wld::Loss) if (1..=127).contains(&d) => (2 * d) as u8,
+        _ => SIGNED_ESCAPE,
+    }
+}
+
+/// Inverse of [`signed_encode`] (`None` for the escape).
+#[inline(always)]
+fn signed_decode(b: u8) -> Option<Dtc> {
+    match b {
+        0 => Some(Dtc::Draw),
+        SIGNED_ESCAPE => None,
+        _ if b & 1 == 1 => Some(Dtc::Win(u32::from(b >> 1))),
+        _ => Some(Dtc::Loss(u32::from(b >> 1))),
     }
 }
 
@@ -553,6 +588,7 @@ impl<R: Rules> Tablebase<R> {
             uniform: file.uniform(),
             slot: slot_of(s).unwrap_or(0),
             threats_dc: file.threats_dont_care(),
+            dtc_fast: OnceLock::new(),
             file,
             index: SliceIndex::new(*s),
         }))
@@ -805,6 +841,36 @@ impl<R: Rules> Tablebase<R> {
         let s = Slice::of(&n);
         let t = self.loaded(&s, false)?;
         let index = t.index.rank(&n);
+        // The one-lookup path: the signed-distance block (value and distance in one byte) of
+        // the position's distance block. Everything it cannot answer (codec-4 slices, uniform
+        // files, a missing or damaged file, long distances) takes the two-lookup path below,
+        // which also reports the errors.
+        if !t.threats_dc && t.uniform.is_none() {
+            let fast = match t.dtc_fast.get() {
+                Some(f) => *f,
+                None => match self.dtc_loaded(&s) {
+                    Ok(dl) => *t.dtc_fast.get_or_init(|| {
+                        dl.file
+                            .uniform()
+                            .is_none()
+                            .then(|| (dl.block_div, block_key(dl.slot, 0) | SIGNED_KEY))
+                    }),
+                    Err(_) => None,
+                },
+            };
+            if let Some((div, base)) = fast {
+                let (block, offset) = div.divrem(index);
+                let offset = offset as usize;
+                let key = base | (block << 8);
+                let b = match self.dtc_cache.byte(key, offset) {
+                    Some(b) => Some(b),
+                    None => self.fill_signed(t, &s, block, key, offset),
+                };
+                if let Some(d) = b.and_then(signed_decode) {
+                    return Ok(d);
+                }
+            }
+        }
         let v = if t.threats_dc {
             // A threat position of a codec-4 slice: no stored value, a search of at most two
             // plies (or its value remembered from an earlier one).
@@ -893,6 +959,89 @@ impl<R: Rules> Tablebase<R> {
         let t = self.loaded(&s, false)?;
         let index = t.index.rank(&n);
         self.distance_at(self.distance_loaded(&s, true)?, index, &self.dtw_cache)
+    }
+
+    /// Build and cache the signed-distance block of distance block `block` of slice `s` (the
+    /// slice of `t`, a WLD file with stored blocks, no codec-4 don't-cares) and return
+    /// the byte at `offset`. `None` (nothing cached) when a block of either file does not
+    /// decode or the block is too large to cache: the caller then takes the two-lookup path,
+    /// which reports the error where it concerns the position asked.
+    #[cold]
+    #[inline(never)]
+    fn fill_signed(
+        &self,
+        t: &Loaded,
+        s: &Slice,
+        block: u64,
+        key: u64,
+        offset: usize,
+    ) -> Option<u8> {
+        let dl = self.dtc_loaded(s).ok()?;
+        debug_assert_eq!(key, block_key(dl.slot, block) | SIGNED_KEY);
+        let n = dl.file.positions_in_block(block);
+        if !fits(n) {
+            return None;
+        }
+        let dist = dl.file.decode_block(block).ok()?;
+        self.counters.mine().decoded.fetch_add(1, Ordering::Relaxed);
+        let start = block * u64::from(dl.file.block_positions());
+        let end = start + n as u64;
+        let wb = t.file.block_positions() as u64;
+        let mut out = vec![SIGNED_ESCAPE; n];
+        let mut g = start;
+        while g < end {
+            let b = g / wb;
+            let b_start = b * wb;
+            let b_end = (b_start + wb).min(end);
+            let wld = self.wld_block(t, b)?;
+            for (i, o) in out[(g - start) as usize..(b_end - start) as usize]
+                .iter_mut()
+                .enumerate()
+            {
+                let gi = g + i as u64;
+                let v = match &wld {
+                    Block::Const(w) => Some(*w),
+                    Block::Packed(p) => {
+                        Wld2Bit::value(Wld2Bit::memory_symbol(p, (gi - b_start) as usize))
+                    }
+                };
+                let j = (gi - start) as usize;
+                let d = match &dist {
+                    crate::table::DtcBlock::Const(d) => *d,
+                    crate::table::DtcBlock::Data(m) => u32::from(m[j]),
+                };
+                *o = signed_encode(v, d);
+            }
+            g = b_end;
+        }
+        self.dtc_cache.insert(key, &out);
+        Some(out[offset])
+    }
+
+    /// The memory form of WLD block `b` of `t` (decoded, and cached as the value probes
+    /// would), or `None` if it does not decode (remembered when damaged, as `value_miss`).
+    fn wld_block(&self, t: &Loaded, b: u64) -> Option<Block> {
+        let key = block_key(t.slot, b);
+        if self.bad_blocks.lock().ok()?.contains_key(&key) {
+            return None;
+        }
+        match t.file.decode_block(b) {
+            Ok(Block::Packed(p)) => {
+                self.counters.mine().decoded.fetch_add(1, Ordering::Relaxed);
+                self.cache.insert(key, &p);
+                Some(Block::Packed(p))
+            }
+            Ok(c) => Some(c),
+            Err(e) => {
+                self.counters.mine().failed.fetch_add(1, Ordering::Relaxed);
+                if matches!(e, crate::table::TableError::Corrupt { .. }) {
+                    if let Ok(mut m) = self.bad_blocks.lock() {
+                        m.insert(key, ProbeError::from(e));
+                    }
+                }
+                None
+            }
+        }
     }
 
     fn dtc_loaded(&self, s: &Slice) -> Result<&DtcLoaded, ProbeError> {
