@@ -925,8 +925,10 @@ impl<'g, G: Game> Dfpn<'g, G> {
         th_dn: u32,
     ) -> Result<(u32, u32, Vec<G::Pos>, u32), G::Error> {
         let mut last = self.stats.nodes + 1 >= self.node_limit;
-        if let Some(t) = &self.team {
-            // Each expansion takes one of the team's nodes: the limit holds exactly.
+        if let Some(t) = self.team.as_ref().filter(|t| t.node_limit != u64::MAX) {
+            // Each expansion takes one of the team's nodes: the limit holds exactly. (Without
+            // a node limit the count is not kept: it would be read by no one, and its cache
+            // line would go back and forth between the threads at every expansion.)
             let n = t.nodes.fetch_add(1, Ordering::Relaxed);
             if n >= t.node_limit {
                 self.aborted = true;
