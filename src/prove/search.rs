@@ -35,7 +35,7 @@
 //! thread to cancel. When it runs out the search returns [`Outcome::Unknown`] with the root's
 //! proof and disproof numbers.
 
-use super::tt::{Entry, SharedTable, INF};
+use super::tt::{Entry, Key, SharedTable, INF};
 use crate::board::{Color, Wld};
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -43,6 +43,50 @@ use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
+
+/// A fast hasher for the searcher's own maps (the path and the path-dependent results): a
+/// multiply-rotate over the words of the key, mixed at the end (the keys are positions; no
+/// input is adversarial).
+#[derive(Clone, Copy, Default)]
+struct FastHasher(u64);
+
+impl FastHasher {
+    fn add(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(26) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+impl std::hash::Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..b.len()].copy_from_slice(b);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+    fn write_u8(&mut self, x: u8) {
+        self.add(x.into());
+    }
+    fn write_u16(&mut self, x: u16) {
+        self.add(x.into());
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.add(x.into());
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.add(x);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.add(x as u64);
+    }
+    fn finish(&self) -> u64 {
+        let x = self.0 ^ (self.0 >> 29);
+        x.wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ (x >> 32)
+    }
+}
+
+/// A map of the searcher's with [`FastHasher`].
+type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
 
 /// Most dependencies a path-dependent result may have to be cached.
 const MAX_DEPS: usize = 16;
@@ -94,7 +138,7 @@ pub enum Eval {
 /// ([`Dfpn::set_threads`]), hence `Sync`.
 pub trait Game: Sync {
     /// A position, side to move included.
-    type Pos: Copy + Eq + Hash + Debug + Send + Sync;
+    type Pos: Copy + Eq + Hash + Debug + Send + Sync + Key;
     /// Errors of [`Game::evaluate`] (e.g. a missing table).
     type Error: Send;
     /// The side to move.
@@ -326,11 +370,11 @@ pub struct Dfpn<'g, G: Game> {
     path: Vec<(G::Pos, usize)>,
     /// Path position -> its path index (positions on a path are distinct: a repetition is a
     /// leaf and never pushed).
-    on_path: HashMap<G::Pos, usize>,
+    on_path: FastMap<G::Pos, usize>,
     /// Path index of the root of the current search.
     root_depth: usize,
     /// Path-dependent solved results: (position, OR flag) -> (pn, dn, dist, dependencies).
-    dep_cache: HashMap<(G::Pos, bool), DepEntry<G::Pos>>,
+    dep_cache: FastMap<(G::Pos, bool), DepEntry<G::Pos>>,
     /// Most entries of `dep_cache` (it is emptied when full).
     dep_cap: usize,
     stats: SearchStats,
@@ -375,9 +419,9 @@ impl<'g, G: Game> Dfpn<'g, G> {
             root_side: Color::Black,
             tt: Arc::new(tt),
             path: Vec::new(),
-            on_path: HashMap::new(),
+            on_path: FastMap::default(),
             root_depth: 0,
-            dep_cache: HashMap::new(),
+            dep_cache: FastMap::default(),
             dep_cap,
             stats: SearchStats::default(),
             node_limit: u64::MAX,
@@ -627,7 +671,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
                         path: self.path.clone(),
                         on_path: self.on_path.clone(),
                         root_depth: self.root_depth,
-                        dep_cache: HashMap::new(),
+                        dep_cache: FastMap::default(),
                         dep_cap: self.dep_cap,
                         stats: SearchStats::default(),
                         node_limit: u64::MAX,
@@ -881,8 +925,10 @@ impl<'g, G: Game> Dfpn<'g, G> {
         th_dn: u32,
     ) -> Result<(u32, u32, Vec<G::Pos>, u32), G::Error> {
         let mut last = self.stats.nodes + 1 >= self.node_limit;
-        if let Some(t) = &self.team {
-            // Each expansion takes one of the team's nodes: the limit holds exactly.
+        if let Some(t) = self.team.as_ref().filter(|t| t.node_limit != u64::MAX) {
+            // Each expansion takes one of the team's nodes: the limit holds exactly. (Without
+            // a node limit the count is not kept: it would be read by no one, and its cache
+            // line would go back and forth between the threads at every expansion.)
             let n = t.nodes.fetch_add(1, Ordering::Relaxed);
             if n >= t.node_limit {
                 self.aborted = true;
@@ -907,6 +953,11 @@ impl<'g, G: Game> Dfpn<'g, G> {
         // Generate and evaluate the children (one-ply look-ahead into the leaves).
         let mut succ = self.succ_buf.pop().unwrap_or_default();
         self.game.successors(&pos, &mut succ);
+        // Start the table look-ups of all the children before the first (their buckets are
+        // fetched from memory together, not one after the other).
+        for c in &succ {
+            self.tt.prefetch(c, self.game.mover(c) == self.root_side);
+        }
         let mut ch: Vec<Child<G::Pos>> = Vec::with_capacity(succ.len());
         for &c in &succ {
             let irr = self.game.irreversible(&pos, &c);
@@ -991,6 +1042,13 @@ impl<'g, G: Game> Dfpn<'g, G> {
                 // solved entry there is a path-independent fact; solved children of this
                 // path, which may depend on it, are kept).
                 let weak = self.weak;
+                for (_, c) in ch
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, c)| *i != fresh && c.pn != 0 && c.dn != 0)
+                {
+                    self.tt.prefetch(&c.pos, c.or);
+                }
                 for (_, c) in ch
                     .iter_mut()
                     .enumerate()

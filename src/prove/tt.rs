@@ -3,10 +3,20 @@
 //!
 //! One table serves one goal ([`super::search::Goal`]). The searchers of that goal share it as a
 //! [`SharedTable`]: the table cut into shards by hash, each shard a [`Table`] behind a mutex, so
-//! that the threads of a parallel search (`search.rs`) read and store concurrently. Entries hold the exact key (no hash-only matches), so a stored result can only be reused for
-//! the very position it was computed for. The search stores solved results only when they do not
-//! depend on the path (see `search.rs`), so every solved entry is a fact about the game and may be
+//! that the threads of a parallel search (`search.rs`) read and store concurrently. Entries hold
+//! the exact key (no hash-only matches), so a stored result can only be reused for the very
+//! position it was computed for. The search stores solved results only when they do not depend
+//! on the path (see `search.rs`), so every solved entry is a fact about the game and may be
 //! reused for any later root.
+//!
+//! Layout: a slot is 32 bytes, the exact key packed into 100 bits ([`Key::pack`]: a checkers
+//! position is its three bitboards and the side to move, 97 bits) next to the OR flag, the
+//! weak-sums flag and the generation, then the four numbers. A bucket of [`WAYS`] slots is one
+//! 128-byte-aligned pair of cache lines, so a look-up costs at most two adjacent line fills
+//! (the 44-byte slots before spanned three or four), and [`SharedTable::prefetch`] lets the
+//! search start the fills of all of a node's children before it reads any of them. The table
+//! places a key by its own hash of the packed key (so that it can place every entry again when
+//! it grows); the callers' hash arguments are not needed.
 //!
 //! Memory: the table starts small and doubles, up to the size it was created with, whenever a
 //! new key finds its bucket full. A doubling splits every bucket in two (multiply-shift on the
@@ -20,11 +30,68 @@
 //! before the current search's, unsolved before solved, then the smallest subtree (`work`,
 //! nodes expanded below the entry when it was stored).
 
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+
 /// Infinity for proof and disproof numbers (a solved node has one number 0, the other `INF`).
 pub const INF: u32 = u32::MAX;
 
 /// Slots per bucket.
 pub const WAYS: usize = 4;
+
+/// Bits of a packed key ([`Key::pack`]).
+pub const KEY_BITS: u32 = 100;
+
+/// A position as a key of the table: packed exactly (injectively) into the low [`KEY_BITS`]
+/// bits of a `u128`, and unpacked again.
+pub trait Key: Copy + Eq {
+    /// The packed key (bits from [`KEY_BITS`] on are 0; distinct keys pack differently).
+    fn pack(&self) -> u128;
+    /// The key packed as `k` by [`Key::pack`].
+    fn unpack(k: u128) -> Self;
+}
+
+impl Key for crate::board::Position {
+    fn pack(&self) -> u128 {
+        self.black as u128
+            | (self.white as u128) << 32
+            | (self.kings as u128) << 64
+            | (u128::from(self.side == crate::board::Color::White)) << 96
+    }
+
+    fn unpack(k: u128) -> Self {
+        crate::board::Position {
+            black: k as u32,
+            white: (k >> 32) as u32,
+            kings: (k >> 64) as u32,
+            side: if (k >> 96) & 1 == 1 {
+                crate::board::Color::White
+            } else {
+                crate::board::Color::Black
+            },
+        }
+    }
+}
+
+impl Key for u32 {
+    fn pack(&self) -> u128 {
+        *self as u128
+    }
+
+    fn unpack(k: u128) -> Self {
+        k as u32
+    }
+}
+
+impl Key for usize {
+    fn pack(&self) -> u128 {
+        *self as u128
+    }
+
+    fn unpack(k: u128) -> Self {
+        k as usize
+    }
+}
 
 /// One stored node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,14 +123,109 @@ impl<P> Entry<P> {
 /// Buckets of a new table (it grows from there; see the module docs).
 const START_BUCKETS: usize = 1 << 10;
 
-/// A filled slot: the high 32 bits of the key's hash (to place it again when the table grows),
-/// the generation that stored it (see [`Table::new_generation`]) and the entry.
-type Slot<P> = Option<(u32, u32, Entry<P>)>;
+/// Bits of the high word of a slot's key: the packed key's bits from 64 on.
+const HIGH_KEY: u64 = (1 << (KEY_BITS - 64)) - 1;
+/// The OR flag (high word).
+const OR_BIT: u64 = 1 << 36;
+/// The weak-sums flag (high word).
+const WEAK_BIT: u64 = 1 << 37;
+/// Set in a filled slot (high word).
+const FILLED_BIT: u64 = 1 << 38;
+/// The identity of a slot's entry in its high word: key bits, OR flag, filled.
+const ID_MASK: u64 = HIGH_KEY | OR_BIT | FILLED_BIT;
+/// The generation's place in the high word (its low 24 bits are kept; only equality with the
+/// current generation is asked, to order replacement).
+const GEN_SHIFT: u32 = 40;
+
+/// One slot: the packed key (low word: key bits 0-63; high word: key bits 64-99, the OR flag,
+/// the weak flag, the filled flag and the generation that stored it, see
+/// [`Table::new_generation`]), then the numbers. All zero when empty.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
+struct Slot {
+    lo: u64,
+    hi: u64,
+    pn: u32,
+    dn: u32,
+    work: u32,
+    dist: u32,
+}
+
+/// A bucket: [`WAYS`] slots in one aligned pair of cache lines.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(128))]
+struct Bucket([Slot; WAYS]);
+
+/// The low word and the identity bits of the high word ([`ID_MASK`]) of (`pos`, `or`).
+fn ident<P: Key>(pos: &P, or: bool) -> (u64, u64) {
+    let k = pos.pack();
+    assert!(k >> KEY_BITS == 0, "a key wider than KEY_BITS bits");
+    let hi = (k >> 64) as u64 | if or { OR_BIT } else { 0 } | FILLED_BIT;
+    (k as u64, hi)
+}
+
+/// The table's hash of a key ([`ident`]): shard from its low bits, bucket from its high bits.
+fn key_hash(lo: u64, id: u64) -> u64 {
+    fn mix(mut x: u64) -> u64 {
+        x ^= x >> 30;
+        x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x ^= x >> 27;
+        x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    }
+    mix(lo ^ mix(id ^ 0x9e37_79b9_7f4a_7c15))
+}
+
+impl Slot {
+    fn new<P>(lo: u64, id: u64, e: &Entry<P>, generation: u32) -> Slot {
+        let weak = if e.weak { WEAK_BIT } else { 0 };
+        Slot {
+            lo,
+            hi: id | weak | u64::from(generation & 0xff_ffff) << GEN_SHIFT,
+            pn: e.pn,
+            dn: e.dn,
+            work: e.work,
+            dist: e.dist,
+        }
+    }
+
+    fn filled(&self) -> bool {
+        self.hi & FILLED_BIT != 0
+    }
+
+    fn matches(&self, lo: u64, id: u64) -> bool {
+        self.lo == lo && self.hi & ID_MASK == id
+    }
+
+    fn solved(&self) -> bool {
+        self.pn == 0 || self.dn == 0
+    }
+
+    fn current(&self, generation: u32) -> bool {
+        (self.hi >> GEN_SHIFT) as u32 == generation & 0xff_ffff
+    }
+
+    fn hash(&self) -> u64 {
+        key_hash(self.lo, self.hi & ID_MASK)
+    }
+
+    fn entry<P: Key>(&self) -> Entry<P> {
+        Entry {
+            pos: P::unpack(u128::from(self.lo) | u128::from(self.hi & HIGH_KEY) << 64),
+            or_node: self.hi & OR_BIT != 0,
+            pn: self.pn,
+            dn: self.dn,
+            work: self.work,
+            dist: self.dist,
+            weak: self.hi & WEAK_BIT != 0,
+        }
+    }
+}
 
 /// Bounded transposition table; see the module docs.
 #[derive(Debug)]
 pub struct Table<P> {
-    slots: Vec<Slot<P>>,
+    slots: Vec<Bucket>,
     buckets: usize,
     /// Buckets the table may grow to.
     max_buckets: usize,
@@ -73,20 +235,22 @@ pub struct Table<P> {
     generation: u32,
     /// Entries stored into an empty slot or over another key (statistics).
     pub replaced: u64,
+    _key: PhantomData<fn() -> P>,
 }
 
-impl<P: Copy + Eq> Table<P> {
+impl<P: Key> Table<P> {
     /// A table of at most `n` entries (rounded up to whole buckets, at least one).
     pub fn with_entries(n: usize) -> Table<P> {
         let max_buckets = n.div_ceil(WAYS).max(1);
         let buckets = max_buckets.min(START_BUCKETS);
         Table {
-            slots: vec![None; buckets * WAYS],
+            slots: vec![Bucket::default(); buckets],
             buckets,
             max_buckets,
             filled: 0,
             generation: 0,
             replaced: 0,
+            _key: PhantomData,
         }
     }
 
@@ -98,7 +262,7 @@ impl<P: Copy + Eq> Table<P> {
     /// Slots allocated now.
     #[cfg(test)]
     pub fn allocated(&self) -> usize {
-        self.slots.len()
+        self.slots.len() * WAYS
     }
 
     /// Filled slots.
@@ -107,68 +271,79 @@ impl<P: Copy + Eq> Table<P> {
     }
 
     /// Every stored entry, in slot order.
-    pub fn entries(&self) -> impl Iterator<Item = &Entry<P>> {
-        self.slots.iter().flatten().map(|(_, _, e)| e)
+    pub fn entries(&self) -> impl Iterator<Item = Entry<P>> + '_ {
+        self.slots
+            .iter()
+            .flat_map(|b| b.0.iter())
+            .filter(|s| s.filled())
+            .map(Slot::entry)
     }
 
     /// Forget everything.
     pub fn clear(&mut self) {
-        self.slots.iter_mut().for_each(|s| *s = None);
+        self.slots.iter_mut().for_each(|b| *b = Bucket::default());
         self.filled = 0;
     }
 
-    /// Slots of the bucket of a key whose hash has these high 32 bits (multiply-shift onto the
+    /// The bucket of a key whose table hash is `h` (multiply-shift of its high 32 bits onto the
     /// bucket count).
-    fn bucket(&self, high: u32) -> std::ops::Range<usize> {
-        let b = ((high as u64 * self.buckets as u64) >> 32) as usize;
-        b * WAYS..(b + 1) * WAYS
+    fn bucket(&self, h: u64) -> usize {
+        (((h >> 32) * self.buckets as u64) >> 32) as usize
     }
 
-    /// The entry of (`pos`, `or_node`), whose hash is `hash`.
-    pub fn get(&self, hash: u64, pos: &P, or_node: bool) -> Option<&Entry<P>> {
-        self.slots[self.bucket((hash >> 32) as u32)]
+    /// The entry of (`pos`, `or_node`). `_hash` (the caller's hash of the position) is not
+    /// needed: the table places keys by its own hash (see the module docs).
+    #[cfg(test)]
+    pub fn get(&self, _hash: u64, pos: &P, or_node: bool) -> Option<Entry<P>> {
+        let (lo, id) = ident(pos, or_node);
+        self.find(key_hash(lo, id), lo, id)
+    }
+
+    fn find(&self, h: u64, lo: u64, id: u64) -> Option<Entry<P>> {
+        self.slots[self.bucket(h)]
+            .0
             .iter()
-            .flatten()
-            .map(|(_, _, e)| e)
-            .find(|e| e.pos == *pos && e.or_node == or_node)
+            .find(|s| s.matches(lo, id))
+            .map(Slot::entry)
     }
 
     /// Double the bucket count (at most to the maximum) and place every entry again (a doubling
     /// splits each bucket in two, so every entry finds a slot).
     fn grow(&mut self) {
         let buckets = (self.buckets * 2).min(self.max_buckets);
-        let old = std::mem::replace(&mut self.slots, vec![None; buckets * WAYS]);
+        let old = std::mem::replace(&mut self.slots, vec![Bucket::default(); buckets]);
         self.buckets = buckets;
         self.filled = 0;
-        for (high, generation, e) in old.into_iter().flatten() {
-            self.place(high, generation, e);
+        for s in old.iter().flat_map(|b| b.0.iter()).filter(|s| s.filled()) {
+            self.place(s.hash(), *s);
         }
     }
 
-    /// Store `e` (whose key hashes to `hash`) following the replacement rule of the module docs.
-    pub fn put(&mut self, hash: u64, e: Entry<P>) {
-        let high = (hash >> 32) as u32;
-        let range = self.bucket(high);
+    /// Store `e` following the replacement rule of the module docs (`_hash`: see
+    /// [`Table::get`]).
+    #[cfg(test)]
+    pub fn put(&mut self, _hash: u64, e: Entry<P>) {
+        let (lo, id) = ident(&e.pos, e.or_node);
+        self.store(key_hash(lo, id), lo, id, &e);
+    }
+
+    fn store(&mut self, h: u64, lo: u64, id: u64, e: &Entry<P>) {
         let generation = self.generation;
-        if let Some((_, g, s)) = self.slots[range]
-            .iter_mut()
-            .flatten()
-            .find(|(_, _, s)| s.pos == e.pos && s.or_node == e.or_node)
-        {
+        let b = self.bucket(h);
+        if let Some(s) = self.slots[b].0.iter_mut().find(|s| s.matches(lo, id)) {
             if !s.solved() || e.solved() {
-                *s = e;
-                *g = generation;
+                *s = Slot::new(lo, id, e, generation);
             }
             return;
         }
         // As many doublings as it takes to free a slot of the key's bucket (one may not: the
         // bucket's entries may all go to the key's half).
         while self.buckets < self.max_buckets
-            && self.slots[self.bucket(high)].iter().all(Option::is_some)
+            && self.slots[self.bucket(h)].0.iter().all(Slot::filled)
         {
             self.grow();
         }
-        self.place(high, generation, e);
+        self.place(h, Slot::new(lo, id, e, generation));
     }
 
     /// Start a new generation (call before searching another root): when a bucket is full,
@@ -178,25 +353,29 @@ impl<P: Copy + Eq> Table<P> {
         self.generation = self.generation.wrapping_add(1);
     }
 
-    /// Store a key known to be absent: an empty slot of its bucket, else over the least
-    /// valuable entry.
-    fn place(&mut self, high: u32, generation: u32, e: Entry<P>) {
+    /// Store a slot whose key (table hash `h`) is known to be absent: an empty slot of its
+    /// bucket, else over the least valuable entry.
+    fn place(&mut self, h: u64, slot: Slot) {
         let current = self.generation;
-        let range = self.bucket(high);
-        let slots = &mut self.slots[range];
+        let b = self.bucket(h);
+        let slots = &mut self.slots[b].0;
         let victim = (0..WAYS)
-            .min_by_key(|&i| match &slots[i] {
-                None => (0u8, 0u32),
-                Some((_, g, s)) => (
-                    1 + 2 * u8::from(*g == current) + u8::from(s.solved()),
-                    s.work,
-                ),
+            .min_by_key(|&i| {
+                let s = &slots[i];
+                if s.filled() {
+                    (
+                        1 + 2 * u8::from(s.current(current)) + u8::from(s.solved()),
+                        s.work,
+                    )
+                } else {
+                    (0u8, 0u32)
+                }
             })
             .unwrap_or(0);
-        if slots[victim].is_none() {
+        if !slots[victim].filled() {
             self.filled += 1;
         }
-        slots[victim] = Some((high, generation, e));
+        slots[victim] = slot;
         self.replaced += 1;
     }
 }
@@ -207,18 +386,66 @@ const MIN_SHARD_SLOTS: usize = 1 << 16;
 /// Most shards of a [`SharedTable`].
 const MAX_SHARDS: usize = 64;
 
+/// One shard of a [`SharedTable`], alone in its pair of cache lines: the table behind its lock,
+/// and where its buckets are now (for [`SharedTable::prefetch`], which takes no lock: a stale
+/// address only prefetches a useless line).
+#[derive(Debug)]
+#[repr(align(128))]
+struct Shard<P> {
+    table: std::sync::Mutex<Table<P>>,
+    base: AtomicPtr<Bucket>,
+    buckets: AtomicUsize,
+}
+
+impl<P: Key> Shard<P> {
+    fn new(t: Table<P>) -> Shard<P> {
+        let base = AtomicPtr::new(t.slots.as_ptr().cast_mut());
+        let buckets = AtomicUsize::new(t.buckets);
+        Shard {
+            table: std::sync::Mutex::new(t),
+            base,
+            buckets,
+        }
+    }
+
+    /// The table (locked; a poisoned lock is taken over: a panicking searcher leaves whole
+    /// entries only).
+    fn lock(&self) -> std::sync::MutexGuard<'_, Table<P>> {
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Hint the processor to fetch the cache lines of the bucket at `p` (no effect on any value;
+/// `p` need not point to live memory).
+#[inline]
+fn prefetch_bucket(p: *const Bucket) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = p.cast::<i8>();
+        // SAFETY: a prefetch never faults and reads nothing the program sees; any address is
+        // allowed.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(p);
+            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// A [`Table`] shared by the threads of one goal's search: shards chosen by the low bits of the
 /// hash (the bucket inside a shard comes from the high bits), each behind its own mutex. The
 /// replacement rule and the growth on demand are those of [`Table`], per shard.
 #[derive(Debug)]
 pub struct SharedTable<P> {
-    shards: Box<[std::sync::Mutex<Table<P>>]>,
+    shards: Box<[Shard<P>]>,
 }
 
-impl<P: Copy + Eq> SharedTable<P> {
+impl<P: Key> SharedTable<P> {
     /// A table using about `bytes` bytes (at least one bucket).
     pub fn with_bytes(bytes: usize) -> SharedTable<P> {
-        let per = std::mem::size_of::<Slot<P>>().max(1);
+        let per = std::mem::size_of::<Slot>();
         SharedTable::with_entries(bytes / per)
     }
 
@@ -235,16 +462,14 @@ impl<P: Copy + Eq> SharedTable<P> {
         let per = n.div_ceil(shards);
         SharedTable {
             shards: (0..shards)
-                .map(|_| std::sync::Mutex::new(Table::with_entries(per)))
+                .map(|_| Shard::new(Table::with_entries(per)))
                 .collect(),
         }
     }
 
-    /// The shard of a key whose hash is `hash` (locked; a poisoned lock is taken over: a
-    /// panicking searcher leaves whole entries only).
-    fn shard(&self, hash: u64) -> std::sync::MutexGuard<'_, Table<P>> {
-        let i = (hash as usize) & (self.shards.len() - 1);
-        self.shards[i].lock().unwrap_or_else(|e| e.into_inner())
+    /// The shard of a key whose table hash is `h`.
+    fn shard(&self, h: u64) -> &Shard<P> {
+        &self.shards[(h as usize) & (self.shards.len() - 1)]
     }
 
     /// Most entries the table may hold.
@@ -263,22 +488,14 @@ impl<P: Copy + Eq> SharedTable<P> {
     }
 
     fn each<T>(&self, f: impl Fn(&mut Table<P>) -> T) -> Vec<T> {
-        self.shards
-            .iter()
-            .map(|s| f(&mut s.lock().unwrap_or_else(|e| e.into_inner())))
-            .collect()
+        self.shards.iter().map(|s| f(&mut s.lock())).collect()
     }
 
     /// Every stored entry (shard by shard, in slot order).
     pub fn entries(&self) -> Vec<Entry<P>> {
         let mut out = Vec::new();
         for s in self.shards.iter() {
-            out.extend(
-                s.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .entries()
-                    .copied(),
-            );
+            out.extend(s.lock().entries());
         }
         out
     }
@@ -288,14 +505,37 @@ impl<P: Copy + Eq> SharedTable<P> {
         self.each(|t| t.clear());
     }
 
-    /// A copy of the entry of (`pos`, `or_node`), whose hash is `hash`.
-    pub fn get(&self, hash: u64, pos: &P, or_node: bool) -> Option<Entry<P>> {
-        self.shard(hash).get(hash, pos, or_node).copied()
+    /// Start fetching the bucket of (`pos`, `or_node`) into the cache, for a [`SharedTable::get`]
+    /// soon after (takes no lock, changes nothing).
+    pub fn prefetch(&self, pos: &P, or_node: bool) {
+        let (lo, id) = ident(pos, or_node);
+        let h = key_hash(lo, id);
+        let s = self.shard(h);
+        let base = s.base.load(Ordering::Relaxed);
+        let buckets = s.buckets.load(Ordering::Relaxed) as u64;
+        prefetch_bucket(base.wrapping_add((((h >> 32) * buckets) >> 32) as usize));
     }
 
-    /// Store `e` (its key hashes to `hash`) as [`Table::put`] does.
-    pub fn put(&self, hash: u64, e: Entry<P>) {
-        self.shard(hash).put(hash, e);
+    /// A copy of the entry of (`pos`, `or_node`) (`_hash`: see [`Table::get`]).
+    pub fn get(&self, _hash: u64, pos: &P, or_node: bool) -> Option<Entry<P>> {
+        let (lo, id) = ident(pos, or_node);
+        let h = key_hash(lo, id);
+        self.shard(h).lock().find(h, lo, id)
+    }
+
+    /// Store `e` as [`Table::put`] does.
+    pub fn put(&self, _hash: u64, e: Entry<P>) {
+        let (lo, id) = ident(&e.pos, e.or_node);
+        let h = key_hash(lo, id);
+        let s = self.shard(h);
+        let mut t = s.lock();
+        t.store(h, lo, id, &e);
+        let base = t.slots.as_ptr().cast_mut();
+        if s.base.load(Ordering::Relaxed) != base {
+            // Grown: where the buckets are now, for prefetches.
+            s.base.store(base, Ordering::Relaxed);
+            s.buckets.store(t.buckets, Ordering::Relaxed);
+        }
     }
 
     /// Start a new generation in every shard ([`Table::new_generation`]).
