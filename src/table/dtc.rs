@@ -424,18 +424,7 @@ impl DtcFile {
         }
         let file = super::read::open_file(path).map_err(|e| TableError::io(path, "open", e))?;
         let bad = |f: Fault| TableError::corrupt(&name, f);
-        let (base, len) = match src.range {
-            None => (0, md.len()),
-            Some((off, len)) => {
-                if off.checked_add(len).is_none_or(|e| e > md.len()) {
-                    return Err(bad(Fault::Truncated {
-                        len: md.len(),
-                        expected: off.saturating_add(len),
-                    }));
-                }
-                (off, len)
-            }
-        };
+        let (base, len) = src.span(md.len()).map_err(bad)?;
         let min = HEADER_LEN as u64 + 8;
         if len < min {
             return Err(bad(Fault::Truncated { len, expected: min }));

@@ -104,6 +104,21 @@ impl Source {
         Source { path, range: None }
     }
 
+    /// The offset and length of its bytes in the file opened, of length `outer_len`: all of
+    /// it, or the member's range, which must lie inside it ([`Fault::Truncated`] otherwise).
+    pub(crate) fn span(&self, outer_len: u64) -> Result<(u64, u64), Fault> {
+        match self.range {
+            None => Ok((0, outer_len)),
+            Some((off, len)) if off.checked_add(len).is_some_and(|e| e <= outer_len) => {
+                Ok((off, len))
+            }
+            Some((off, len)) => Err(Fault::Truncated {
+                len: outer_len,
+                expected: off.saturating_add(len),
+            }),
+        }
+    }
+
     /// How errors name it: the path, and for a member `path[slice]`.
     pub fn describe(&self, slice: &Slice) -> String {
         match self.range {
@@ -340,13 +355,24 @@ pub fn write_pack(
         .map(|(s, src)| Ok((*s, source_len(src)?)))
         .collect::<Result<Vec<_>, TableError>>()?;
     let index = index_bytes(kind, &lens);
+    let sources: Vec<(&Source, u64)> = parts
+        .iter()
+        .map(|p| &p.1)
+        .zip(lens.iter().map(|l| l.1))
+        .collect();
+    write_streamed(dest, &index, &sources)
+}
+
+/// Write `head` then the bytes of each `(source, length)` to `dest`, atomically (a temporary
+/// file next to it, fsync, rename, directory fsync), streaming; the bytes written.
+fn write_streamed(dest: &Path, head: &[u8], sources: &[(&Source, u64)]) -> Result<u64, TableError> {
     let (dir, tmp) = super::write::temp_path(dest)?;
     let result = (|| {
         let mut out = std::fs::File::create(&tmp).map_err(|e| TableError::io(&tmp, "create", e))?;
-        out.write_all(&index)
+        out.write_all(head)
             .map_err(|e| TableError::io(&tmp, "write", e))?;
-        let mut total = index.len() as u64;
-        for ((_, src), (_, len)) in parts.iter().zip(&lens) {
+        let mut total = head.len() as u64;
+        for (src, len) in sources {
             let mut f = super::read::open_file(&src.path)
                 .map_err(|e| TableError::io(&src.path, "open", e))?;
             if let Some((off, _)) = src.range {
@@ -359,9 +385,9 @@ pub fn write_pack(
             if copied != *len {
                 return Err(TableError::corrupt(
                     &src.path,
-                    Fault::Changed {
-                        was: *len,
-                        now: copied,
+                    Fault::Truncated {
+                        len: copied,
+                        expected: *len,
                     },
                 ));
             }
@@ -398,40 +424,7 @@ fn source_len(src: &Source) -> Result<u64, TableError> {
 /// [`TableError::Io`].
 pub fn extract(src: &Source, dest: &Path) -> Result<u64, TableError> {
     let len = source_len(src)?;
-    let (dir, tmp) = super::write::temp_path(dest)?;
-    let result = (|| {
-        let mut f =
-            super::read::open_file(&src.path).map_err(|e| TableError::io(&src.path, "open", e))?;
-        if let Some((off, _)) = src.range {
-            use std::io::Seek;
-            f.seek(std::io::SeekFrom::Start(off))
-                .map_err(|e| TableError::io(&src.path, "seek", e))?;
-        }
-        let mut out = std::fs::File::create(&tmp).map_err(|e| TableError::io(&tmp, "create", e))?;
-        let copied = std::io::copy(&mut f.take(len), &mut out)
-            .map_err(|e| TableError::io(&src.path, "copy", e))?;
-        if copied != len {
-            return Err(TableError::corrupt(
-                &src.path,
-                Fault::Truncated {
-                    len: copied,
-                    expected: len,
-                },
-            ));
-        }
-        out.sync_all()
-            .map_err(|e| TableError::io(&tmp, "fsync", e))?;
-        drop(out);
-        std::fs::rename(&tmp, dest).map_err(|e| TableError::io(dest, "rename", e))?;
-        if let Ok(d) = std::fs::File::open(&dir) {
-            let _ = d.sync_all();
-        }
-        Ok(copied)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    write_streamed(dest, &[], &[(src, len)])
 }
 
 /// Where `slice`'s file of `kind` is in `dir`: its own file `<slice>.<ext>` when that is a

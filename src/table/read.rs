@@ -220,21 +220,9 @@ impl TableFile {
             .metadata()
             .map_err(|e| TableError::io(path, "stat", e))?;
         let (outer_len, mtime) = (fmd.len(), fmd.modified().ok());
-        let (base, len) = match src.range {
-            None => (0, outer_len),
-            Some((off, len)) => {
-                if off.checked_add(len).is_none_or(|e| e > outer_len) {
-                    return Err(TableError::corrupt(
-                        &name,
-                        Fault::Truncated {
-                            len: outer_len,
-                            expected: off.saturating_add(len),
-                        },
-                    ));
-                }
-                (off, len)
-            }
-        };
+        let (base, len) = src
+            .span(outer_len)
+            .map_err(|f| TableError::corrupt(&name, f))?;
         let backing = match access {
             Access::Mmap => {
                 if len == 0 {
