@@ -917,6 +917,7 @@ pub fn remove_stale_temp_files(dir: &Path) {
             .and_then(|n| {
                 n.split_once(".egdb.tmp.")
                     .or_else(|| n.split_once(".dtc.tmp."))
+                    .or_else(|| n.split_once(".dtw.tmp."))
             })
             .map(|(_, r)| r)
         else {
