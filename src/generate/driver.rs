@@ -879,8 +879,7 @@ pub fn solve_unit_split(
 /// encoding its own blocks of each file (`split::write_split`: rank 0 lays out the header and
 /// offset table, each rank writes its blocks' bytes at their offset, rank 0 checks them and
 /// renames the file into place), so no rank ever holds more than its range of the unit's
-/// values; the distance files by rank 0, one slice at a time, from the distances gathered
-/// there (`split::gather_dtc`). The files are the bytes [`write_unit`] writes for
+/// values; the distance files the same way (`split::write_dtc_split`). The files are the bytes [`write_unit`] writes for
 /// [`solve_unit`]'s solution. Nothing is written before the distance pass succeeded. Every
 /// rank calls this with the same unit; `dir` must be the same directory on every rank (a
 /// shared filesystem). Rank 0 returns the unit's summary (counts, bytes, solve and write
@@ -958,15 +957,17 @@ pub fn build_unit_split(
         dtc
     };
     sum.dtc_files = dtc.len() as u64;
-    let rules = deps.variant().id();
-    for d in dtc {
-        let written = match super::split::gather_dtc(d, ex, &mut stats) {
-            Some(full) => super::write_dtc_solved(dir, &full, rules).map(Some),
-            None => Ok(None),
-        };
-        match super::split::agree(ex, written) {
+    let dopts = WriteOptions {
+        level: crate::table::dtc::DTC_LEVEL,
+        rules: deps.variant().id(),
+        ..WriteOptions::default()
+    };
+    let (_, parts) = super::split::unit_parts(unit.slices[0], ex.ranks(), align);
+    for (d, part) in dtc.into_iter().zip(&parts) {
+        let slice = d.slice;
+        match super::split::write_dtc_split(dir, d, part, ex, &dopts, &mut stats) {
             Ok(w) => sum.add(&w.unwrap_or_default()),
-            Err(SplitError::Own(e)) => return Err(e),
+            Err(SplitError::Own(e)) => return Err(BuildError::Write { slice, source: e }),
             Err(SplitError::Peer(rank)) => return Err(peer(rank)),
         }
     }
