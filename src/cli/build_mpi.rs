@@ -608,7 +608,7 @@ mod imp {
         wait_for_dependencies(dir, u);
         deps.begin_unit(
             u,
-            u.sizes.iter().sum::<u64>() * checkers_egdb::planning::UNIT_BYTES_PER_POSITION,
+            u.sizes.iter().sum::<u64>() * checkers_egdb::planning::unit_bytes_per_position(uo.dtc),
         );
         let deps = &*deps;
         let run = || -> Result<BuildSummary, String> {
@@ -788,7 +788,7 @@ mod imp {
         let n: u64 = u.sizes.iter().sum();
         deps.begin_unit(
             u,
-            n / ex.ranks() as u64 * checkers_egdb::planning::UNIT_BYTES_PER_POSITION,
+            n / ex.ranks() as u64 * checkers_egdb::planning::unit_bytes_per_position(uo.dtc),
         );
         let deps = &*deps;
         let run = || {

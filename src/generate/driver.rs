@@ -718,9 +718,10 @@ impl Runner for LocalRunner {
                     let previous = i
                         .checked_sub(1)
                         .map_or(0, |k| plan.jobs[k].unit.sizes.iter().sum::<u64>());
+                    let per = crate::memory::unit_bytes_per_position(opts.dtc);
                     deps.begin_unit(
                         u,
-                        u.sizes.iter().sum::<u64>() * crate::memory::UNIT_BYTES_PER_POSITION
+                        u.sizes.iter().sum::<u64>() * per
                             + crate::memory::writer_backlog_bytes(previous),
                     );
                     let t0 = Instant::now();
@@ -765,14 +766,14 @@ impl Runner for LocalRunner {
 /// Whether `unit` is solved split over the `ranks` ranks of an MPI job (docs/mpi.md, "Inside
 /// one unit") rather than whole on one rank: with more than one rank, when it has more
 /// positions than [`BuildOptions::split_above`]; when its solver state
-/// ([`crate::memory::UNIT_BYTES_PER_POSITION`] bytes per position) exceeds
+/// ([`crate::memory::unit_bytes_per_position`]: 2 bytes per position, 7 with `--dtc`) exceeds
 /// [`BuildOptions::memory`], the budget of one rank; or when its state and its dependencies
 /// decoded ([`crate::memory::unit_reads_decoded_bytes`]) exceed that budget whole but fit next
 /// to one rank's share of the state. The last rule keeps dependency lookups out of the block
 /// cache, which is many times slower when it holds a small part of them (docs/mpi.md,
 /// "Dependencies through the block cache"). The files do not depend on the choice.
 pub fn split_unit(unit: &Unit, opts: &BuildOptions, ranks: usize) -> bool {
-    use crate::memory::UNIT_BYTES_PER_POSITION;
+    let per_position = crate::memory::unit_bytes_per_position(opts.dtc);
     let n: u64 = unit.sizes.iter().sum();
     if ranks <= 1 {
         return false;
@@ -783,12 +784,12 @@ pub fn split_unit(unit: &Unit, opts: &BuildOptions, ranks: usize) -> bool {
     let Some(m) = opts.memory else {
         return false;
     };
-    let state = n.saturating_mul(UNIT_BYTES_PER_POSITION);
+    let state = n.saturating_mul(per_position);
     if state > m {
         return true;
     }
     let deps = crate::memory::unit_reads_decoded_bytes(unit);
-    let share = n.div_ceil(ranks as u64) * UNIT_BYTES_PER_POSITION;
+    let share = n.div_ceil(ranks as u64) * per_position;
     state.saturating_add(deps) > m && share.saturating_add(deps) <= m
 }
 
