@@ -199,15 +199,16 @@ pub mod planning {
     //! The build plan, for programs that schedule or size a build: [`build_order`] lists the
     //! units ([`crate::Unit`]) of all slices with at most N pieces in dependency order,
     //! [`closure`] the units one slice needs; the position counts ([`positions_formula`] and
-    //! its cross-checks); the memory model ([`predict`], [`UNIT_BYTES_PER_POSITION`]) and the
+    //! its cross-checks); the memory model ([`predict`], [`unit_bytes_per_position`]) and the
     //! sizes of `--memory` options ([`parse_size`], [`format_size`], [`default_budget`]).
     pub use crate::count::{
         positions_by_slices, positions_formula, positions_of_material, slices_with_pieces,
     };
     pub use crate::generate::dtw::dtw_unit_bytes;
     pub use crate::memory::{
-        default_budget, format_size, parse_size, predict, unit_reads_decoded_bytes, SizeError,
-        SizeProblem, StepPrediction, UNIT_BYTES_PER_POSITION,
+        default_budget, format_size, parse_size, predict, unit_bytes_per_position,
+        unit_reads_decoded_bytes, SizeError, SizeProblem, StepPrediction,
+        DTC_UNIT_BYTES_PER_POSITION, UNIT_BYTES_PER_POSITION,
     };
     pub use crate::plan::{build_order, closure};
 }

@@ -22,12 +22,32 @@ use std::collections::{HashMap, HashSet};
 /// apart (`writer_backlog_bytes`).
 pub const UNIT_BYTES_PER_POSITION: u64 = 2;
 
+/// Bytes per position of a unit solved with its distance pass (`--dtc`): the WLD solve keeps
+/// each position's resolution ply (2 bytes) besides its state and values, and the distance
+/// pass holds its own state and plies (3 bytes), the WLD values it checks against and the
+/// distances it returns (2 bytes and a bit). Measured: peak RSS of `egdb build --pieces 6
+/// --slice 2202-6n --threads 2` (the unit 2202-6n + 0222-n6, 33.5 M positions) 100.5 MB
+/// without `--dtc` and 267.3 MB with it (2026-12-05), 5.0 bytes per position more than
+/// [`UNIT_BYTES_PER_POSITION`].
+pub const DTC_UNIT_BYTES_PER_POSITION: u64 = 7;
+
+/// Bytes per position charged to the unit being solved: [`DTC_UNIT_BYTES_PER_POSITION`] with
+/// its distance pass (`dtc`), else [`UNIT_BYTES_PER_POSITION`].
+pub fn unit_bytes_per_position(dtc: bool) -> u64 {
+    if dtc {
+        DTC_UNIT_BYTES_PER_POSITION
+    } else {
+        UNIT_BYTES_PER_POSITION
+    }
+}
+
 /// Bytes the writer may still hold while a unit is solved: the solved values of the previous
 /// unit of the build (`previous_positions`, both slices), 1 byte per position plus the capture
 /// mask (1 bit per position), waiting to be compressed and written. The builder starts a unit
 /// only once every unit before the previous one is written, so this bounds the backlog; it is
 /// part of the memory a unit is charged with ([`crate::store::DecodedTables::begin_unit`],
-/// [`predict`]). Distance data (`--dtc`) is not counted.
+/// [`predict`]). Distance data (`--dtc`) is not counted here (the unit's share is, see
+/// [`unit_bytes_per_position`]).
 pub fn writer_backlog_bytes(previous_positions: u64) -> u64 {
     previous_positions + previous_positions.div_ceil(8)
 }

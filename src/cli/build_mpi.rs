@@ -46,8 +46,7 @@
 //!   non-blocking `MPI_Ialltoallv`/`MPI_Iallreduce`, polled with sleeps so waiting ranks do
 //!   not spin), then write its files ([`build_unit_split`](checkers_egdb::driver::build_unit_split):
 //!   every rank encodes its own blocks and writes them at its offset of the file rank 0 lays
-//!   out; with `--dtc` the distance pass is split too and rank 0 writes the distance files
-//!   from the distances gathered there). A rank whose part fails sends FAIL; every rank stops
+//!   out; with `--dtc` the distance pass is split too and its files are written the same way). A rank whose part fails sends FAIL; every rank stops
 //!   (each step's failure is all-reduced).
 //! - **Checks at the start**: before the driver runs, rank 0 sends every rank HELLO with its
 //!   identity (egdb version, xxh64 of the executable file, the options but `--dir` and
@@ -609,7 +608,7 @@ mod imp {
         wait_for_dependencies(dir, u);
         deps.begin_unit(
             u,
-            u.sizes.iter().sum::<u64>() * checkers_egdb::planning::UNIT_BYTES_PER_POSITION,
+            u.sizes.iter().sum::<u64>() * checkers_egdb::planning::unit_bytes_per_position(uo.dtc),
         );
         let deps = &*deps;
         let run = || -> Result<BuildSummary, String> {
@@ -789,7 +788,7 @@ mod imp {
         let n: u64 = u.sizes.iter().sum();
         deps.begin_unit(
             u,
-            n / ex.ranks() as u64 * checkers_egdb::planning::UNIT_BYTES_PER_POSITION,
+            n / ex.ranks() as u64 * checkers_egdb::planning::unit_bytes_per_position(uo.dtc),
         );
         let deps = &*deps;
         let run = || {

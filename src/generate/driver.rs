@@ -137,25 +137,13 @@ pub fn solve_unit(
         let mut rechecked = Vec::new();
         let dtc = match super::dtc_unit_with(u, deps, None) {
             Err(first @ BuildError::Inconsistent { .. }) => {
-                let unit = names(&u.slices);
-                let d1 = recheck::dtc_digest(&super::dtc_unit_with(u, deps, None)?);
-                let d = super::dtc_unit_with(u, deps, None)?;
-                if recheck::dtc_digest(&d) != d1 {
-                    return Err(BuildError::Unreproducible {
-                        unit,
-                        detail: format!(
-                            "{first}; then two more distance passes from the files \
-                             agreed with them but gave different distances"
-                        ),
-                    });
-                }
-                let note = format!(
-                    "unit {unit}: {first}. Run twice more from the value files, the \
-                     distance pass agreed with them and gave the same distances both \
-                     times; the unit's files will be written from the last run. A fault \
-                     that did not repeat (in the solver or the machine): please \
-                     report it, and check the tables with `egdb verify`"
-                );
+                let pass = || match super::dtc_unit_with(u, deps, None) {
+                    Ok(d) => Ok(Ok(d)),
+                    Err(e @ BuildError::Inconsistent { .. }) => Ok(Err(e)),
+                    Err(e) => Err(e),
+                };
+                let (d, note) =
+                    recheck::recheck_from_files(&names(&u.slices), &first, pass, |b| b)?;
                 observer.unit_rechecked(u, &note);
                 rechecked.push(note);
                 d
@@ -730,9 +718,10 @@ impl Runner for LocalRunner {
                     let previous = i
                         .checked_sub(1)
                         .map_or(0, |k| plan.jobs[k].unit.sizes.iter().sum::<u64>());
+                    let per = crate::memory::unit_bytes_per_position(opts.dtc);
                     deps.begin_unit(
                         u,
-                        u.sizes.iter().sum::<u64>() * crate::memory::UNIT_BYTES_PER_POSITION
+                        u.sizes.iter().sum::<u64>() * per
                             + crate::memory::writer_backlog_bytes(previous),
                     );
                     let t0 = Instant::now();
@@ -777,14 +766,14 @@ impl Runner for LocalRunner {
 /// Whether `unit` is solved split over the `ranks` ranks of an MPI job (docs/mpi.md, "Inside
 /// one unit") rather than whole on one rank: with more than one rank, when it has more
 /// positions than [`BuildOptions::split_above`]; when its solver state
-/// ([`crate::memory::UNIT_BYTES_PER_POSITION`] bytes per position) exceeds
+/// ([`crate::memory::unit_bytes_per_position`]: 2 bytes per position, 7 with `--dtc`) exceeds
 /// [`BuildOptions::memory`], the budget of one rank; or when its state and its dependencies
 /// decoded ([`crate::memory::unit_reads_decoded_bytes`]) exceed that budget whole but fit next
 /// to one rank's share of the state. The last rule keeps dependency lookups out of the block
 /// cache, which is many times slower when it holds a small part of them (docs/mpi.md,
 /// "Dependencies through the block cache"). The files do not depend on the choice.
 pub fn split_unit(unit: &Unit, opts: &BuildOptions, ranks: usize) -> bool {
-    use crate::memory::UNIT_BYTES_PER_POSITION;
+    let per_position = crate::memory::unit_bytes_per_position(opts.dtc);
     let n: u64 = unit.sizes.iter().sum();
     if ranks <= 1 {
         return false;
@@ -795,12 +784,12 @@ pub fn split_unit(unit: &Unit, opts: &BuildOptions, ranks: usize) -> bool {
     let Some(m) = opts.memory else {
         return false;
     };
-    let state = n.saturating_mul(UNIT_BYTES_PER_POSITION);
+    let state = n.saturating_mul(per_position);
     if state > m {
         return true;
     }
     let deps = crate::memory::unit_reads_decoded_bytes(unit);
-    let share = n.div_ceil(ranks as u64) * UNIT_BYTES_PER_POSITION;
+    let share = n.div_ceil(ranks as u64) * per_position;
     state.saturating_add(deps) > m && share.saturating_add(deps) <= m
 }
 
@@ -817,10 +806,13 @@ pub fn split_unit(unit: &Unit, opts: &BuildOptions, ranks: usize) -> bool {
 /// make most updates cross ranks).
 ///
 /// # Errors
-/// [`BuildError::Dependency`] on the rank whose lookup failed, [`BuildError::Inconsistent`]
-/// or [`BuildError::Options`] (a distance too long) on the rank whose distance pass found
-/// it (an inconsistency is not rechecked over ranks: the job stops, nothing of the unit is
-/// written), [`BuildError::PeerFailed`] on the others.
+/// [`BuildError::Dependency`] on the rank whose lookup failed, [`BuildError::Options`] (a
+/// distance too long) on the rank whose distance pass found it, [`BuildError::PeerFailed`]
+/// on the others. An inconsistency of the distance pass on any rank is rechecked over the
+/// ranks as in one process (the unit solved again, or two more passes from the value files;
+/// the note in [`BuildSummary::rechecked`] and [`BuildObserver::unit_rechecked`] on rank 0);
+/// one that repeats is [`BuildError::Inconsistent`] on the rank that found it, one that does
+/// not reproduce [`BuildError::Unreproducible`] on every rank; nothing of the unit is written.
 pub fn solve_unit_split(
     unit: &Unit,
     deps: &DecodedTables,
@@ -833,11 +825,15 @@ pub fn solve_unit_split(
     let mut stats = super::split::SplitStats::default();
     let mut summary = BuildSummary::default();
     let (wld, dtc) = if uo.wld_done {
-        let dtc = if uo.dtc {
+        let (dtc, note) = if uo.dtc {
             dtc_split_from_files(unit, deps, ex, align, &mut stats)?
         } else {
-            Vec::new()
+            (Vec::new(), None)
         };
+        if let (Some(n), 0) = (&note, ex.rank()) {
+            observer.unit_rechecked(unit, n);
+        }
+        summary.rechecked.extend(note);
         ((ex.rank() == 0).then(Vec::new), dtc)
     } else {
         let (mut local, st) = solve_split_local(unit, deps, uo, ex, align, observer)?;
@@ -845,11 +841,15 @@ pub fn solve_unit_split(
         summary.initial_seconds = local.times.0;
         summary.plies = local.plies;
         let t1 = Instant::now();
-        let dtc = if uo.dtc {
-            dtc_split_after_solve(unit, deps, &mut local, ex, &mut stats)?
+        let (dtc, note) = if uo.dtc {
+            dtc_split_after_solve(unit, deps, uo, &mut local, ex, align, observer, &mut stats)?
         } else {
-            Vec::new()
+            (Vec::new(), None)
         };
+        if let (Some(n), 0) = (&note, ex.rank()) {
+            observer.unit_rechecked(unit, n);
+        }
+        summary.rechecked.extend(note);
         summary.dtc_seconds = t1.elapsed().as_secs_f64();
         (super::split::gather(local, ex, &mut stats), dtc)
     };
@@ -879,8 +879,7 @@ pub fn solve_unit_split(
 /// encoding its own blocks of each file (`split::write_split`: rank 0 lays out the header and
 /// offset table, each rank writes its blocks' bytes at their offset, rank 0 checks them and
 /// renames the file into place), so no rank ever holds more than its range of the unit's
-/// values; the distance files by rank 0, one slice at a time, from the distances gathered
-/// there (`split::gather_dtc`). The files are the bytes [`write_unit`] writes for
+/// values; the distance files the same way (`split::write_dtc_split`). The files are the bytes [`write_unit`] writes for
 /// [`solve_unit`]'s solution. Nothing is written before the distance pass succeeded. Every
 /// rank calls this with the same unit; `dir` must be the same directory on every rank (a
 /// shared filesystem). Rank 0 returns the unit's summary (counts, bytes, solve and write
@@ -908,11 +907,15 @@ pub fn build_unit_split(
     let mut stats = super::split::SplitStats::default();
     let mut sum = BuildSummary::default();
     let dtc = if uo.wld_done {
-        let dtc = if uo.dtc {
+        let (dtc, note) = if uo.dtc {
             dtc_split_from_files(unit, deps, ex, align, &mut stats)?
         } else {
-            Vec::new()
+            (Vec::new(), None)
         };
+        if let (Some(n), 0) = (&note, ex.rank()) {
+            observer.unit_rechecked(unit, n);
+        }
+        sum.rechecked.extend(note);
         let secs = t0.elapsed().as_secs_f64();
         sum.solve_seconds = secs;
         sum.dtc_seconds = secs;
@@ -922,11 +925,15 @@ pub fn build_unit_split(
         stats = st;
         let (initial_seconds, plies) = (local.times.0, local.plies);
         let t1 = Instant::now();
-        let dtc = if uo.dtc {
-            dtc_split_after_solve(unit, deps, &mut local, ex, &mut stats)?
+        let (dtc, note) = if uo.dtc {
+            dtc_split_after_solve(unit, deps, uo, &mut local, ex, align, observer, &mut stats)?
         } else {
-            Vec::new()
+            (Vec::new(), None)
         };
+        if let (Some(n), 0) = (&note, ex.rank()) {
+            observer.unit_rechecked(unit, n);
+        }
+        sum.rechecked.extend(note);
         let dtc_seconds = if uo.dtc {
             t1.elapsed().as_secs_f64()
         } else {
@@ -958,15 +965,17 @@ pub fn build_unit_split(
         dtc
     };
     sum.dtc_files = dtc.len() as u64;
-    let rules = deps.variant().id();
-    for d in dtc {
-        let written = match super::split::gather_dtc(d, ex, &mut stats) {
-            Some(full) => super::write_dtc_solved(dir, &full, rules).map(Some),
-            None => Ok(None),
-        };
-        match super::split::agree(ex, written) {
+    let dopts = WriteOptions {
+        level: crate::table::dtc::DTC_LEVEL,
+        rules: deps.variant().id(),
+        ..WriteOptions::default()
+    };
+    let (_, parts) = super::split::unit_parts(unit.slices[0], ex.ranks(), align);
+    for (d, part) in dtc.into_iter().zip(&parts) {
+        let slice = d.slice;
+        match super::split::write_dtc_split(dir, d, part, ex, &dopts, &mut stats) {
             Ok(w) => sum.add(&w.unwrap_or_default()),
-            Err(SplitError::Own(e)) => return Err(e),
+            Err(SplitError::Own(e)) => return Err(BuildError::Write { slice, source: e }),
             Err(SplitError::Peer(rank)) => return Err(peer(rank)),
         }
     }
@@ -1003,25 +1012,120 @@ fn solve_split_local(
 }
 
 /// The distance pass of a split unit just solved (`local`, with its resolution plies, which
-/// are dropped afterwards): this rank's range of each slice's distances.
+/// are dropped afterwards): this rank's range of each slice's distances, and the note of a
+/// recheck. An inconsistency on any rank is rechecked over the ranks as in one process
+/// ([`recheck::recheck_unit_with`], every decision all-reduced): the distance pass runs again
+/// on `local`, the unit is solved again (`uo`, `align`, `observer`: as for the first solve)
+/// and must give the same values on every rank, and the pass on it must agree; `local` is
+/// then the second solution.
+#[allow(clippy::too_many_arguments)]
 fn dtc_split_after_solve(
     unit: &Unit,
     deps: &DecodedTables,
+    uo: &UnitOptions,
     local: &mut super::split::SplitSolved,
     ex: &dyn super::split::Exchange,
+    align: u64,
+    observer: &dyn BuildObserver,
     stats: &mut super::split::SplitStats,
-) -> Result<Vec<solve::DtcSlice>, BuildError> {
-    let inputs: Vec<solve::WldInput<'_>> = local.local.iter().map(solve::WldInput::of).collect();
-    let d = dtc_split(unit, deps, &local.slices, &local.parts, &inputs, ex, stats)?;
+) -> Result<(Vec<solve::DtcSlice>, Option<String>), BuildError> {
+    let pass = |w: &super::split::SplitSolved, stats: &mut super::split::SplitStats| {
+        let inputs: Vec<solve::WldInput<'_>> = w.local.iter().map(solve::WldInput::of).collect();
+        let r = dtc_split(unit, deps, &w.slices, &w.parts, &inputs, ex, stats);
+        split_outcome(unit, ex, r)
+    };
+    let out = match pass(local, stats)? {
+        Ok(d) => (d, None),
+        Err(first) => {
+            let taken = std::mem::replace(
+                local,
+                super::split::SplitSolved {
+                    slices: Vec::new(),
+                    parts: Vec::new(),
+                    local: Vec::new(),
+                    longest: Vec::new(),
+                    plies: 0,
+                    times: (0.0, 0.0),
+                },
+            );
+            let (again, d, note) = recheck::recheck_unit_with(
+                &names(&unit.slices),
+                taken,
+                &first,
+                || solve_split_local(unit, deps, uo, ex, align, observer).map(|(s, _)| s),
+                |w| pass(w, &mut super::split::SplitStats::default()),
+                |w| recheck::wld_digest(&w.local),
+                |b| ex.all_max(&[u64::from(b)])[0] != 0,
+            )?;
+            *local = again;
+            (d, Some(note))
+        }
+    };
     for sv in &mut local.local {
         sv.resolution_plies = None;
     }
-    Ok(d)
+    Ok(out)
+}
+
+/// A split distance pass's result `r` on this rank, classified the same way on every rank
+/// (collective: one all-reduce): the distances; `Ok(Err(e))` when the pass found an
+/// inconsistency on some rank and no rank failed otherwise (`e` this rank's error: the
+/// inconsistency, or [`BuildError::PeerFailed`]); else the error.
+fn split_outcome(
+    unit: &Unit,
+    ex: &dyn super::split::Exchange,
+    r: Result<Vec<solve::DtcSlice>, BuildError>,
+) -> Result<recheck::PassOutcome, BuildError> {
+    let flag = match &r {
+        Ok(_) | Err(BuildError::PeerFailed { .. }) => 0,
+        Err(BuildError::Inconsistent { .. }) => 1,
+        Err(_) => 2,
+    };
+    match (ex.all_max(&[flag])[0], r) {
+        (0, Ok(d)) => Ok(Ok(d)),
+        (1, Err(e)) => Ok(Err(e)),
+        (_, Err(e)) => Err(e),
+        // Not reached: a split pass agrees its failures over the ranks, so every rank or none
+        // returns an error.
+        (_, Ok(_)) => Err(BuildError::PeerFailed {
+            unit: names(&unit.slices),
+            rank: 0,
+        }),
+    }
 }
 
 /// The distance pass of a split unit whose value files exist: each rank reads its range of
-/// each slice's values through `deps` (captures resolved), then the split pass.
+/// each slice's values through `deps` (captures resolved), then the split pass. An
+/// inconsistency on any rank gets two more passes from the files on every rank, which must
+/// agree with the values and with each other on every rank ([`recheck::recheck_from_files`]);
+/// the note of such a recheck is returned.
 fn dtc_split_from_files(
+    unit: &Unit,
+    deps: &DecodedTables,
+    ex: &dyn super::split::Exchange,
+    align: u64,
+    stats: &mut super::split::SplitStats,
+) -> Result<(Vec<solve::DtcSlice>, Option<String>), BuildError> {
+    let pass = |stats: &mut super::split::SplitStats| {
+        let r = dtc_split_from_files_once(unit, deps, ex, align, stats);
+        split_outcome(unit, ex, r)
+    };
+    match pass(stats)? {
+        Ok(d) => Ok((d, None)),
+        Err(first) => {
+            let (d, note) = recheck::recheck_from_files(
+                &names(&unit.slices),
+                &first,
+                || pass(&mut super::split::SplitStats::default()),
+                |b| ex.all_max(&[u64::from(b)])[0] != 0,
+            )?;
+            Ok((d, Some(note)))
+        }
+    }
+}
+
+/// One distance pass of [`dtc_split_from_files`].
+fn dtc_split_from_files_once(
     unit: &Unit,
     deps: &DecodedTables,
     ex: &dyn super::split::Exchange,
@@ -1070,6 +1174,8 @@ fn dtc_split(
     let r = crate::with_engine!(deps.variant(), r => {
         super::split::dtc_split_local(r, slices, parts, inputs, &lookup, ex, stats)
     });
+    #[cfg(test)]
+    let r = tests::inject_split_inconsistency(r, ex, slices[0]);
     r.map_err(|e| match e {
         SplitError::Own(solve::DtcError::Lookup(e)) => BuildError::Dependency {
             building: unit.slices[0],
@@ -1094,4 +1200,180 @@ fn dtc_split(
             rank,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::build_order;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Split distance passes still to fail on this rank's thread with an injected
+        /// inconsistency after they ran (found by the last rank; set on every rank's thread).
+        static SPLIT_INJECT: Cell<u32> = const { Cell::new(0) };
+    }
+
+    /// A split distance pass's result `r`, or, while [`SPLIT_INJECT`] is positive, an
+    /// inconsistency found by the last rank (the others told as by the pass's own agreement).
+    pub(super) fn inject_split_inconsistency<T, E>(
+        r: Result<T, super::super::split::SplitError<solve::DtcError<E>>>,
+        ex: &dyn super::super::split::Exchange,
+        s: Slice,
+    ) -> Result<T, super::super::split::SplitError<solve::DtcError<E>>> {
+        use super::super::split::SplitError;
+        if r.is_err() || SPLIT_INJECT.get() == 0 {
+            return r;
+        }
+        SPLIT_INJECT.set(SPLIT_INJECT.get() - 1);
+        let last = ex.ranks() - 1;
+        Err(if ex.rank() == last {
+            SplitError::Own(solve::DtcError::Inconsistent {
+                slice: s,
+                index: 0,
+                wld: crate::board::Wld::Loss,
+                dtc_pass: crate::board::Wld::Draw,
+            })
+        } else {
+            SplitError::Peer(last)
+        })
+    }
+
+    /// Every value and distance file of `dir`, by name, with its bytes.
+    fn files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "egdb" || x == "dtc"))
+            .map(|p| {
+                (
+                    p.file_name().unwrap().to_string_lossy().into_owned(),
+                    std::fs::read(&p).unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    /// Build `u` split over `ranks` in-process ranks (64-position ranges) into `out` with
+    /// `inject` injected inconsistencies on every rank, reading dependencies from `built`.
+    fn split_build(
+        u: &Unit,
+        built: &Path,
+        out: &Path,
+        ranks: usize,
+        inject: u32,
+        wld_done: bool,
+    ) -> Vec<Result<Option<BuildSummary>, BuildError>> {
+        let uo = UnitOptions {
+            wld_done,
+            dtc: true,
+            codec: crate::table::CODEC_2BIT_ZSTD,
+        };
+        super::super::split::run_local(ranks, |ex| {
+            SPLIT_INJECT.set(inject);
+            let mut deps = DecodedTables::new(built);
+            deps.begin_unit(u, 0);
+            let r = build_unit_split(u, &deps, &uo, ex, 64, out, &crate::NoProgress);
+            SPLIT_INJECT.set(0);
+            r.map(|x| x.0)
+        })
+    }
+
+    /// The distance pass of a split unit that finds an inconsistency once is rechecked over
+    /// the ranks: the unit is written, byte-identical to the single-process build's files,
+    /// with a note; an inconsistency that repeats or does not reproduce stops every rank with
+    /// nothing of the unit written. The single-process build (`build --dtc`, no injection)
+    /// is the reference.
+    #[test]
+    fn an_inconsistency_of_a_split_distance_pass_is_rechecked_over_the_ranks() {
+        let built = tempfile::tempdir().unwrap();
+        let mut opts = BuildOptions::new(built.path(), 3);
+        opts.dtc = true;
+        crate::build(&opts).unwrap();
+        let reference = files(built.path());
+        // The largest unit of 3 pieces: ranges of 64 positions cut it between ranks.
+        let units = build_order(3);
+        let u = units
+            .iter()
+            .max_by_key(|u| u.sizes.iter().sum::<u64>())
+            .unwrap();
+        let want = |dir: &Path, with_values: bool| {
+            for s in &u.slices {
+                let mut names = vec![format!("{s}.dtc")];
+                if with_values {
+                    names.push(format!("{s}.egdb"));
+                }
+                for n in names {
+                    assert_eq!(files(dir).get(&n), reference.get(&n), "{n}");
+                }
+            }
+        };
+        for ranks in [2, 3] {
+            // Once: rechecked, written, noted on rank 0.
+            let out = tempfile::tempdir().unwrap();
+            let r = split_build(u, built.path(), out.path(), ranks, 1, false);
+            let sum = r[0].as_ref().unwrap().as_ref().unwrap();
+            assert_eq!(sum.rechecked.len(), 1, "{:?}", sum.rechecked);
+            assert!(
+                sum.rechecked[0].contains("Solved again"),
+                "{}",
+                sum.rechecked[0]
+            );
+            assert!(r[1..].iter().all(|x| matches!(x, Ok(None))));
+            want(out.path(), true);
+            assert_eq!(files(out.path()).len(), 2 * u.slices.len());
+
+            // Every pass (the first, the rerun on it, the pass on the second solve): the
+            // fault repeats; the last rank reports the inconsistency, the others the peer.
+            let out = tempfile::tempdir().unwrap();
+            let r = split_build(u, built.path(), out.path(), ranks, 3, false);
+            assert!(
+                matches!(r[ranks - 1], Err(BuildError::Inconsistent { .. })),
+                "{r:?}"
+            );
+            assert!(r[..ranks - 1].iter().all(
+                |x| matches!(x, Err(BuildError::PeerFailed { rank, .. }) if *rank == ranks - 1)
+            ));
+            assert!(files(out.path()).is_empty());
+
+            // Twice (the first pass and the rerun on the first solution), then agreeing: the
+            // pass disagrees with itself on identical input, on every rank.
+            let out = tempfile::tempdir().unwrap();
+            let r = split_build(u, built.path(), out.path(), ranks, 2, false);
+            assert!(
+                r.iter()
+                    .all(|x| matches!(x, Err(BuildError::Unreproducible { .. }))),
+                "{r:?}"
+            );
+            assert!(files(out.path()).is_empty());
+
+            // From the value files: two more passes, then the distance files.
+            let out = tempfile::tempdir().unwrap();
+            for s in &u.slices {
+                let n = format!("{s}.egdb");
+                std::fs::write(out.path().join(&n), &reference[&n]).unwrap();
+            }
+            let r = split_build(u, built.path(), out.path(), ranks, 1, true);
+            let sum = r[0].as_ref().unwrap().as_ref().unwrap();
+            assert_eq!(sum.rechecked.len(), 1, "{:?}", sum.rechecked);
+            assert!(
+                sum.rechecked[0].contains("Run twice more"),
+                "{}",
+                sum.rechecked[0]
+            );
+            want(out.path(), false);
+            let r = split_build(
+                u,
+                built.path(),
+                tempfile::tempdir().unwrap().path(),
+                ranks,
+                3,
+                true,
+            );
+            assert!(
+                matches!(r[ranks - 1], Err(BuildError::Inconsistent { .. })),
+                "{r:?}"
+            );
+        }
+    }
 }

@@ -19,9 +19,9 @@ use xxhash_rust::xxh64::Xxh64;
 /// Digests of one WLD solution, per slice: (slice name, values, capture flags, resolution
 /// plies). Kept instead of the arrays, so that a recheck holds no second copy of a unit (about
 /// 3 bytes per position, 15 GB for the largest 8-piece unit).
-type WldDigest = Vec<(String, u64, u64, u64)>;
+pub(super) type WldDigest = Vec<(String, u64, u64, u64)>;
 
-fn wld_digest(w: &[SolvedSlice]) -> WldDigest {
+pub(super) fn wld_digest(w: &[SolvedSlice]) -> WldDigest {
     w.iter()
         .map(|s| {
             let mut v = Xxh64::new(0);
@@ -108,27 +108,56 @@ pub fn recheck_unit(
     solve_again: impl FnOnce() -> Result<Vec<SolvedSlice>, BuildError>,
     dtc_of: impl Fn(&[SolvedSlice]) -> Result<Vec<DtcSlice>, BuildError>,
 ) -> Result<(Vec<SolvedSlice>, Vec<DtcSlice>, String), BuildError> {
+    let pass = |w: &Vec<SolvedSlice>| match dtc_of(w) {
+        Ok(d) => Ok(Ok(d)),
+        Err(e @ BuildError::Inconsistent { .. }) => Ok(Err(e)),
+        Err(e) => Err(e),
+    };
+    recheck_unit_with(
+        unit,
+        first,
+        first_err,
+        solve_again,
+        pass,
+        |w| wld_digest(w),
+        |b| b,
+    )
+}
+
+/// The distance pass's outcome for [`recheck_unit_with`]: the distances, or the error of an
+/// inconsistency (`Err`); other errors are the outer `Result`'s.
+pub(super) type PassOutcome = Result<Vec<DtcSlice>, BuildError>;
+
+/// [`recheck_unit`] for a WLD solution of any form `S` (the unit's slices, or one rank's
+/// ranges of a unit split over ranks), with `digest` its digests, `dtc_of` a distance pass
+/// on it (`Ok(Err(e))` an inconsistency), and `any` telling whether a condition holds on
+/// some rank (the identity in one process; an all-reduce over the ranks of a split unit,
+/// so that every rank takes the same branch: each decision below is made collectively).
+pub(super) fn recheck_unit_with<S>(
+    unit: &str,
+    first: S,
+    first_err: &BuildError,
+    solve_again: impl FnOnce() -> Result<S, BuildError>,
+    dtc_of: impl Fn(&S) -> Result<PassOutcome, BuildError>,
+    digest: impl Fn(&S) -> WldDigest,
+    any: impl Fn(bool) -> bool,
+) -> Result<(S, Vec<DtcSlice>, String), BuildError> {
     let unreproducible = |detail: String| BuildError::Unreproducible {
         unit: unit.to_string(),
         detail: format!("{first_err}; then {detail}"),
     };
-    let r1 = match dtc_of(&first) {
-        Ok(d) => Ok(dtc_digest(&d)),
-        Err(e @ BuildError::Inconsistent { .. }) => Err(e),
-        Err(e) => return Err(e),
-    };
-    let first_digest = wld_digest(&first);
+    let r1 = dtc_of(&first)?.map(|d| dtc_digest(&d));
+    let first_digest = digest(&first);
     drop(first);
     let second = solve_again()?;
-    if let Some(what) = digest_differences(&first_digest, &wld_digest(&second)) {
+    let differs = digest_differences(&first_digest, &digest(&second));
+    if any(differs.is_some()) {
+        let what = differs.unwrap_or_else(|| "values on another rank".into());
         return Err(unreproducible(format!(
             "the WLD pass run again gave other results ({what} differ)"
         )));
     }
-    let r2 = match dtc_of(&second) {
-        Err(e) if !matches!(e, BuildError::Inconsistent { .. }) => return Err(e),
-        r => r,
-    };
+    let r2 = dtc_of(&second)?;
     match (r1, r2) {
         (Err(_), Err(e2)) => Err(e2),
         (Ok(_), Err(e2)) => Err(unreproducible(format!(
@@ -140,7 +169,7 @@ pub fn recheck_unit(
              agreed with the identical solution of a second WLD pass"
         ))),
         (Ok(h1), Ok(d2)) => {
-            if h1 != dtc_digest(&d2) {
+            if any(h1 != dtc_digest(&d2)) {
                 return Err(unreproducible(
                     "two more distance passes on identical WLD solutions agreed with them but \
                      gave different distances"
@@ -157,6 +186,41 @@ pub fn recheck_unit(
             Ok((second, d2, note))
         }
     }
+}
+
+/// After the distance pass of a unit whose value files exist failed with `first_err` (an
+/// inconsistency): two more passes from the files (`pass`: `Ok(Err(e))` an inconsistency),
+/// which must both agree with the values and give the same distances (`any`: whether a
+/// condition holds on some rank, as in [`recheck_unit_with`]). Returns the last pass's
+/// distances and the note for the build's output.
+///
+/// # Errors
+/// The second or third pass's error (an inconsistency again: the fault repeats), or
+/// [`BuildError::Unreproducible`] when they agree with the values but not with each other.
+pub(super) fn recheck_from_files(
+    unit: &str,
+    first_err: &BuildError,
+    mut pass: impl FnMut() -> Result<PassOutcome, BuildError>,
+    any: impl Fn(bool) -> bool,
+) -> Result<(Vec<DtcSlice>, String), BuildError> {
+    let d1 = dtc_digest(&pass()??);
+    let d = pass()??;
+    if any(dtc_digest(&d) != d1) {
+        return Err(BuildError::Unreproducible {
+            unit: unit.to_string(),
+            detail: format!(
+                "{first_err}; then two more distance passes from the files agreed with them \
+                 but gave different distances"
+            ),
+        });
+    }
+    let note = format!(
+        "unit {unit}: {first_err}. Run twice more from the value files, the distance pass \
+         agreed with them and gave the same distances both times; the unit's files will be \
+         written from the last run. A fault that did not repeat (in the solver or the \
+         machine): please report it, and check the tables with `egdb verify`"
+    );
+    Ok((d, note))
 }
 
 #[cfg(test)]

@@ -34,15 +34,14 @@
 //! answer exchange (a byte per target, in the order asked); the propagation is the WLD
 //! solve's, king moves only; each rank checks its range's values against its WLD values. A
 //! unit whose value files exist gets its distance pass alone, each rank reading its range's
-//! values through the store. The distance files are written by rank 0 from the distances
-//! gathered there ([`gather_dtc`]: two bytes and a bit per position, one slice at a time),
-//! through the single-process writer, so they are its bytes; encoding them in ranks as the
-//! value files are needs a block-range encoder for distance files in `table::dtc` (not
-//! written: see docs/mpi.md). Per rank: the solver state and the plies of its range (3 bytes
-//! per position held), its range's WLD values (the value files' solution, 1 byte and a bit),
-//! the request lists (at most 8 bytes per in-unit man move of its won positions, fewer after
-//! deduplication); rank 0 also holds one slice's distances while writing it (about 6 bytes per
-//! position of the slice).
+//! values through the store. The distance files are written as the value files are
+//! ([`write_dtc_split`]: every rank encodes the blocks of its block-aligned range, rank 0
+//! lays out the head, every rank writes its bytes at its offset), so they are the
+//! single-process writer's bytes and no rank holds more than its range of a slice
+//! ([`gather_dtc`] assembles a slice's distances on rank 0 for tests and comparisons). Per
+//! rank: the solver state and the plies of its range (3 bytes per position held), its range's
+//! WLD values (the value files' solution, 1 byte and a bit), the request lists (at most 8
+//! bytes per in-unit man move of its won positions, fewer after deduplication).
 
 use super::solve::{self, DtcError, DtcSlice, Side, SolveOptions, SolvedSlice, WldInput};
 use super::BuildSummary;
@@ -50,8 +49,9 @@ use crate::board::{Position, Wld};
 use crate::index::SliceIndex;
 use crate::rules::Retro;
 use crate::slice::Slice;
+use crate::table::dtc::{distance_layout, dtc_path, encode_distance_blocks};
 use crate::table::write::{encode_blocks, layout, temp_path, BlockInfo, EncodedBlock};
-use crate::table::{table_path, TableError, TableMeta, WriteOptions};
+use crate::table::{table_path, FileKind, TableError, TableMeta, WriteOptions};
 use bitvec::prelude::{BitSlice, BitVec, Lsb0};
 use rayon::prelude::*;
 use std::fs::File;
@@ -610,11 +610,39 @@ fn words(b: &[u8]) -> Vec<u64> {
         .collect()
 }
 
+/// The records of this rank's range of `to` from the ranks' ranges of `from`: each rank
+/// sends every other rank the part of its range that falls in the other's, `put(k, out)`
+/// appending the record of the `k`-th position of this rank's range of `from` (the same
+/// number of bytes for every position). Collective. Returns the records, in index order,
+/// and the bytes sent to other ranks.
+fn move_to_ranges(
+    put: impl Fn(usize, &mut Vec<u8>),
+    from: &Partition,
+    to: &Partition,
+    ex: &dyn Exchange,
+) -> (Vec<u8>, u64) {
+    let (me, ranks) = (ex.rank(), ex.ranks());
+    let have = from.range(me);
+    let send: Vec<Vec<u8>> = (0..ranks)
+        .map(|r| {
+            let want = to.range(r);
+            let (a, b) = (have.start.max(want.start), have.end.min(want.end));
+            let mut m = Vec::new();
+            for i in a..b {
+                put((i - have.start) as usize, &mut m);
+            }
+            m
+        })
+        .collect();
+    let sent = bytes_to_others(&send, me);
+    // The pieces arrive by sender; the senders' ranges ascend, so they join in index order.
+    (ex.all_to_all(send).concat(), sent)
+}
+
 /// The values and capture flags of this rank's range of `to` from the ranks' ranges of
-/// `from` (`values`, `captures`: this rank's range of `from`): each rank sends every other
-/// rank the part of its range that falls in the other's (one byte per position: the value,
-/// plus 128 for a capture position). Collective. Returns the values, the flags and the bytes
-/// sent to other ranks.
+/// `from` (`values`, `captures`: this rank's range of `from`; one byte per position moved:
+/// the value, plus 128 for a capture position). Collective. Returns the values, the flags
+/// and the bytes sent to other ranks.
 fn redistribute(
     values: &[u8],
     captures: &BitSlice<u64, Lsb0>,
@@ -622,32 +650,37 @@ fn redistribute(
     to: &Partition,
     ex: &dyn Exchange,
 ) -> (Vec<u8>, BitVec<u64, Lsb0>, u64) {
-    let (me, ranks) = (ex.rank(), ex.ranks());
-    let have = from.range(me);
-    let send: Vec<Vec<u8>> = (0..ranks)
-        .map(|r| {
-            let want = to.range(r);
-            let (a, b) = (have.start.max(want.start), have.end.min(want.end));
-            (a..b)
-                .map(|i| {
-                    let k = (i - have.start) as usize;
-                    values[k] | (u8::from(captures[k]) << 7)
-                })
-                .collect()
-        })
-        .collect();
-    let sent = send
-        .iter()
-        .enumerate()
-        .filter(|(r, _)| *r != me)
-        .map(|(_, m)| m.len() as u64)
-        .sum();
-    // The pieces arrive by sender; the senders' ranges ascend, so they join in index order.
-    let bytes: Vec<u8> = ex.all_to_all(send).concat();
-    debug_assert_eq!(bytes.len() as u64, to.range(me).end - to.range(me).start);
+    let put = |k: usize, m: &mut Vec<u8>| m.push(values[k] | (u8::from(captures[k]) << 7));
+    let (bytes, sent) = move_to_ranges(put, from, to, ex);
+    debug_assert_eq!(
+        bytes.len() as u64,
+        to.range(ex.rank()).end - to.range(ex.rank()).start
+    );
     let v = bytes.par_iter().map(|b| b & 0x7f).collect();
     let c = bytes.iter().map(|b| b & 0x80 != 0).collect();
     (v, c, sent)
+}
+
+/// [`redistribute`] for distances and their don't-care bits (three bytes per position
+/// moved: the distance, little-endian, then the bit).
+fn redistribute_distances(
+    dtc: &[u16],
+    dont_care: &BitSlice<u64, Lsb0>,
+    from: &Partition,
+    to: &Partition,
+    ex: &dyn Exchange,
+) -> (Vec<u16>, BitVec<u64, Lsb0>, u64) {
+    let put = |k: usize, m: &mut Vec<u8>| {
+        m.extend(dtc[k].to_le_bytes());
+        m.push(u8::from(dont_care[k]));
+    };
+    let (bytes, sent) = move_to_ranges(put, from, to, ex);
+    let d = bytes
+        .chunks_exact(3)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    let c = bytes.chunks_exact(3).map(|c| c[2] != 0).collect();
+    (d, c, sent)
 }
 
 /// Write the files of a unit solved split ([`solve_split_local`]) into `dir` with the writer
@@ -711,72 +744,15 @@ pub(crate) fn write_split(
         drop((values, captures));
         let blocks = agree(ex, encoded)?;
 
-        // Lengths, check words and counts to rank 0.
-        let mut msg: Vec<u64> = counts.to_vec();
-        msg.push(blocks.len() as u64);
-        for b in &blocks {
-            let i = BlockInfo::from(b);
-            msg.extend([i.len, u64::from(i.check), u64::from(i.constant)]);
-        }
-        let mut send = vec![Vec::new(); ranks];
-        send[0] = msg.iter().flat_map(|w| w.to_le_bytes()).collect();
-        if me != 0 {
-            stats.write_bytes += send[0].len() as u64;
-        }
-        let got = ex.all_to_all(send);
-
-        // Rank 0: the head, the temporary file, every rank's offset.
         let path = table_path(dir, &slice);
-        let mut planned: Option<Planned> = None;
-        let mut reply: Vec<Vec<u8>> = vec![Vec::new(); ranks];
-        let mut failure = None;
-        if me == 0 {
-            match plan_file(&path, slice, n, longest[x], &got, wopts) {
-                Ok(p) => {
-                    let name = p.tmp.file_name().unwrap_or_default().to_string_lossy();
-                    for (r, m) in reply.iter_mut().enumerate() {
-                        m.extend(0u64.to_le_bytes());
-                        m.extend(p.offsets[r].to_le_bytes());
-                        m.extend(name.as_bytes());
-                    }
-                    planned = Some(p);
-                }
-                Err(e) => {
-                    for m in reply.iter_mut() {
-                        m.extend(1u64.to_le_bytes());
-                    }
-                    failure = Some(e);
-                }
-            }
-        }
-        let got = ex.all_to_all(reply).swap_remove(0);
-        if let Some(e) = failure {
-            return Err(SplitError::Own(e));
-        }
-        let w = words(&got[..got.len().min(16)]);
-        if w.first() != Some(&0) {
-            return Err(SplitError::Peer(0));
-        }
-        let offset = w.get(1).copied().unwrap_or(0);
-        let name = String::from_utf8_lossy(&got[16.min(got.len())..]).into_owned();
-
-        // Every rank: its blocks' bytes at its offset.
-        let wrote = write_blocks(&dir.join(&name), offset, &blocks);
-        drop(blocks);
-        if let Err(e) = agree(ex, wrote) {
-            if let Some(p) = &planned {
-                let _ = std::fs::remove_file(&p.tmp);
-            }
-            return Err(e);
-        }
-
-        // Rank 0: check every block, append the checksum, rename into place.
-        if let Some(p) = planned {
-            let r = finish_file(&p, &path);
-            if r.is_err() {
-                let _ = std::fs::remove_file(&p.tmp);
-            }
-            r.map_err(SplitError::Own)?;
+        let head = FileHead {
+            kind: FileKind::Wld,
+            slice,
+            positions: n,
+            longest: longest[x],
+            counts,
+        };
+        if let Some(p) = write_blocks_collectively(&path, &head, blocks, ex, wopts, stats)? {
             sum.add(&BuildSummary {
                 slices_built: 1,
                 positions: n,
@@ -791,6 +767,170 @@ pub(crate) fn write_split(
     sum.write_seconds = t0.elapsed().as_secs_f64();
     Ok((me == 0).then_some(sum))
 }
+/// Write the distance file of one slice of a unit whose distance pass ran split
+/// ([`dtc_split_local`]: `d` is this rank's range of the slice, `part` the ranges) into
+/// `dir` with the writer settings `wopts`, every rank encoding its own blocks as
+/// [`write_split`] does for the value files: the distances are moved to block-aligned
+/// ranges if the pass's ranges are not (in a build they are), each rank encodes its blocks
+/// ([`encode_distance_blocks`]: the blocks of a single-process write), rank 0 lays out the
+/// head from the lengths, counts and the slice's longest distance (an all-max over the
+/// ranks), every rank writes its bytes at its offset, rank 0 checks them and renames the
+/// file into place. No rank holds more than its range of the slice's distances. The bytes
+/// equal those of [`crate::table::dtc::write_dtc`] for the gathered slice. Collective.
+/// Returns on rank 0 the bytes and write time (`bytes`, `dtc_bytes`, `dtc_positions`,
+/// `write_seconds`), `None` on the other ranks; adds the bytes sent to other ranks to
+/// [`SplitStats::write_bytes`].
+///
+/// # Errors
+/// As [`write_split`].
+pub(crate) fn write_dtc_split(
+    dir: &Path,
+    d: DtcSlice,
+    part: &Partition,
+    ex: &dyn Exchange,
+    wopts: &WriteOptions,
+    stats: &mut SplitStats,
+) -> Result<Option<BuildSummary>, SplitError<TableError>> {
+    let (me, ranks) = (ex.rank(), ex.ranks());
+    let t0 = Instant::now();
+    let slice = d.slice;
+    let n = part.bounds[ranks];
+    let longest = ex.all_max(&[u64::from(d.longest)])[0];
+    let held = d.dtc.len() as u64;
+    let counts = [d.wins, d.losses, held.saturating_sub(d.wins + d.losses)];
+    let enc = Partition::new(n, ranks, u64::from(wopts.block_positions));
+    let (dtc, dont_care) = if *part == enc {
+        (d.dtc, d.dont_care)
+    } else {
+        let (v, c, sent) = redistribute_distances(&d.dtc, &d.dont_care, part, &enc, ex);
+        stats.write_bytes += sent;
+        (v, c)
+    };
+    let encoded = encode_distance_blocks(&dtc, &dont_care, wopts);
+    drop((dtc, dont_care));
+    let blocks = agree(ex, encoded)?;
+    let head = FileHead {
+        kind: FileKind::Dtc,
+        slice,
+        positions: n,
+        longest: u32::try_from(longest).unwrap_or(u32::MAX),
+        counts,
+    };
+    let path = dtc_path(dir, &slice);
+    let planned = write_blocks_collectively(&path, &head, blocks, ex, wopts, stats)?;
+    Ok((me == 0).then(|| {
+        let bytes = planned.map_or(0, |p| p.file_len);
+        BuildSummary {
+            bytes,
+            dtc_bytes: bytes,
+            dtc_positions: n,
+            write_seconds: t0.elapsed().as_secs_f64(),
+            ..Default::default()
+        }
+    }))
+}
+
+/// What the head of one file of a split unit needs besides its blocks
+/// ([`write_blocks_collectively`]).
+struct FileHead {
+    /// [`FileKind::Wld`] (a value file, laid out by [`layout`]) or a distance file
+    /// ([`distance_layout`]).
+    kind: FileKind,
+    /// The file's slice.
+    slice: Slice,
+    /// The slice's positions.
+    positions: u64,
+    /// The slice's longest resolution (value files) or longest distance (distance files).
+    longest: u32,
+    /// This rank's share of the slice's wins, losses and draws.
+    counts: [u64; 3],
+}
+
+/// Steps 2 to 4 of [`write_split`] for the file at `path`, each rank holding `blocks`, the
+/// encoded blocks of its block-aligned range of the slice: their lengths and check words and
+/// the rank's counts go to rank 0, which lays out the head ([`plan_file`]), creates the
+/// temporary file and sends every rank its offset; every rank writes its blocks' bytes
+/// there; rank 0 checks every block read back, appends the file checksum and renames the
+/// file into place. Collective. Returns on rank 0 what it wrote, `None` on the others.
+fn write_blocks_collectively(
+    path: &Path,
+    head: &FileHead,
+    blocks: Vec<EncodedBlock>,
+    ex: &dyn Exchange,
+    wopts: &WriteOptions,
+    stats: &mut SplitStats,
+) -> Result<Option<Planned>, SplitError<TableError>> {
+    let (me, ranks) = (ex.rank(), ex.ranks());
+    // Lengths, check words and counts to rank 0.
+    let mut msg: Vec<u64> = head.counts.to_vec();
+    msg.push(blocks.len() as u64);
+    for b in &blocks {
+        let i = BlockInfo::from(b);
+        msg.extend([i.len, u64::from(i.check), u64::from(i.constant)]);
+    }
+    let mut send = vec![Vec::new(); ranks];
+    send[0] = msg.iter().flat_map(|w| w.to_le_bytes()).collect();
+    if me != 0 {
+        stats.write_bytes += send[0].len() as u64;
+    }
+    let got = ex.all_to_all(send);
+
+    // Rank 0: the head, the temporary file, every rank's offset.
+    let mut planned: Option<Planned> = None;
+    let mut reply: Vec<Vec<u8>> = vec![Vec::new(); ranks];
+    let mut failure = None;
+    if me == 0 {
+        match plan_file(path, head, &got, wopts) {
+            Ok(p) => {
+                let name = p.tmp.file_name().unwrap_or_default().to_string_lossy();
+                for (r, m) in reply.iter_mut().enumerate() {
+                    m.extend(0u64.to_le_bytes());
+                    m.extend(p.offsets[r].to_le_bytes());
+                    m.extend(name.as_bytes());
+                }
+                planned = Some(p);
+            }
+            Err(e) => {
+                for m in reply.iter_mut() {
+                    m.extend(1u64.to_le_bytes());
+                }
+                failure = Some(e);
+            }
+        }
+    }
+    let got = ex.all_to_all(reply).swap_remove(0);
+    if let Some(e) = failure {
+        return Err(SplitError::Own(e));
+    }
+    let w = words(&got[..got.len().min(16)]);
+    if w.first() != Some(&0) {
+        return Err(SplitError::Peer(0));
+    }
+    let offset = w.get(1).copied().unwrap_or(0);
+    let name = String::from_utf8_lossy(&got[16.min(got.len())..]).into_owned();
+
+    // Every rank: its blocks' bytes at its offset.
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let wrote = write_blocks(&dir.join(&name), offset, &blocks);
+    drop(blocks);
+    if let Err(e) = agree(ex, wrote) {
+        if let Some(p) = &planned {
+            let _ = std::fs::remove_file(&p.tmp);
+        }
+        return Err(e);
+    }
+
+    // Rank 0: check every block, append the checksum, rename into place.
+    if let Some(p) = &planned {
+        let r = finish_file(p, path);
+        if r.is_err() {
+            let _ = std::fs::remove_file(&p.tmp);
+        }
+        r.map_err(SplitError::Own)?;
+    }
+    Ok(planned)
+}
+
 /// What rank 0 decided for one file of a split unit ([`plan_file`]).
 struct Planned {
     /// The temporary file, created with the head.
@@ -812,12 +952,11 @@ struct Planned {
 /// `path` with the head written and the full length, and the offset of every rank's blocks.
 fn plan_file(
     path: &Path,
-    slice: Slice,
-    positions: u64,
-    longest: u32,
+    fh: &FileHead,
     msgs: &[Vec<u8>],
     wopts: &WriteOptions,
 ) -> Result<Planned, TableError> {
+    let (slice, positions, longest) = (fh.slice, fh.positions, fh.longest);
     let bad = |r: usize| TableError::Invalid(format!("malformed block list from rank {r}"));
     let (mut wins, mut losses, mut draws) = (0, 0, 0);
     let mut infos = Vec::new();
@@ -851,7 +990,10 @@ fn plan_file(
         draws,
         longest,
     };
-    let (head, with_data) = layout(&meta, &infos, wopts, 4)?;
+    let (head, with_data) = match fh.kind {
+        FileKind::Wld => layout(&meta, &infos, wopts, 4)?,
+        kind => distance_layout(kind, &meta, &infos, wopts)?,
+    };
     if !with_data {
         // Uniform: every block constant, no bytes stored (and none sent: all lengths are 0).
         infos.clear();

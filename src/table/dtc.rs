@@ -16,7 +16,7 @@ use super::codec::ValueCodec;
 use super::error::{Fault, TableError};
 use super::header::{FileKind, Header, TableMeta, FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED};
 use super::pack::Source;
-use super::write::{write_atomic, WriteOptions};
+use super::write::{write_atomic, BlockInfo, EncodedBlock, WriteOptions};
 use super::NO_CONST;
 use crate::slice::Slice;
 use bitvec::prelude::{BitSlice, Lsb0};
@@ -189,25 +189,49 @@ pub(crate) fn encode_distances<D: Copy + Into<u32> + Sync>(
             meta.slice
         )));
     }
-    if opts.block_positions < 20 || !opts.block_positions.is_multiple_of(20) {
+    check_distance_options(opts)?;
+    let blocks = encode_distance_blocks(dtc, dont_care, opts)?;
+    let infos: Vec<BlockInfo> = blocks.iter().map(BlockInfo::from).collect();
+    let (mut out, with_data) = distance_layout(kind, meta, &infos, opts)?;
+    if with_data {
+        for b in &blocks {
+            out.extend_from_slice(&b.data);
+        }
+    }
+    let fc = xxh64(&out, 0);
+    out.extend_from_slice(&fc.to_le_bytes());
+    Ok(out)
+}
+
+/// The blocks of a run of distances that starts at a block boundary of its slice (`dtc`:
+/// the distances of those positions, `dont_care` their don't-care bits; the run ends at a
+/// block boundary or at the slice's end), each encoded on its own: don't cares filled with
+/// the block's most common stored distance, a block of one distance stored as a constant
+/// (no bytes), else the stored form ([`encode_block`]) as one zstd frame at `opts.level`.
+/// The blocks are those [`encode_distances`] writes for the same positions, so ranks that
+/// encode their own block-aligned ranges of a slice produce the single-process file's
+/// blocks (`generate::split`).
+///
+/// # Errors
+/// [`TableError::Invalid`]: lengths that differ, a distance of `u32::MAX`, bad options.
+pub(crate) fn encode_distance_blocks<D: Copy + Into<u32> + Sync>(
+    dtc: &[D],
+    dont_care: &BitSlice<u64, Lsb0>,
+    opts: &WriteOptions,
+) -> Result<Vec<EncodedBlock>, TableError> {
+    if dont_care.len() != dtc.len() {
         return Err(TableError::Invalid(format!(
-            "block size {} is not a positive multiple of 20",
-            opts.block_positions
+            "{} distances and {} mask bits",
+            dtc.len(),
+            dont_care.len()
         )));
     }
-    if !(1..=22).contains(&opts.level) || opts.rules > 255 {
-        return Err(TableError::Invalid("zstd level or rules id".into()));
-    }
+    check_distance_options(opts)?;
     if dtc.par_iter().any(|&x| x.into() == NO_CONST) {
         return Err(TableError::Invalid("distance u32::MAX".into()));
     }
     let bp = opts.block_positions as usize;
-    struct Enc {
-        data: Vec<u8>,
-        constant: u32,
-    }
-    let blocks: Result<Vec<Enc>, TableError> = dtc
-        .par_chunks(bp)
+    dtc.par_chunks(bp)
         .enumerate()
         .map(|(b, chunk)| {
             let m = &dont_care[b * bp..b * bp + chunk.len()];
@@ -217,7 +241,7 @@ pub(crate) fn encode_distances<D: Copy + Into<u32> + Sync>(
                 v[i] = fill;
             }
             if v.iter().all(|&x| x == v[0]) {
-                return Ok(Enc {
+                return Ok(EncodedBlock {
                     data: Vec::new(),
                     constant: v[0],
                 });
@@ -231,27 +255,74 @@ pub(crate) fn encode_distances<D: Copy + Into<u32> + Sync>(
                     c.compress(&stored)
                 })
                 .map_err(|e| TableError::Invalid(format!("zstd: {e}")))?;
-            Ok(Enc {
+            Ok(EncodedBlock {
                 data,
                 constant: NO_CONST,
             })
         })
-        .collect();
-    let mut blocks = blocks?;
-    let uniform = match blocks.first() {
+        .collect()
+}
+
+/// [`TableError::Invalid`] for writer settings a distance file cannot take (block size,
+/// zstd level, rules id).
+fn check_distance_options(opts: &WriteOptions) -> Result<(), TableError> {
+    if opts.block_positions < 20 || !opts.block_positions.is_multiple_of(20) {
+        return Err(TableError::Invalid(format!(
+            "block size {} is not a positive multiple of 20",
+            opts.block_positions
+        )));
+    }
+    if !(1..=22).contains(&opts.level) || opts.rules > 255 {
+        return Err(TableError::Invalid("zstd level or rules id".into()));
+    }
+    Ok(())
+}
+
+/// The head of a distance file of `kind` (header with its checksum, then the offset table)
+/// for the slice and counts of `meta` and `blocks` (every block of the slice, in order, as
+/// [`encode_distance_blocks`] gives them), and whether the blocks' bytes follow it: a file
+/// is its head, the bytes of every block in order (none when the slice is uniform: every
+/// block a constant of one distance below 255), then the xxh64 of all that (8 bytes,
+/// little-endian). End offsets take 4 bytes while the data is under 4 GiB, else 8.
+///
+/// # Errors
+/// [`TableError::Invalid`]: counts that do not add up, positions that are not the slice's,
+/// a block count that does not match them, bad options.
+pub(crate) fn distance_layout(
+    kind: FileKind,
+    meta: &TableMeta,
+    blocks: &[BlockInfo],
+    opts: &WriteOptions,
+) -> Result<(Vec<u8>, bool), TableError> {
+    check_distance_options(opts)?;
+    let size = crate::index::SliceIndex::new(meta.slice).size();
+    if meta.positions != size || meta.wins + meta.losses + meta.draws != meta.positions {
+        return Err(TableError::Invalid(format!(
+            "counts of slice {} do not add up to its {size} positions",
+            meta.slice
+        )));
+    }
+    let want = meta.positions.div_ceil(u64::from(opts.block_positions));
+    if blocks.len() as u64 != want {
+        return Err(TableError::Invalid(format!(
+            "{} blocks for the {} positions of slice {} ({want} expected)",
+            blocks.len(),
+            meta.positions,
+            meta.slice
+        )));
+    }
+    let (blocks, uniform): (&[BlockInfo], Option<u8>) = match blocks.first() {
         Some(f)
             if f.constant < u32::from(ESCAPE)
                 && blocks.iter().all(|b| b.constant == f.constant) =>
         {
-            let u = f.constant as u8;
-            blocks.clear();
-            Some(u)
+            (&[], Some(f.constant as u8))
         }
-        None => Some(0),
-        _ => None,
+        None => (&[], Some(0)),
+        _ => (blocks, None),
     };
-    let data_len: usize = blocks.iter().map(|b| b.data.len()).sum();
-    let width: usize = if data_len as u64 <= u64::from(u32::MAX) {
+    let data_len: u64 = blocks.iter().map(|b| b.len).sum();
+    let width: usize = if data_len <= u64::from(u32::MAX) {
         4
     } else {
         8
@@ -272,31 +343,21 @@ pub(crate) fn encode_distances<D: Copy + Into<u32> + Sync>(
         longest: meta.longest,
         blocks: blocks.len() as u32,
     };
-    let mut out = Vec::with_capacity(HEADER_LEN + blocks.len() * (width + 4) + data_len + 8);
+    let mut out = Vec::with_capacity(HEADER_LEN + blocks.len() * (width + 4));
     out.extend_from_slice(&header.to_bytes());
     out.extend_from_slice(&0u64.to_le_bytes());
     let mut end = 0u64;
-    for b in &blocks {
-        end += b.data.len() as u64;
+    for b in blocks {
+        end += b.len;
         out.extend_from_slice(&end.to_le_bytes()[..width]);
-        let check = if b.data.is_empty() {
-            b.constant
-        } else {
-            xxh64(&b.data, 0) as u32
-        };
-        out.extend_from_slice(&check.to_le_bytes());
+        out.extend_from_slice(&b.check.to_le_bytes());
     }
     let mut h = Xxh64::new(0);
     h.update(&out[..HEADER_SUMMED]);
     h.update(&out[HEADER_LEN..]);
     let hc = h.digest();
     out[HEADER_SUMMED..HEADER_LEN].copy_from_slice(&hc.to_le_bytes());
-    for b in &blocks {
-        out.extend_from_slice(&b.data);
-    }
-    let fc = xxh64(&out, 0);
-    out.extend_from_slice(&fc.to_le_bytes());
-    Ok(out)
+    Ok((out, !blocks.is_empty()))
 }
 
 /// `encode_dtc` and write the bytes atomically to `path` (temporary file, fsync, rename,
