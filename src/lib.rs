@@ -206,7 +206,7 @@ pub mod planning {
     };
     pub use crate::generate::dtw::dtw_unit_bytes;
     pub use crate::memory::{
-        default_budget, format_size, parse_size, predict, unit_bytes_per_position,
+        default_budget, format_size, parse_size, predict, predict_for, unit_bytes_per_position,
         unit_reads_decoded_bytes, SizeError, SizeProblem, StepPrediction,
         DTC_UNIT_BYTES_PER_POSITION, UNIT_BYTES_PER_POSITION,
     };

@@ -314,7 +314,8 @@ pub struct StepPrediction {
     pub unit: usize,
     /// Positions of the unit (both slices).
     pub positions: u64,
-    /// The unit's own memory: [`UNIT_BYTES_PER_POSITION`] per position.
+    /// The unit's own memory: [`UNIT_BYTES_PER_POSITION`] per position (as given to
+    /// [`predict_for`]).
     pub unit_bytes: u64,
     /// The writer's backlog while the unit is solved (`writer_backlog_bytes` of the
     /// previous unit).
@@ -358,6 +359,17 @@ pub fn predict(
     budget: Option<u64>,
     positions_per_byte: f64,
 ) -> Vec<StepPrediction> {
+    predict_for(units, budget, positions_per_byte, UNIT_BYTES_PER_POSITION)
+}
+
+/// [`predict`] with the unit being solved charged `unit_bytes_per_position` bytes per
+/// position ([`unit_bytes_per_position`]: 2, or 7 for a build with `--dtc`).
+pub fn predict_for(
+    units: &[&Unit],
+    budget: Option<u64>,
+    positions_per_byte: f64,
+    unit_bytes_per_position: u64,
+) -> Vec<StepPrediction> {
     let last = last_reads(units);
     let mut resident: HashMap<Slice, u64> = HashMap::new();
     let mut resident_bytes = 0u64;
@@ -366,7 +378,7 @@ pub fn predict(
     let mut previous = 0u64;
     for (i, u) in units.iter().enumerate() {
         let positions: u64 = u.sizes.iter().sum();
-        let unit_bytes = positions * UNIT_BYTES_PER_POSITION;
+        let unit_bytes = positions * unit_bytes_per_position;
         let writer_bytes = writer_backlog_bytes(previous);
         previous = positions;
         let reads = unit_reads(u);

@@ -2,7 +2,8 @@
 //! predicted memory and disk of every step (see [`checkers_egdb::planning::predict`]).
 use super::CliResult;
 use checkers_egdb::planning::{
-    build_order, format_size, parse_size, predict, unit_reads_decoded_bytes, StepPrediction,
+    build_order, format_size, parse_size, predict_for, unit_bytes_per_position,
+    unit_reads_decoded_bytes, StepPrediction,
 };
 use checkers_egdb::Unit;
 
@@ -27,6 +28,11 @@ pub struct Args {
     /// the critical path.
     #[arg(long, value_name = "R", requires = "memory", conflicts_with = "json")]
     ranks: Option<u32>,
+    /// With --memory: plan a build with `--dtc` (each unit's distance pass too): the unit
+    /// being solved is charged 7 bytes per position instead of 2 (the distance pass's state,
+    /// plies and distances, measured), in the prediction and in the split decision of --ranks.
+    #[arg(long, requires = "memory")]
+    dtc: bool,
     /// Print JSON: `{"max_pieces": N, "units": [{"id", "slices", "sizes", "pieces", "deps",
     /// "dep_units", "capture_materials"}, ...]}`; with `--memory` every unit also has
     /// `"predicted": {"unit_bytes", "writer_bytes", "resident_bytes", "resident_slices", "spilled_bytes",
@@ -113,11 +119,12 @@ pub fn run(args: Args) -> CliResult {
             return Err(format!("--ranks must be between 1 and 1000000, got {r}").into());
         }
         let budget = args.memory.and_then(|b| b.0);
-        print!("{}", cluster_plan(&units, r as u64, budget));
+        print!("{}", cluster_plan(&units, r as u64, budget, args.dtc));
         return Ok(());
     }
     let refs: Vec<&Unit> = units.iter().collect();
-    let pred = args.memory.map(|b| predict(&refs, b.0, ppb));
+    let per = unit_bytes_per_position(args.dtc);
+    let pred = args.memory.map(|b| predict_for(&refs, b.0, ppb, per));
     let join = |v: Vec<String>| {
         if v.is_empty() {
             "-".to_string()
@@ -238,15 +245,16 @@ const BYTES_PER_UPDATE: f64 = 1.1;
 
 /// The text of `egdb plan --ranks R --memory SIZE`: one line per split unit, then a summary
 /// (see [`Args::ranks`]). A unit is split, over all `ranks` ranks, when its solver state
-/// (`UNIT_BYTES_PER_POSITION` per position) exceeds the budget per rank, as
-/// `driver::split_unit` decides in `egdb build --mpi`.
-fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
-    use checkers_egdb::planning::UNIT_BYTES_PER_POSITION;
+/// (`unit_bytes_per_position(dtc)` per position) exceeds the budget per rank, as
+/// `driver::split_unit` decides in `egdb build --mpi` (with `--dtc` when `dtc`).
+fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>, dtc: bool) -> String {
+    let per_position = unit_bytes_per_position(dtc);
     use std::collections::HashMap;
     let size = |u: &Unit| u.sizes.iter().sum::<u64>();
     // The build's own decision (`egdb build --mpi` under this --memory).
     let mut opts = checkers_egdb::BuildOptions::new(".", 1);
     opts.memory = budget;
+    opts.dtc = dtc;
     let split = |u: &Unit| checkers_egdb::driver::split_unit(u, &opts, ranks as usize);
     // Units holding each material (captures read every slice of a material).
     let mut of_material: HashMap<_, Vec<usize>> = HashMap::new();
@@ -262,9 +270,9 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
     // The memory a rank has left for decoded dependencies next to its share of the unit.
     let room = |u: &Unit| {
         let state = if split(u) {
-            size(u).div_ceil(ranks) * UNIT_BYTES_PER_POSITION
+            size(u).div_ceil(ranks) * per_position
         } else {
-            size(u) * UNIT_BYTES_PER_POSITION
+            size(u) * per_position
         };
         budget.map_or(u64::MAX, |m| m.saturating_sub(state))
     };
@@ -289,7 +297,7 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
     }
     let total: u64 = units.iter().map(size).sum();
     let mut out = format!(
-        "# {} ranks, memory per rank {}: a unit whose solver state ({UNIT_BYTES_PER_POSITION} bytes per position) exceeds it is split over all the ranks\n# id\tslices\tpositions\tranks\tstate_per_rank\texchanged_bytes\tdeps_decoded\tdeps_fit\n",
+        "# {} ranks, memory per rank {}: a unit whose solver state ({per_position} bytes per position) exceeds it is split over all the ranks\n# id\tslices\tpositions\tranks\tstate_per_rank\texchanged_bytes\tdeps_decoded\tdeps_fit\n",
         ranks,
         budget.map_or("unbounded".into(), format_size)
     );
@@ -297,7 +305,7 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
     let mut largest_split = 0u64;
     for u in units.iter().filter(|u| split(u)) {
         let n = size(u);
-        let per_rank = n.div_ceil(ranks) * UNIT_BYTES_PER_POSITION;
+        let per_rank = n.div_ceil(ranks) * per_position;
         let x =
             n as f64 * MOVES_PER_POSITION * (ranks - 1) as f64 / ranks as f64 * BYTES_PER_UPDATE;
         n_split += 1;
@@ -326,7 +334,7 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>) -> String {
     let largest_whole = units
         .iter()
         .filter(|u| !split(u))
-        .map(|u| size(u) * UNIT_BYTES_PER_POSITION)
+        .map(|u| size(u) * per_position)
         .max()
         .unwrap_or(0);
     let spilling: Vec<&Unit> = units.iter().filter(|u| deps_decoded(u) > room(u)).collect();
