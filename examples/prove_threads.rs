@@ -10,8 +10,13 @@
 //! ```text
 //! cargo run --release --example prove_threads -- --tables DIR [--pieces 8] [--count 40]
 //!     [--seed 1] [--min-seconds 1] [--time 20] [--threads 1,2,2i] [--tt-mb 256] [--want 12]
-//!     [--positions FILE]
+//!     [--positions FILE] [--nodes N]
 //! ```
+//! `--nodes N`: a node budget per goal; with `--time 0` (no time limit) the weak-sums phase
+//! of each goal (half its budget) is then a node count, not half a wall time, so the runs of
+//! every thread count search the same phases (with a time limit alone, one thread gives the
+//! first goal half the time and its weak phase a quarter, together each goal's weak phase is
+//! half the time: node counts then differ by the phase switch, not by the threads).
 //! A thread count `T` runs the goals together (`Schedule::Together`), `Ti` in turn
 //! (`Schedule::InTurn`). `--positions FILE`: these positions (a FEN first on each line)
 //! instead of random ones, each taken whatever its warm-up time. The summary compares every
@@ -101,10 +106,13 @@ fn main() {
         })
         .collect();
     let opts = ProveOptions {
-        nodes: None,
-        time: Some(Duration::from_secs_f64(
-            arg(&args, "--time").unwrap_or(20.0),
-        )),
+        // A node budget makes each goal's switch from weak sums to sums (at half its budget,
+        // `Dfpn::solve_two_phase`) a node count instead of a wall time, the same at every
+        // thread count and load; `--time 0`: no time limit.
+        nodes: arg::<u64>(&args, "--nodes"),
+        time: Some(arg(&args, "--time").unwrap_or(20.0))
+            .filter(|t| *t > 0.0)
+            .map(Duration::from_secs_f64),
         tt_bytes: arg::<usize>(&args, "--tt-mb").unwrap_or(256) << 20,
         certificate: false,
         layer_positions: 0,
