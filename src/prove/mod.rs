@@ -133,6 +133,17 @@ pub enum Schedule {
     InTurn,
 }
 
+/// Node expansions of each goal's weak phase (weak proof-number sums, before the switch to
+/// sums; `search::Dfpn::solve_two_phase`) per second of [`ProveOptions::time`], when a time
+/// limit is set. The phase ends at this node count, at half the goal's node budget or at half
+/// its time, whichever comes first. A node count makes the switch the same whatever the
+/// thread count and the load: with the time share alone, one thread (win first, at most half
+/// the time) switched a goal at a quarter of `--time` and two threads (both goals at once) at
+/// half, so the runs searched different trees (issue 37). 200,000 a second is about a quarter
+/// of one thread's node rate on a 2-core AMD EPYC machine (0.9-1.0 M nodes per CPU second), so
+/// on such a machine the node count ends the phase before the one-thread time share does.
+pub const WEAK_PHASE_NODES_PER_SECOND: u64 = 200_000;
+
 /// Estimated peak bytes per position of a layer retrograde ([`ProveOptions::layer_positions`]
 /// times this must fit [`ProveOptions::memory`]).
 pub const LAYER_BYTES_PER_POSITION: u64 = layer::BYTES_PER_POSITION;
@@ -535,7 +546,17 @@ impl<'t, R: Rules> Prover<'t, R> {
     fn searcher(&self, goal: Goal, tt: Table<Position>) -> Dfpn<'_, Checkers<'t, R>> {
         let mut d = Dfpn::with_table(&self.game, goal, tt);
         d.set_threads(self.goal_threads(goal));
+        d.set_weak_phase_nodes(self.weak_phase_nodes());
         d
+    }
+
+    /// Most nodes of each goal's weak phase: [`WEAK_PHASE_NODES_PER_SECOND`] per second of
+    /// [`ProveOptions::time`] (`None` without a time limit: the phase is then half the node
+    /// budget, as always).
+    fn weak_phase_nodes(&self) -> Option<u64> {
+        self.opts
+            .time
+            .map(|t| (t.as_secs_f64() * WEAK_PHASE_NODES_PER_SECOND as f64) as u64)
     }
 
     /// Whether the two goals are searched at the same time ([`Schedule::Together`] with 2
@@ -588,8 +609,9 @@ impl<'t, R: Rules> Prover<'t, R> {
         // A goal whose result settles the other's too (win proven: not-lose proven; not-lose
         // disproven: win disproven) stops the other at once (see `implies`). Otherwise each
         // goal runs to its answer or its budget. An error stops the other goal.
-        // Each goal: weak sums for the first half of its budget, then (if still unknown) sums
-        // for the rest (see `Dfpn::set_weak`).
+        // Each goal: weak sums for the first half of its budget and at most
+        // `WEAK_PHASE_NODES_PER_SECOND` nodes per second of the time limit, then (if still
+        // unknown) sums for the rest (see `Dfpn::set_weak`).
         // Goals searched together: each lends its threads to the other, from when it is
         // finished without settling the other (`search::Reserve`).
         let reserves = if self.together() {
@@ -820,7 +842,8 @@ impl<'t, R: Rules> Prover<'t, R> {
     }
 
     /// The two goals' searches as in [`Prover::run`] (weak sums for the first half of the
-    /// nodes and time, then sums), cut into chunks of [`ProveOptions::state_interval`] after
+    /// nodes and time and at most [`WEAK_PHASE_NODES_PER_SECOND`] nodes per second of the
+    /// time limit, then sums), cut into chunks of [`ProveOptions::state_interval`] after
     /// each of which the tables are saved with `save` (both searches paused). A goal whose
     /// result implies the other's ([`implies`]) stops it: at once with threads, else (the
     /// goals taking turns within a chunk) before its next turn. Returns each goal's outcome
@@ -855,10 +878,14 @@ impl<'t, R: Rules> Prover<'t, R> {
          -> Result<Option<(Outcome, Option<Stop>)>, ProbeError> {
             let chunk_end = Instant::now() + interval;
             let used = d.stats().nodes - base[g];
-            let weak = half_time.is_none_or(|h| Instant::now() < h)
-                && left[g].is_none_or(|n| used < n / 2);
+            let weak_end = match (left[g].map(|n| n / 2), d.weak_phase_nodes()) {
+                (Some(h), Some(w)) => Some(h.min(w)),
+                (h, w) => h.or(w),
+            };
+            let weak =
+                half_time.is_none_or(|h| Instant::now() < h) && weak_end.is_none_or(|n| used < n);
             let (nodes, dl) = if weak {
-                (left[g].map(|n| n / 2 - used), half_time)
+                (weak_end.map(|n| n - used), half_time)
             } else {
                 (left[g].map(|n| n.saturating_sub(used)), deadline)
             };

@@ -390,6 +390,9 @@ pub struct Dfpn<'g, G: Game> {
     succ_buf: Vec<Vec<G::Pos>>,
     /// Weak proof-number sums instead of sums (see [`Dfpn::set_weak`]).
     weak: bool,
+    /// Most nodes of the weak phase of [`Dfpn::solve_two_phase`] (see
+    /// [`Dfpn::set_weak_phase_nodes`]).
+    weak_phase_nodes: Option<u64>,
     /// Threads of a search (see [`Dfpn::set_threads`]).
     threads: usize,
     /// Thread counts per node, kept between searches (all zero outside one).
@@ -432,6 +435,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
             max_depth: MAX_DEPTH,
             succ_buf: Vec::new(),
             weak: false,
+            weak_phase_nodes: None,
             threads: 1,
             busy: None,
             team: None,
@@ -464,6 +468,19 @@ impl<'g, G: Game> Dfpn<'g, G> {
     /// Unsolved numbers stored in the other mode are ignored (they do not compare).
     pub fn set_weak(&mut self, weak: bool) {
         self.weak = weak;
+    }
+
+    /// Most node expansions of the weak phase of [`Dfpn::solve_two_phase`] (`None`: only its
+    /// half of the budget). A node count, unlike a share of the wall time, is the same at every
+    /// thread count and load, so the switch to sums comes at the same point of the search
+    /// (with one thread or with several on the goal).
+    pub fn set_weak_phase_nodes(&mut self, nodes: Option<u64>) {
+        self.weak_phase_nodes = nodes;
+    }
+
+    /// The setting of [`Dfpn::set_weak_phase_nodes`].
+    pub fn weak_phase_nodes(&self) -> Option<u64> {
+        self.weak_phase_nodes
     }
 
     /// Give back the transposition table (to keep it for another searcher).
@@ -682,6 +699,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
                         max_depth: self.max_depth,
                         succ_buf: Vec::new(),
                         weak: self.weak,
+                        weak_phase_nodes: self.weak_phase_nodes,
                         threads: 1,
                         busy: None,
                         team: Some(team.clone()),
@@ -772,9 +790,9 @@ impl<'g, G: Game> Dfpn<'g, G> {
         result
     }
 
-    /// [`Dfpn::solve_for`] in two phases: weak sums for half of the budget (nodes and time),
-    /// then, if still unknown, sums for the rest (see [`Dfpn::set_weak`]). The mode is left as
-    /// sums.
+    /// [`Dfpn::solve_for`] in two phases: weak sums for half of the budget (nodes and time)
+    /// and at most [`Dfpn::set_weak_phase_nodes`] nodes, then, if still unknown, sums for the
+    /// rest (see [`Dfpn::set_weak`]). The mode is left as sums.
     ///
     /// # Errors
     /// Whatever [`Game::evaluate`] fails with.
@@ -786,8 +804,12 @@ impl<'g, G: Game> Dfpn<'g, G> {
         budget: &Budget,
     ) -> Result<Solved, G::Error> {
         let now = Instant::now();
+        let half = budget.nodes.map(|n| n / 2);
         let first = Budget {
-            nodes: budget.nodes.map(|n| n / 2),
+            nodes: match (half, self.weak_phase_nodes) {
+                (Some(h), Some(w)) => Some(h.min(w)),
+                (h, w) => h.or(w),
+            },
             deadline: budget
                 .deadline
                 .map(|t| now + t.saturating_duration_since(now) / 2),
