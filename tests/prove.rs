@@ -6,7 +6,9 @@
 use checkers_egdb::certificate::{
     certificate_text, check_certificate, table_set, CheckError, Proof,
 };
-use checkers_egdb::{prove, Color, Goal, Limit, Position, ProveOptions, Prover, Tablebase, Wld};
+use checkers_egdb::{
+    format_move, prove, Color, Goal, Limit, Position, ProveOptions, Prover, Tablebase, Wld,
+};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -208,6 +210,137 @@ fn two_kings_against_two_is_a_draw_by_the_layer_retrograde() {
     assert!(r.layer > 0);
     let rep = check_certificate(&certificate_text(&set, &r.proofs), &d.t3).unwrap();
     assert_eq!(rep.values(), vec![(p, Some(Wld::Draw))]);
+}
+
+/// The men of a position (their squares by colour): a record whose men differ from the root's
+/// lies in a nested layer (reached through a man move).
+fn men_of(p: &Position) -> (u32, u32) {
+    (p.black & !p.kings, p.white & !p.kings)
+}
+
+/// Random positions with men proven by the layer retrograde alone (one search node) on tables
+/// one piece down: every value settled equals the tables' of one piece more (built by the
+/// builder, never opened by the prover). `min_nested` of them must have a certificate with
+/// records in nested layers (the men moved: a man move that stays beyond the tables, valued by
+/// the layer it leads to), and mutations there must be rejected.
+fn nested_layers_against_the_tables(
+    tb: &Tablebase,
+    truth: &Tablebase,
+    dir: &Path,
+    pieces: u32,
+    seed: u64,
+    n: usize,
+    min_nested: usize,
+) {
+    let set = table_set(dir, pieces - 1).unwrap();
+    let o = ProveOptions {
+        layer_positions: 300_000,
+        ..opts(1, true)
+    };
+    let mut prover = Prover::new(tb, &o);
+    let mut rng = Rng(seed);
+    let (mut settled, mut nested) = (0, Vec::new());
+    let mut tried = 0;
+    while tried < n {
+        let p = random_position(&mut rng, pieces);
+        if men_of(&p) == (0, 0) || tb.covers(&p) {
+            continue;
+        }
+        tried += 1;
+        let r = prover.prove(&p).unwrap();
+        let Some(v) = r.value else { continue };
+        let want = truth.probe_wld(&p).unwrap();
+        assert_eq!(
+            v,
+            want,
+            "{}: prover says {v}, the tables {want}",
+            p.to_fen()
+        );
+        settled += 1;
+        let rep = check_certificate(&certificate_text(&set, &r.proofs), dir)
+            .unwrap_or_else(|e| panic!("{}: certificate rejected: {e}", p.to_fen()));
+        assert_eq!(rep.values(), vec![(p, Some(v))], "{}", p.to_fen());
+        if r.layer > 0 {
+            for pr in r.proofs {
+                if pr.records.iter().any(|(q, _)| men_of(q) != men_of(&p)) {
+                    nested.push(pr);
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{pieces} pieces: settled {settled} of {n}, {} certificates with nested layers",
+        nested.len()
+    );
+    assert!(nested.len() >= min_nested, "{}", nested.len());
+    // Mutations in the nested layers: a record removed, a move substituted whose successor
+    // the tables of one piece more value as lost for the claimant (NotLose) or not won (Win).
+    let (mut removed, mut substituted) = (0, 0);
+    for pr in &nested {
+        let root_men = men_of(&pr.root);
+        for (i, (q, mv)) in pr.records.iter().enumerate() {
+            if men_of(q) == root_men {
+                continue;
+            }
+            let mut m = pr.clone();
+            m.records.remove(i);
+            let e = invalid(check_certificate(&certificate_text(&set, &[m]), dir));
+            assert!(e.contains("no record") || e.contains("not reached"), "{e}");
+            removed += 1;
+            for alt in q.moves() {
+                let c = q.apply(&alt);
+                let cv = truth.probe_wld(&c).unwrap().negate();
+                let bad = match pr.goal {
+                    Goal::Win => cv != Wld::Win,
+                    Goal::NotLose => cv == Wld::Loss,
+                };
+                if alt == *mv || !bad {
+                    continue;
+                }
+                let mut m = pr.clone();
+                m.records[i].1 = alt;
+                invalid(check_certificate(&certificate_text(&set, &[m]), dir));
+                substituted += 1;
+                break;
+            }
+            break;
+        }
+    }
+    eprintln!("nested mutations rejected: {removed} removed, {substituted} substituted");
+    assert!(removed >= min_nested, "{removed}");
+}
+
+/// Nested layers (issue 37): 5 pieces with men on the 4-piece tables, the layer retrograde
+/// alone, against the 5-piece tables; certificates through nested layers check, mutated ones
+/// are rejected.
+#[test]
+fn nested_layers_match_the_tables_and_mutations_are_rejected() {
+    let d = dirs();
+    let tb4 = Tablebase::open(&d.t4).unwrap();
+    let truth = Tablebase::open(&d.t5).unwrap();
+    nested_layers_against_the_tables(&tb4, &truth, &d.t4, 5, 0x0e57_0005, 120, 10);
+}
+
+/// As above, 6 pieces on the 5-piece tables against the 6-piece tables: runs where
+/// `EGDB_TEST_TABLES6` names a directory with every table up to 6 pieces (only read); the
+/// prover sees a directory of links to the files of at most 5 pieces.
+#[test]
+fn nested_layers_six_pieces_on_five_piece_tables() {
+    let Some(full) = std::env::var_os("EGDB_TEST_TABLES6").map(PathBuf::from) else {
+        eprintln!("EGDB_TEST_TABLES6 not set: six-piece nested-layer test skipped");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(&full).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if pieces_of(&name).is_some_and(|p| p <= 5) {
+            std::os::unix::fs::symlink(e.path(), tmp.path().join(&name)).unwrap();
+        }
+    }
+    let tb5 = Tablebase::open(tmp.path()).unwrap();
+    let truth = Tablebase::open(&full).unwrap();
+    nested_layers_against_the_tables(&tb5, &truth, tmp.path(), 6, 0x0e57_0006, 40, 3);
 }
 
 /// The claimant's strategy graph of a proof: claimant positions follow their record, opponent
@@ -625,6 +758,9 @@ fn fourth_position_family_on_six_piece_tables() {
         "prove",
         "--time",
         "120",
+        // No layer retrograde: it settles the draw without building (the test below).
+        "--layer",
+        "0",
         "--build",
         "2000000000",
         "--cert",
@@ -659,6 +795,109 @@ fn fourth_position_family_on_six_piece_tables() {
         let v = truth.probe_wld(&Position::from_fen(fen).unwrap()).unwrap();
         assert_eq!(v.as_str(), want, "{fen}");
     }
+}
+
+/// Needs tables up to 6 pieces: `EGDB_PROVE_DIR6=DIR cargo test --release --test prove --
+/// --ignored`. The "Fourth Position" family (reference.md §8, values of the published
+/// solutions) settled without building (issue 37): the draw by the nested layers (its layer's
+/// man moves lead to layers valued by the same retrograde), the wins by the search; the
+/// certificates pass `egdb check-proof`, and mutated ones are rejected.
+#[test]
+#[ignore]
+fn fourth_position_family_without_building() {
+    let dir6 = PathBuf::from(
+        std::env::var("EGDB_PROVE_DIR6").expect("EGDB_PROVE_DIR6=<dir with <= 6 pieces>"),
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let cert = tmp.path().join("fourth.cert");
+    let fens = [
+        ("W:W30,K31,K32:BK20,21,K22,K23", "draw"),
+        ("B:W30,K31,K32:BK20,21,K22,K23", "win"),
+        ("B:WK30,K31,K32:BK20,21,K22,K23", "win"),
+    ];
+    // A generous time: the value must not depend on the machine's load (the default --time
+    // 60 is enough on an idle 2-core machine; CHANGELOG has the timings).
+    let mut args = vec!["prove", "--time", "240", "--cert", cert.to_str().unwrap()];
+    args.extend(fens.iter().map(|f| f.0));
+    let out = egdb(&args, &dir6);
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    let text = run_ok(&out, 0);
+    eprint!("{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    for ((fen, want), l) in fens.iter().zip(&lines) {
+        assert_eq!(
+            l.split('\t').take(2).collect::<Vec<_>>(),
+            [*fen, *want],
+            "{l}"
+        );
+        assert!(l.contains(" built=0 "), "{l}");
+    }
+    assert!(!lines[0].contains(" layer=0 "), "{}", lines[0]);
+    let out = egdb(&["check-proof", cert.to_str().unwrap()], &dir6);
+    let checked = run_ok(&out, 0);
+    eprint!("{checked}");
+    assert_eq!(checked.lines().count(), 3, "{checked}");
+    // Mutations of the draw's certificate (White's NotLose through the nested layers; its
+    // header says how many records follow): a record removed (the count lowered to match),
+    // and records of nested layers (the men moved) given a move into the 6-piece tables that
+    // they value as lost for White.
+    let text = std::fs::read_to_string(&cert).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[3].starts_with("proof W:W30,K31,K32:BK20,21,K22,K23 white notlose "));
+    let count: usize = lines[3].rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(count > 100, "{count}");
+    let rebuild = |skip: Option<usize>, replace: Option<(usize, String)>| -> String {
+        let mut out = String::new();
+        for (k, l) in lines.iter().enumerate() {
+            if Some(k) == skip {
+                continue;
+            }
+            if k == 3 && skip.is_some() {
+                let head = lines[3].rsplit_once(' ').unwrap().0;
+                out.push_str(&format!("{head} {}\n", count - 1));
+            } else if let Some((_, r)) = replace.as_ref().filter(|(i, _)| *i == k) {
+                out.push_str(r);
+                out.push('\n');
+            } else {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+        out
+    };
+    assert_eq!(
+        check_certificate(&rebuild(None, None), &dir6)
+            .unwrap()
+            .values()
+            .len(),
+        3
+    );
+    for k in [4, 4 + count / 2, 3 + count] {
+        let e = invalid(check_certificate(&rebuild(Some(k), None), &dir6));
+        assert!(e.contains("no record"), "{e}");
+    }
+    let truth = Tablebase::open(&dir6).unwrap();
+    let root = Position::from_fen(fens[0].0).unwrap();
+    let mut substituted = 0;
+    for (k, line) in lines.iter().enumerate().skip(4).take(count) {
+        let (fen, mv) = line.split_once(' ').unwrap();
+        let q = Position::from_fen(fen).unwrap();
+        if men_of(&q) == men_of(&root) {
+            continue;
+        }
+        let bad = q.moves().into_iter().find(|alt| {
+            let c = q.apply(alt);
+            format_move(alt) != mv && truth.covers(&c) && truth.probe_wld(&c).unwrap() == Wld::Win
+        });
+        let Some(alt) = bad else { continue };
+        let m = rebuild(None, Some((k, format!("{fen} {}", format_move(&alt)))));
+        invalid(check_certificate(&m, &dir6));
+        substituted += 1;
+        if substituted == 10 {
+            break;
+        }
+    }
+    assert!(substituted >= 3, "{substituted}");
 }
 
 /// `egdb prove --build`: on the 3-piece tables, positions the search leaves unknown (one node,

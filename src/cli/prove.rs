@@ -80,9 +80,11 @@ pub struct Args {
     #[arg(long)]
     pub threads: Option<usize>,
     /// Most positions of the layer retrograde tried where the search ends unknown (the king
-    /// placements reachable without a capture or a man move; estimated at 256 bytes each and
+    /// placements reachable without a capture or a man move, then, breadth first, the layers
+    /// its man moves lead to; the search gets half of --time where a layer may follow;
+    /// estimated at 256 bytes each and
     /// within --memory: a --layer given that does not fit is refused, the default is lowered
-    /// to fit; 0: never) [default: 2000000].
+    /// to fit; 0: never) [default: 8000000].
     #[arg(long)]
     pub layer: Option<usize>,
     /// Most positions of tables the prover may build into DIR to settle a position that the
@@ -382,7 +384,7 @@ pub fn run(args: Args) -> CliResult {
         }
         Some(n) => n,
         // The library lowers it to what the memory holds (reported as the memory limit).
-        None => 2_000_000,
+        None => 8_000_000,
     };
     if let Some(path) = &args.cert {
         // Before hours of search: the certificate must be writable.

@@ -85,8 +85,11 @@ fn reversible(from: &Position, to: &Position) -> bool {
 pub struct Layer {
     positions: Vec<Position>,
     index: HashMap<Position, u32>,
-    /// CSR in-layer successors of position i: `succ[start[i]..start[i + 1]]`.
+    /// In-graph successors of position i: `succ[start[i]..end[i]]`.
     start: Vec<u32>,
+    end: Vec<u32>,
+    /// Whether a nested graph left positions out for its size limit (they are unknown exits).
+    truncated: bool,
     succ: Vec<u32>,
     /// Best exact exit for the side to move (`EXIT_NONE` or `code(Wld)`).
     best_exit: Vec<u8>,
@@ -114,8 +117,17 @@ pub struct Model {
 
 impl Layer {
     /// Enumerate the layer of `root` (which the tables must not cover), valuing exits with the
-    /// tables of `tb` where they cover them ([`Tablebase::covers`]). `Ok(None)` when the layer has more than
-    /// `limit` positions or `deadline` passes first.
+    /// tables of `tb` where they cover them ([`Tablebase::covers`]). Without `nested`,
+    /// `Ok(None)` when the layer has more than `limit` positions or `deadline` passes first.
+    ///
+    /// With `nested`, the *closure* of the root: its layer and, within `limit` positions in
+    /// all, the layers its exits beyond the tables lead to (man moves, and captures to
+    /// positions the tables do not cover), breadth first by the number of irreversible moves
+    /// from the root (every layer reached with `k` such moves before any reached with `k + 1`
+    /// only). Those exits are then in-graph moves, valued exactly by the same retrograde (the
+    /// irreversible moves order the layers as a DAG; play inside a layer may cycle). Positions
+    /// past `limit` are unknown exits (sound: the models stay pessimistic), and `Ok(None)`
+    /// only when `deadline` passes.
     ///
     /// # Errors
     /// A table probe failed (missing or damaged table).
@@ -123,55 +135,95 @@ impl Layer {
         tb: &Tablebase<R>,
         root: &Position,
         limit: usize,
+        nested: bool,
         deadline: Option<Instant>,
     ) -> Result<Option<Layer>, ProbeError> {
         let mut l = Layer {
             positions: vec![*root],
             index: HashMap::from([(*root, 0)]),
             start: vec![0],
+            end: vec![0],
+            truncated: false,
             succ: Vec::new(),
-            best_exit: Vec::new(),
-            unknown_exit: Vec::new(),
-            stuck: Vec::new(),
+            best_exit: vec![EXIT_NONE],
+            unknown_exit: vec![false],
+            stuck: vec![false],
             no_move: tb.rules().no_move_value(),
         };
+        // Positions to expand: those reached by reversible moves first (the layers being
+        // enumerated), those reached by irreversible ones (the next layers) once those are
+        // exhausted.
+        let mut q0: VecDeque<u32> = VecDeque::from([0]);
+        let mut q1: VecDeque<u32> = VecDeque::new();
         let mut kids = Vec::new();
-        let mut i = 0;
-        while i < l.positions.len() {
-            if i.is_multiple_of(CHECK_PROBING) && past(deadline) {
+        let mut done = 0usize;
+        while let Some(i) = q0.pop_front().or_else(|| q1.pop_front()) {
+            let i = i as usize;
+            if done.is_multiple_of(CHECK_PROBING) && past(deadline) {
                 return Ok(None);
             }
+            done += 1;
             let p = l.positions[i];
             kids.clear();
             tb.rules().for_each_successor(&p, |c| kids.push(c));
             let (mut best, mut unknown) = (EXIT_NONE, false);
+            let s0 = l.succ.len() as u32;
             for c in &kids {
-                if reversible(&p, c) {
-                    let next = l.positions.len() as u32;
-                    let j = *l.index.entry(*c).or_insert(next);
-                    if j == next {
-                        if l.positions.len() >= limit {
+                let rev = reversible(&p, c);
+                if !rev {
+                    if tb.covers(c) {
+                        best = best.max(code(tb.probe_wld(c)?.negate()));
+                        continue;
+                    } else if !tb.rules().has_move(c) {
+                        // The terminal rule for the child's side to move, seen from here.
+                        best = best.max(code(tb.rules().no_move_value().negate()));
+                        continue;
+                    } else if !nested {
+                        unknown = true;
+                        continue;
+                    }
+                }
+                let j = match l.index.get(c) {
+                    Some(&j) => j,
+                    None if l.positions.len() >= limit => {
+                        if !nested {
                             return Ok(None);
                         }
-                        l.positions.push(*c);
+                        l.truncated = true;
+                        unknown = true;
+                        continue;
                     }
-                    l.succ.push(j);
-                } else if tb.covers(c) {
-                    best = best.max(code(tb.probe_wld(c)?.negate()));
-                } else if !tb.rules().has_move(c) {
-                    // The terminal rule for the child's side to move, seen from here.
-                    best = best.max(code(tb.rules().no_move_value().negate()));
-                } else {
-                    unknown = true;
-                }
+                    None => {
+                        let next = l.positions.len() as u32;
+                        l.index.insert(*c, next);
+                        l.positions.push(*c);
+                        l.start.push(0);
+                        l.end.push(0);
+                        l.best_exit.push(EXIT_NONE);
+                        l.unknown_exit.push(false);
+                        l.stuck.push(false);
+                        if rev {
+                            q0.push_back(next);
+                        } else {
+                            q1.push_back(next);
+                        }
+                        next
+                    }
+                };
+                l.succ.push(j);
             }
-            l.start.push(l.succ.len() as u32);
-            l.best_exit.push(best);
-            l.unknown_exit.push(unknown);
-            l.stuck.push(kids.is_empty());
-            i += 1;
+            l.start[i] = s0;
+            l.end[i] = l.succ.len() as u32;
+            l.best_exit[i] = best;
+            l.unknown_exit[i] = unknown;
+            l.stuck[i] = kids.is_empty();
         }
         Ok(Some(l))
+    }
+
+    /// Whether positions were left out of a nested graph for its size limit.
+    pub fn truncated(&self) -> bool {
+        self.truncated
     }
 
     /// Number of positions in the layer.
@@ -180,7 +232,7 @@ impl Layer {
     }
 
     fn succ_of(&self, i: usize) -> &[u32] {
-        &self.succ[self.start[i] as usize..self.start[i + 1] as usize]
+        &self.succ[self.start[i] as usize..self.end[i] as usize]
     }
 
     /// Best exit value for the side to move at `i` in the model pessimistic for `s`.

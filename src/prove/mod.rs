@@ -78,7 +78,9 @@ pub struct ProveOptions {
     /// Extract certificates ([`ProveReport::proofs`]) for settled positions.
     pub certificate: bool,
     /// Most positions of a layer retrograde (`layer`) tried on a position the search leaves
-    /// unknown (0: never). Capped further so that the layer's estimated memory
+    /// unknown (0: never): the position's layer and, breadth first, the layers its man moves
+    /// lead to (`layer::Layer::build`). Where a layer may follow, the search gets half of
+    /// [`ProveOptions::time`] and the layer the rest. Capped further so that the layer's estimated memory
     /// (`layer::BYTES_PER_POSITION` each) stays within [`ProveOptions::memory`].
     pub layer_positions: usize,
     /// Memory budget of the layer retrograde in bytes (`None`: half the physical memory,
@@ -100,7 +102,7 @@ pub struct ProveOptions {
 
 impl Default for ProveOptions {
     /// No node limit, 60 s, 256 MiB of tables, 2 threads, no certificate, layers of up to
-    /// 2,000,000 positions, no state file, implied goals stopped.
+    /// 8,000,000 positions, no state file, implied goals stopped.
     fn default() -> Self {
         ProveOptions {
             nodes: None,
@@ -108,7 +110,7 @@ impl Default for ProveOptions {
             tt_bytes: 256 << 20,
             threads: 2,
             certificate: false,
-            layer_positions: 2_000_000,
+            layer_positions: 8_000_000,
             memory: None,
             state: None,
             state_interval: Duration::from_secs(60),
@@ -598,6 +600,15 @@ impl<'t, R: Rules> Prover<'t, R> {
     ) -> Result<ProveReport, ProveError> {
         let cancel = Arc::new(AtomicBool::new(false));
         let deadline = self.opts.time.map(|t| start + t);
+        // Where the layer retrograde may follow, the search gets a share of the time
+        // ([`SEARCH_SHARE`]) and the layer the rest; not with a state file (long searches).
+        let full_deadline = deadline;
+        let layer_may_run =
+            self.opts.layer_positions > 0 && save.is_none() && !self.game.covers(pos);
+        let deadline = match self.opts.time {
+            Some(t) if layer_may_run => Some(start + t.mul_f64(SEARCH_SHARE)),
+            _ => deadline,
+        };
         let (w0, n0) = (win.stats().nodes, nl.stats().nodes);
         let left = |g: usize| self.opts.nodes.map(|n| n.saturating_sub(spent[g]));
         let budget = |deadline, g: usize| Budget {
@@ -714,7 +725,11 @@ impl<'t, R: Rules> Prover<'t, R> {
             (Outcome::Disproven, Outcome::Proven) => Some(Wld::Draw),
             _ => None,
         };
-        // What the search leaves unknown, the layer retrograde may settle (see `layer`).
+        // The rest of the time: the layer retrograde and the certificates.
+        let deadline = full_deadline;
+        // What the search leaves unknown, the layer retrograde may settle (see `layer`): the
+        // position's layer and, within the size limit, the layers its man moves lead to
+        // (`Layer::build`).
         let mut solved_layer = None;
         if value.is_none() && self.opts.layer_positions > 0 && !self.game.covers(pos) {
             // At most what the memory budget holds, and only within the deadline: a layer cut
@@ -729,8 +744,9 @@ impl<'t, R: Rules> Prover<'t, R> {
             let built = if limit == 0 {
                 None
             } else {
-                Layer::build(self.game.tb, pos, limit, deadline)?
+                Layer::build(self.game.tb, pos, limit, true, deadline)?
             };
+            let truncated = built.as_ref().is_some_and(Layer::truncated);
             let solved = built.and_then(|l| models(&l).map(|m| (l, m)));
             if solved.is_none() {
                 limits.push(if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -773,6 +789,12 @@ impl<'t, R: Rules> Prover<'t, R> {
                         Outcome::Proven
                     };
                     solved_layer = Some((l, ms, mo));
+                } else if truncated {
+                    limits.push(if limit < self.opts.layer_positions {
+                        Limit::Memory
+                    } else {
+                        Limit::Layer
+                    });
                 }
             }
         }
@@ -1233,6 +1255,11 @@ impl<'t, R: Rules> Prover<'t, R> {
         Ok(line)
     }
 }
+
+/// Share of `--time` the search gets where the layer retrograde may follow it (the rest is
+/// the layer's): a draw the search cannot settle (the Fourth Position) is settled by the
+/// nested layers in seconds, while the search would spend all the time on it.
+const SEARCH_SHARE: f64 = 0.5;
 
 /// Stack size of search threads (the search recurses once per ply of the current path).
 const STACK: usize = 256 << 20;
