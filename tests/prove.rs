@@ -678,11 +678,20 @@ fn cli_prove_and_check_proof() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("egdb: error: "), "{err}");
 
-    // Unknown (1 node) gives exit status 3 with the numbers; a bad FEN exit 1 and the others
-    // still answered; --json.
+    // Unknown (1 node, no layer retrograde: the nested layers settle this one) gives exit
+    // status 3 with the numbers; a bad FEN exit 1 and the others still answered; --json.
     let out = run_ok(
         &egdb(
-            &["prove", "--dir", t4, "--nodes", "1", "B:WK5,K12:BK2,K18,25"],
+            &[
+                "prove",
+                "--dir",
+                t4,
+                "--nodes",
+                "1",
+                "--layer",
+                "0",
+                "B:WK5,K12:BK2,K18,25",
+            ],
             &d.t4,
         ),
         3,
