@@ -321,6 +321,20 @@ fn nested_layers_match_the_tables_and_mutations_are_rejected() {
     nested_layers_against_the_tables(&tb4, &truth, &d.t4, 5, 0x0e57_0005, 120, 10);
 }
 
+/// A temporary directory of symbolic links to the table files of `full` with at most `n`
+/// pieces (the prover sees fewer pieces than the truth it is compared with).
+fn links_up_to(full: &Path, n: u32) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(full).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if pieces_of(&name).is_some_and(|p| p <= n) {
+            std::os::unix::fs::symlink(e.path(), tmp.path().join(&name)).unwrap();
+        }
+    }
+    tmp
+}
+
 /// As above, 6 pieces on the 5-piece tables against the 6-piece tables: runs where
 /// `EGDB_TEST_TABLES6` names a directory with every table up to 6 pieces (only read); the
 /// prover sees a directory of links to the files of at most 5 pieces.
@@ -330,14 +344,7 @@ fn nested_layers_six_pieces_on_five_piece_tables() {
         eprintln!("EGDB_TEST_TABLES6 not set: six-piece nested-layer test skipped");
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    for e in std::fs::read_dir(&full).unwrap() {
-        let e = e.unwrap();
-        let name = e.file_name().to_string_lossy().into_owned();
-        if pieces_of(&name).is_some_and(|p| p <= 5) {
-            std::os::unix::fs::symlink(e.path(), tmp.path().join(&name)).unwrap();
-        }
-    }
+    let tmp = links_up_to(&full, 5);
     let tb5 = Tablebase::open(tmp.path()).unwrap();
     let truth = Tablebase::open(&full).unwrap();
     nested_layers_against_the_tables(&tb5, &truth, tmp.path(), 6, 0x0e57_0006, 40, 3);
@@ -1593,14 +1600,7 @@ fn six_pieces_on_five_piece_tables_agree_at_every_thread_count() {
         eprintln!("EGDB_TEST_TABLES6 not set: six-piece thread-count test skipped");
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    for e in std::fs::read_dir(&full).unwrap() {
-        let e = e.unwrap();
-        let name = e.file_name().to_string_lossy().into_owned();
-        if pieces_of(&name).is_some_and(|p| p <= 5) {
-            std::os::unix::fs::symlink(e.path(), tmp.path().join(&name)).unwrap();
-        }
-    }
+    let tmp = links_up_to(&full, 5);
     let tb5 = Tablebase::open(tmp.path()).unwrap();
     assert_eq!(tb5.max_pieces(), 5);
     let truth = Tablebase::open(&full).unwrap();
