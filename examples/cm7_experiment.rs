@@ -26,7 +26,8 @@
 //! - `PRIORS`: priors written by `TRAIN` (else every probability 1/2, mixer weights equal);
 //! - `TRAIN=file`: counts the bits of each model context (pass 1) and averages the mixer
 //!   weights and APM tables at the end of each segment (pass 2, with the pass-1 priors), then
-//!   writes the priors to `file`.
+//!   writes the priors to `file` (with `PRIORS`, pass 1 runs under those priors: a second
+//!   round of training, the don't cares filled by the trained model).
 //!
 //! Prints positions per byte (files laid out as the writer would: 72 bytes a file and 8 a
 //! block, constant blocks no data, a uniform file 72 bytes) and the mean time to decode one
@@ -894,7 +895,11 @@ fn main() {
     if let Ok(out) = std::env::var("TRAIN") {
         // Pass 1: counts of each model context under flat priors (the contexts do not
         // depend on the priors except through the filled don't cares).
-        let flat = Priors::flat(&cfg, &t);
+        // With `PRIORS`, pass 1 runs under those (the don't cares filled by a trained model).
+        let flat = match std::env::var("PRIORS") {
+            Ok(p) => Priors::load(&p, &cfg, &t),
+            Err(_) => Priors::flat(&cfg, &t),
+        };
         let all = Mutex::new(Train::new());
         files.par_iter().for_each(|p| {
             let mut tr = Train::new();
