@@ -519,10 +519,14 @@ impl DecodedTables {
     ///
     /// Where `p`'s slice (after [`Position::normalized`]) holds the generator's own values
     /// ([`DecodedTables::insert`]: the true value at every position), the value is read at
-    /// `p`'s index directly: no capture test, no capture search, no test for a move. Otherwise
-    /// (a slice decoded from its file, which stores don't cares at capture positions, or one
-    /// not yet decoded) it is `crate::probe::resolve()` over this store. Both give the same
-    /// value, so the output of a build does not depend on which slices were handed over.
+    /// `p`'s index directly: no capture test, no capture search, no test for a move. Where it
+    /// is a slice decoded from a codec-2 file (English), which stores don't cares only at
+    /// capture positions, a capture test decides: a capture position is searched as
+    /// `crate::probe::resolve()` searches it, any other is read directly (no test for a move:
+    /// a position without one stores its true value, a loss). Otherwise (a codec-4, 5 or 6
+    /// file, another variant's file, a slice not yet decoded) it is `crate::probe::resolve()`
+    /// over this store. All give the same value, so the output of a build does not depend on
+    /// which slices were handed over.
     /// (Profile of a 6-piece unit, issue 11: the lookups of exits and of capture positions,
     /// each a capture test, a move test and, for captures, a search, were a quarter of the
     /// build.)
@@ -562,6 +566,9 @@ impl DecodedTables {
             // dropped since (dropping renews the generation), so the pointer is live; the
             // values are never changed in place.
             let d = unsafe { &*e.decoded };
+            if !d.exact && English.has_capture(&r) {
+                return crate::probe::resolve::best_successor(English, self, &r);
+            }
             return d.value(
                 &d.index.slice(),
                 e.men_base + d.index.king_offset(bk, wk, bm | wm),
@@ -569,7 +576,19 @@ impl DecodedTables {
         }
         let s = Slice::of(&q);
         if let Some(d) = self.slots.get(&s, false).and_then(|c| c.data.get()) {
-            if d.exact {
+            // A slice decoded from a codec-2 file (English) stores the true value at every
+            // position without a capture, positions without a move included (a loss, the
+            // solver's own value there; only captures are don't care, docs/format.md): such
+            // a position is read directly, as `probe::resolve` would read it after its test
+            // for a move, which it does not need. A capture position is searched as
+            // `probe::resolve` searches it. (Profile of the 8-piece unit 0116-n3, all of whose
+            // dependencies come from files: `raw_quiet`, `lookup` and `resolve_with` were a
+            // fifth of the build.)
+            let direct = d.exact || (!d.threats_dc && self.rules == English::ID);
+            if direct {
+                if !d.exact && English.has_capture(&r) {
+                    return crate::probe::resolve::best_successor(English, self, &r);
+                }
                 let men_base = d.index.men_base(bm, wm);
                 LOOKUP_MEMO.with(|m| {
                     m[h % MEMO_ENTRIES].set(MemoEntry {

@@ -2,7 +2,9 @@
 //! handed over (`DecodedTables::insert`: the true value at every position) without a capture
 //! test or search. It must answer exactly as the probe's capture-resolving search
 //! (`probe::resolve`) over the written files does, at every position: capture positions,
-//! positions without a move, either side to move.
+//! positions without a move, either side to move. A store of the files alone reads the
+//! positions without a capture of its codec-2 slices directly too (no test for a move), and
+//! must answer as that search does.
 use crate::board::{Color, Position};
 use crate::generate::{build, solve_unit, BuildOptions, NoProgress, UnitOptions};
 use crate::index::SliceIndex;
