@@ -246,33 +246,14 @@ impl Priors {
     }
     fn save(&self, path: &str) {
         let mut s = String::new();
-        for m in &self.models {
-            s.push_str(
-                &m.iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            );
+        fn line<T: ToString>(s: &mut String, row: &[T]) {
+            let words: Vec<String> = row.iter().map(|x| x.to_string()).collect();
+            s.push_str(&words.join(" "));
             s.push('\n');
         }
-        for w in &self.mix {
-            s.push_str(
-                &w.iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            );
-            s.push('\n');
-        }
-        for a in &self.apm {
-            s.push_str(
-                &a.iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            );
-            s.push('\n');
-        }
+        self.models.iter().for_each(|r| line(&mut s, r));
+        self.mix.iter().for_each(|r| line(&mut s, r));
+        self.apm.iter().for_each(|r| line(&mut s, r));
         std::fs::write(path, s).unwrap();
     }
     fn load(path: &str, cfg: &Cfg, t: &Tables) -> Priors {
