@@ -260,33 +260,25 @@ impl Priors {
         let mut p = Priors::flat(cfg, t);
         let text = std::fs::read_to_string(path).unwrap();
         let mut lines = text.lines();
-        for m in p.models.iter_mut() {
-            let v: Vec<u16> = lines
-                .next()
-                .unwrap()
+        fn row<T: std::str::FromStr>(line: Option<&str>) -> Vec<T>
+        where
+            T::Err: std::fmt::Debug,
+        {
+            line.unwrap()
                 .split(' ')
                 .map(|x| x.parse().unwrap())
-                .collect();
+                .collect()
+        }
+        for m in p.models.iter_mut() {
+            let v: Vec<u16> = row(lines.next());
             assert_eq!(v.len(), m.len());
             *m = v;
         }
         for w in p.mix.iter_mut() {
-            let v: Vec<i32> = lines
-                .next()
-                .unwrap()
-                .split(' ')
-                .map(|x| x.parse().unwrap())
-                .collect();
-            w.copy_from_slice(&v);
+            w.copy_from_slice(&row::<i32>(lines.next()));
         }
         for a in p.apm.iter_mut() {
-            let v: Vec<u16> = lines
-                .next()
-                .unwrap()
-                .split(' ')
-                .map(|x| x.parse().unwrap())
-                .collect();
-            a.copy_from_slice(&v);
+            a.copy_from_slice(&row::<u16>(lines.next()));
         }
         // Mixer weights trained with other models than this run's: equal weights instead.
         if std::env::var("FLATMIX").is_ok() {
