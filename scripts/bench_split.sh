@@ -34,6 +34,6 @@ run r2 2 1
 run r2split 2 1 --split-above 0
 run r3 3 1
 run r3split 3 1 --split-above 0
-# Only the large units split (the 5-piece units of more than a million positions).
-run r2big 2 1 --split-above 1000000
-run r3big 3 1 --split-above 1000000
+# Only the large units split (default: the units of more than a million positions; SPLIT=N sets it).
+run r2big 2 1 --split-above "${SPLIT:-1000000}"
+run r3big 3 1 --split-above "${SPLIT:-1000000}"
