@@ -81,7 +81,8 @@ pub struct Args {
     pub threads: Option<usize>,
     /// Most positions of the layer retrograde tried where the search ends unknown (the king
     /// placements reachable without a capture or a man move, then, breadth first, the layers
-    /// its man moves lead to; the search gets half of --time where a layer may follow;
+    /// its man moves lead to; the search gets half of --time where a layer may follow, and
+    /// what the layer leaves of it when the layer does not settle the position;
     /// estimated at 256 bytes each and
     /// within --memory: a --layer given that does not fit is refused, the default is lowered
     /// to fit; 0: never) [default: 8000000].

@@ -80,7 +80,8 @@ pub struct ProveOptions {
     /// Most positions of a layer retrograde (`layer`) tried on a position the search leaves
     /// unknown (0: never): the position's layer and, breadth first, the layers its man moves
     /// lead to (`layer::Layer::build`). Where a layer may follow, the search gets half of
-    /// [`ProveOptions::time`] and the layer the rest. Capped further so that the layer's estimated memory
+    /// [`ProveOptions::time`] and the layer the rest; a layer that does not settle the
+    /// position gives what is left of the time back to the search. Capped further so that the layer's estimated memory
     /// (`layer::BYTES_PER_POSITION` each) stays within [`ProveOptions::memory`].
     pub layer_positions: usize,
     /// Memory budget of the layer retrograde in bytes (`None`: half the physical memory,
@@ -696,35 +697,11 @@ impl<'t, R: Rules> Prover<'t, R> {
         win.set_reserve(None);
         nl.set_reserve(None);
         let ((mut ow, sw), (mut on, sn)) = (rw?, rn?);
-        // The goal stopped by the other's result takes the outcome that result implies.
-        let mut implied = [false, false];
-        if ow == Outcome::Proven && on != Outcome::Proven {
-            if on == Outcome::Disproven {
-                return Err(ProveError::Inconsistent(format!(
-                    "{}: win proven and not-lose disproven",
-                    pos.to_fen()
-                )));
-            }
-            on = Outcome::Proven;
-            implied[1] = true;
-        } else if on == Outcome::Disproven && ow != Outcome::Disproven {
-            ow = Outcome::Disproven;
-            implied[0] = true;
-        }
         limits.extend(sw.and_then(Limit::of));
         limits.extend(sn.and_then(Limit::of));
-        let mut value = match (ow, on) {
-            (Outcome::Proven, Outcome::Disproven) => {
-                return Err(ProveError::Inconsistent(format!(
-                    "{}: win proven and not-lose disproven",
-                    pos.to_fen()
-                )))
-            }
-            (Outcome::Proven, _) => Some(Wld::Win),
-            (_, Outcome::Disproven) => Some(Wld::Loss),
-            (Outcome::Disproven, Outcome::Proven) => Some(Wld::Draw),
-            _ => None,
-        };
+        // The goal stopped by the other's result takes the outcome that result implies.
+        let (mut implied, mut value);
+        (ow, on, implied, value) = combine(pos, ow, on)?;
         // The rest of the time: the layer retrograde and the certificates.
         let deadline = full_deadline;
         // What the search leaves unknown, the layer retrograde may settle (see `layer`): the
@@ -798,6 +775,31 @@ impl<'t, R: Rules> Prover<'t, R> {
                 }
             }
         }
+        // A layer that did not settle the position gives the rest of the time back to the
+        // search (issue 37): the goals that the search's share of the time stopped unsettled
+        // go on from what their tables hold, with sums, until the deadline.
+        if value.is_none() && layer_may_run && solved_layer.is_none() {
+            let again = [
+                matches!(ow, Outcome::Unknown { .. }) && sw == Some(Stop::Time),
+                matches!(on, Outcome::Unknown { .. }) && sn == Some(Stop::Time),
+            ];
+            if again.contains(&true) && deadline.is_some_and(|d| Instant::now() < d) {
+                let nodes = [
+                    left(0).map(|n| n.saturating_sub(win.stats().nodes - w0)),
+                    left(1).map(|n| n.saturating_sub(nl.stats().nodes - n0)),
+                ];
+                let [rw, rn] = self.resume_search(win, nl, pos, deadline, nodes, again)?;
+                if let Some((o, s)) = rw {
+                    ow = o;
+                    limits.extend(s.and_then(Limit::of));
+                }
+                if let Some((o, s)) = rn {
+                    on = o;
+                    limits.extend(s.and_then(Limit::of));
+                }
+                (ow, on, implied, value) = combine(pos, ow, on)?;
+            }
+        }
         let pv = match (value, &solved_layer) {
             (Some(v), None) => self.pv(win, nl, pos, v)?,
             _ => Vec::new(),
@@ -861,6 +863,109 @@ impl<'t, R: Rules> Prover<'t, R> {
             limits,
             uncertified,
         })
+    }
+
+    /// The searches of the goals `again` (win, not-lose) once more, after a layer retrograde
+    /// that did not settle `pos`, until `deadline` and within `nodes` each: with sums
+    /// ([`Dfpn::solve_for`]), from what their tables hold (the search's share of the time
+    /// ended in the sums phase, whose numbers they keep). Goals searched together: a goal not
+    /// searched again lends its threads to the other at once, a goal finished lends them as in
+    /// [`Prover::run`]; with one thread, win first with at most half the time. A goal whose
+    /// result implies the other's stops it. Returns each searched goal's outcome and the limit
+    /// that stopped it (`None` for a goal not searched).
+    #[allow(clippy::type_complexity)]
+    fn resume_search(
+        &self,
+        win: &mut Dfpn<'_, Checkers<'t, R>>,
+        nl: &mut Dfpn<'_, Checkers<'t, R>>,
+        pos: &Position,
+        deadline: Option<Instant>,
+        nodes: [Option<u64>; 2],
+        again: [bool; 2],
+    ) -> Result<[Option<(Outcome, Option<Stop>)>; 2], ProveError> {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let budget = |deadline, g: usize| Budget {
+            nodes: nodes[g],
+            deadline,
+            cancel: Some(cancel.clone()),
+        };
+        let reserves = if self.together() {
+            let rw = search::Reserve::new(self.goal_threads(Goal::Win));
+            let rn = search::Reserve::new(self.goal_threads(Goal::NotLose));
+            win.set_reserve(Some(rn.clone()));
+            nl.set_reserve(Some(rw.clone()));
+            let rs = [rw, rn];
+            for g in 0..2 {
+                if !again[g] {
+                    rs[g].release();
+                }
+            }
+            Some(rs)
+        } else {
+            None
+        };
+        let run_goal = |d: &mut Dfpn<'_, Checkers<'t, R>>, b: Budget, g: usize| {
+            if !again[g] {
+                return Ok(None);
+            }
+            d.set_weak(false);
+            let r = d
+                .solve_for(*pos, pos.side, &[], &b)
+                .map(|s| (s.outcome, d.stopped()));
+            if r.as_ref()
+                .map_or(true, |(o, _)| self.opts.stop_implied && implies(g, *o))
+            {
+                cancel.store(true, Ordering::Relaxed);
+            } else if let Some(rs) = &reserves {
+                rs[g].release();
+            }
+            r.map(Some)
+        };
+        let (rw, rn) = if self.together() {
+            std::thread::scope(|s| {
+                let h = std::thread::Builder::new()
+                    .stack_size(STACK)
+                    .spawn_scoped(s, || run_goal(win, budget(deadline, 0), 0))
+                    .expect("spawn a search thread");
+                let h2 = std::thread::Builder::new()
+                    .stack_size(STACK)
+                    .spawn_scoped(s, || run_goal(nl, budget(deadline, 1), 1))
+                    .expect("spawn a search thread");
+                (
+                    h.join().expect("search thread"),
+                    h2.join().expect("search thread"),
+                )
+            })
+        } else {
+            let first = if again[1] {
+                deadline.map(|d| {
+                    let now = Instant::now();
+                    now + d.saturating_duration_since(now) / 2
+                })
+            } else {
+                deadline
+            };
+            std::thread::scope(|s| {
+                std::thread::Builder::new()
+                    .stack_size(STACK)
+                    .spawn_scoped(s, || {
+                        let rw = run_goal(win, budget(first, 0), 0);
+                        let rn = match &rw {
+                            Ok(Some((o, _))) if self.opts.stop_implied && implies(0, *o) => {
+                                Ok(None)
+                            }
+                            _ => run_goal(nl, budget(deadline, 1), 1),
+                        };
+                        (rw, rn)
+                    })
+                    .expect("spawn a search thread")
+                    .join()
+                    .expect("search thread")
+            })
+        };
+        win.set_reserve(None);
+        nl.set_reserve(None);
+        Ok([rw?, rn?])
     }
 
     /// The two goals' searches as in [`Prover::run`] (weak sums for the first half of the
@@ -1258,11 +1363,54 @@ impl<'t, R: Rules> Prover<'t, R> {
 
 /// Share of `--time` the search gets where the layer retrograde may follow it (the rest is
 /// the layer's): a draw the search cannot settle (the Fourth Position) is settled by the
-/// nested layers in seconds, while the search would spend all the time on it.
+/// nested layers in seconds, while the search would spend all the time on it. A layer that
+/// does not settle the position gives what is left back to the search
+/// ([`Prover::resume_search`]): at 8 pieces on the 6-piece tables the nested layer of a
+/// position the search leaves unknown is usually truncated at `--layer` positions after a
+/// second or two and settles nothing, and the rest of the time used to go unspent (issue 37).
 const SEARCH_SHARE: f64 = 0.5;
 
 /// Stack size of search threads (the search recurses once per ply of the current path).
 const STACK: usize = 256 << 20;
+
+/// The two goals' outcomes (win, not-lose) completed by what one implies for the other (a win
+/// proven is a not-lose proven, a not-lose disproven a win disproven; `implied` marks the goal
+/// so completed), and the value they settle (`None`: unknown).
+///
+/// # Errors
+/// [`ProveError::Inconsistent`] when a win is proven and not-lose disproven (a bug).
+#[allow(clippy::type_complexity)]
+fn combine(
+    pos: &Position,
+    mut ow: Outcome,
+    mut on: Outcome,
+) -> Result<(Outcome, Outcome, [bool; 2], Option<Wld>), ProveError> {
+    let inconsistent = || {
+        ProveError::Inconsistent(format!(
+            "{}: win proven and not-lose disproven",
+            pos.to_fen()
+        ))
+    };
+    let mut implied = [false, false];
+    if ow == Outcome::Proven && on != Outcome::Proven {
+        if on == Outcome::Disproven {
+            return Err(inconsistent());
+        }
+        on = Outcome::Proven;
+        implied[1] = true;
+    } else if on == Outcome::Disproven && ow != Outcome::Disproven {
+        ow = Outcome::Disproven;
+        implied[0] = true;
+    }
+    let value = match (ow, on) {
+        (Outcome::Proven, Outcome::Disproven) => return Err(inconsistent()),
+        (Outcome::Proven, _) => Some(Wld::Win),
+        (_, Outcome::Disproven) => Some(Wld::Loss),
+        (Outcome::Disproven, Outcome::Proven) => Some(Wld::Draw),
+        _ => None,
+    };
+    Ok((ow, on, implied, value))
+}
 
 /// Whether the outcome `o` of goal `g` (0: win, 1: not-lose) settles the other goal: a win
 /// proven is a not-lose proven, a not-lose disproven (a loss) a win disproven.
