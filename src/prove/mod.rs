@@ -639,14 +639,7 @@ impl<'t, R: Rules> Prover<'t, R> {
             let r = d
                 .solve_two_phase(*pos, pos.side, &[], &b)
                 .map(|s| (s.outcome, d.stopped()));
-            if r.as_ref()
-                .map_or(true, |(o, _)| self.opts.stop_implied && implies(g, *o))
-            {
-                cancel.store(true, Ordering::Relaxed);
-            } else if let Some(rs) = &reserves {
-                // This goal's threads join the other's search.
-                rs[g].release();
-            }
+            after_goal(&r, g, self.opts.stop_implied, &cancel, reserves.as_ref());
             r
         };
         let (rw, rn) = if let Some(save) = save {
@@ -654,43 +647,23 @@ impl<'t, R: Rules> Prover<'t, R> {
                 self.search_chunked(win, nl, pos, deadline, [left(0), left(1)], &cancel, save)?;
             (Ok(rw), Ok(rn))
         } else if self.together() {
-            std::thread::scope(|s| {
-                let h = std::thread::Builder::new()
-                    .stack_size(STACK)
-                    .spawn_scoped(s, || run_goal(win, budget(deadline, 0), 0))
-                    .expect("spawn a search thread");
-                let h2 = std::thread::Builder::new()
-                    .stack_size(STACK)
-                    .spawn_scoped(s, || run_goal(nl, budget(deadline, 1), 1))
-                    .expect("spawn a search thread");
-                (
-                    h.join().expect("search thread"),
-                    h2.join().expect("search thread"),
-                )
-            })
+            on_two_search_stacks(
+                || run_goal(win, budget(deadline, 0), 0),
+                || run_goal(nl, budget(deadline, 1), 1),
+            )
         } else {
             // One after the other on a thread with a large stack; the first goal at most half
             // the time left. A win proven: not-lose is not searched.
-            let half = deadline.map(|d| {
-                let now = Instant::now();
-                now + d.saturating_duration_since(now) / 2
-            });
-            std::thread::scope(|s| {
-                std::thread::Builder::new()
-                    .stack_size(STACK)
-                    .spawn_scoped(s, || {
-                        let rw = run_goal(win, budget(half, 0), 0);
-                        let rn = match &rw {
-                            Ok((Outcome::Proven, _)) if self.opts.stop_implied => {
-                                Ok((Outcome::Unknown { pn: 1, dn: 1 }, Some(Stop::Cancelled)))
-                            }
-                            _ => run_goal(nl, budget(deadline, 1), 1),
-                        };
-                        (rw, rn)
-                    })
-                    .expect("spawn a search thread")
-                    .join()
-                    .expect("search thread")
+            let half = halfway(deadline);
+            on_search_stack(|| {
+                let rw = run_goal(win, budget(half, 0), 0);
+                let rn = match &rw {
+                    Ok((Outcome::Proven, _)) if self.opts.stop_implied => {
+                        Ok((Outcome::Unknown { pn: 1, dn: 1 }, Some(Stop::Cancelled)))
+                    }
+                    _ => run_goal(nl, budget(deadline, 1), 1),
+                };
+                (rw, rn)
             })
         };
         // The lent threads stay with their goal's certificates and later roots.
@@ -912,55 +885,27 @@ impl<'t, R: Rules> Prover<'t, R> {
             let r = d
                 .solve_for(*pos, pos.side, &[], &b)
                 .map(|s| (s.outcome, d.stopped()));
-            if r.as_ref()
-                .map_or(true, |(o, _)| self.opts.stop_implied && implies(g, *o))
-            {
-                cancel.store(true, Ordering::Relaxed);
-            } else if let Some(rs) = &reserves {
-                rs[g].release();
-            }
+            after_goal(&r, g, self.opts.stop_implied, &cancel, reserves.as_ref());
             r.map(Some)
         };
         let (rw, rn) = if self.together() {
-            std::thread::scope(|s| {
-                let h = std::thread::Builder::new()
-                    .stack_size(STACK)
-                    .spawn_scoped(s, || run_goal(win, budget(deadline, 0), 0))
-                    .expect("spawn a search thread");
-                let h2 = std::thread::Builder::new()
-                    .stack_size(STACK)
-                    .spawn_scoped(s, || run_goal(nl, budget(deadline, 1), 1))
-                    .expect("spawn a search thread");
-                (
-                    h.join().expect("search thread"),
-                    h2.join().expect("search thread"),
-                )
-            })
+            on_two_search_stacks(
+                || run_goal(win, budget(deadline, 0), 0),
+                || run_goal(nl, budget(deadline, 1), 1),
+            )
         } else {
             let first = if again[1] {
-                deadline.map(|d| {
-                    let now = Instant::now();
-                    now + d.saturating_duration_since(now) / 2
-                })
+                halfway(deadline)
             } else {
                 deadline
             };
-            std::thread::scope(|s| {
-                std::thread::Builder::new()
-                    .stack_size(STACK)
-                    .spawn_scoped(s, || {
-                        let rw = run_goal(win, budget(first, 0), 0);
-                        let rn = match &rw {
-                            Ok(Some((o, _))) if self.opts.stop_implied && implies(0, *o) => {
-                                Ok(None)
-                            }
-                            _ => run_goal(nl, budget(deadline, 1), 1),
-                        };
-                        (rw, rn)
-                    })
-                    .expect("spawn a search thread")
-                    .join()
-                    .expect("search thread")
+            on_search_stack(|| {
+                let rw = run_goal(win, budget(first, 0), 0);
+                let rn = match &rw {
+                    Ok(Some((o, _))) if self.opts.stop_implied && implies(0, *o) => Ok(None),
+                    _ => run_goal(nl, budget(deadline, 1), 1),
+                };
+                (rw, rn)
             })
         };
         win.set_reserve(None);
@@ -1070,39 +1015,18 @@ impl<'t, R: Rules> Prover<'t, R> {
                         step(d, g)
                     }
                 };
-                std::thread::scope(|s| {
-                    let h = std::thread::Builder::new()
-                        .stack_size(STACK)
-                        .spawn_scoped(s, || go(win, 0, dw))
-                        .expect("spawn a search thread");
-                    let h2 = std::thread::Builder::new()
-                        .stack_size(STACK)
-                        .spawn_scoped(s, || go(nl, 1, dn))
-                        .expect("spawn a search thread");
-                    (
-                        h.join().expect("search thread"),
-                        h2.join().expect("search thread"),
-                    )
-                })
+                on_two_search_stacks(|| go(win, 0, dw), || go(nl, 1, dn))
             } else {
-                std::thread::scope(|s| {
-                    std::thread::Builder::new()
-                        .stack_size(STACK)
-                        .spawn_scoped(s, || {
-                            let rw = if dw { Ok(None) } else { step(win, 0) };
-                            // Win proven: not-lose is not searched any further.
-                            let skip =
-                                matches!(&rw, Ok(Some((o, _))) if stop_implied && implies(0, *o));
-                            let rn = if dn || skip || rw.is_err() {
-                                Ok(None)
-                            } else {
-                                step(nl, 1)
-                            };
-                            (rw, rn)
-                        })
-                        .expect("spawn a search thread")
-                        .join()
-                        .expect("search thread")
+                on_search_stack(|| {
+                    let rw = if dw { Ok(None) } else { step(win, 0) };
+                    // Win proven: not-lose is not searched any further.
+                    let skip = matches!(&rw, Ok(Some((o, _))) if stop_implied && implies(0, *o));
+                    let rn = if dn || skip || rw.is_err() {
+                        Ok(None)
+                    } else {
+                        step(nl, 1)
+                    };
+                    (rw, rn)
                 })
             };
             if let Some(r) = rw? {
@@ -1200,16 +1124,7 @@ impl<'t, R: Rules> Prover<'t, R> {
             deadline,
             cancel: None,
         };
-        let s = std::thread::scope(|sc| {
-            std::thread::Builder::new()
-                .stack_size(STACK)
-                .spawn_scoped(sc, || {
-                    cert::extract(d, *pos, pos.side, proven, &budget, deadline)
-                })
-                .expect("spawn a certificate thread")
-                .join()
-                .expect("certificate thread")
-        })?;
+        let s = on_search_stack(|| cert::extract(d, *pos, pos.side, proven, &budget, deadline))?;
         let Some(s) = s else { return Ok(None) };
         let game = self.game;
         cert::proof_of(&s, game.variant(), |p| game.covers(p))
@@ -1248,34 +1163,17 @@ impl<'t, R: Rules> Prover<'t, R> {
                 .map_err(|e| ProveError::Inconsistent(e.to_string()))
         };
         let go = |d: &mut Dfpn<'_, Checkers<'t, R>>, proven: bool, nodes: Option<u64>| {
-            std::thread::scope(|s| {
-                std::thread::Builder::new()
-                    .stack_size(STACK)
-                    .spawn_scoped(s, || one(d, proven, nodes))
-                    .expect("spawn a certificate thread")
-                    .join()
-                    .expect("certificate thread")
-            })
+            on_search_stack(|| one(d, proven, nodes))
         };
         match value {
             Wld::Win => Ok(go(win, true, budgets[0])?.map(|p| vec![p])),
             Wld::Loss => Ok(go(nl, false, budgets[1])?.map(|p| vec![p])),
             Wld::Draw => {
                 // Both sides' NotLose, in parallel.
-                let (a, b) = std::thread::scope(|s| {
-                    let a = std::thread::Builder::new()
-                        .stack_size(STACK)
-                        .spawn_scoped(s, || one(nl, true, budgets[1]))
-                        .expect("spawn a certificate thread");
-                    let b = std::thread::Builder::new()
-                        .stack_size(STACK)
-                        .spawn_scoped(s, || one(win, false, budgets[0]))
-                        .expect("spawn a certificate thread");
-                    (
-                        a.join().expect("certificate thread"),
-                        b.join().expect("certificate thread"),
-                    )
-                });
+                let (a, b) = on_two_search_stacks(
+                    || one(nl, true, budgets[1]),
+                    || one(win, false, budgets[0]),
+                );
                 Ok(a?.zip(b?).map(|(a, b)| vec![a, b]))
             }
         }
@@ -1372,6 +1270,74 @@ const SEARCH_SHARE: f64 = 0.5;
 
 /// Stack size of search threads (the search recurses once per ply of the current path).
 const STACK: usize = 256 << 20;
+
+/// Runs `f` on a new thread with the search stack ([`STACK`]) and returns its result.
+///
+/// # Panics
+/// If the thread cannot be spawned, or `f` panics (the panic goes on in the caller).
+fn on_search_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(STACK)
+            .spawn_scoped(s, f)
+            .expect("spawn a prover thread")
+            .join()
+            .expect("prover thread")
+    })
+}
+
+/// Runs `a` and `b` on two new threads with the search stack ([`STACK`]), side by side, and
+/// returns both results.
+///
+/// # Panics
+/// As [`on_search_stack`].
+fn on_two_search_stacks<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    std::thread::scope(|s| {
+        let ha = std::thread::Builder::new()
+            .stack_size(STACK)
+            .spawn_scoped(s, a)
+            .expect("spawn a prover thread");
+        let hb = std::thread::Builder::new()
+            .stack_size(STACK)
+            .spawn_scoped(s, b)
+            .expect("spawn a prover thread");
+        (
+            ha.join().expect("prover thread"),
+            hb.join().expect("prover thread"),
+        )
+    })
+}
+
+/// After goal `g`'s search (0 win, 1 not-lose) ended with `r`: an error, or an outcome that
+/// settles the other goal too (with `stop_implied`), cancels the other goal's search; otherwise
+/// this goal's threads join the other's search (`reserves`: the goals' thread reserves when
+/// they are searched together).
+fn after_goal<E>(
+    r: &Result<(Outcome, Option<Stop>), E>,
+    g: usize,
+    stop_implied: bool,
+    cancel: &AtomicBool,
+    reserves: Option<&[Arc<search::Reserve>; 2]>,
+) {
+    if r.as_ref()
+        .map_or(true, |(o, _)| stop_implied && implies(g, *o))
+    {
+        cancel.store(true, Ordering::Relaxed);
+    } else if let Some(rs) = reserves {
+        rs[g].release();
+    }
+}
+
+/// The instant halfway from now to `deadline` (`None`: no deadline).
+fn halfway(deadline: Option<Instant>) -> Option<Instant> {
+    deadline.map(|d| {
+        let now = Instant::now();
+        now + d.saturating_duration_since(now) / 2
+    })
+}
 
 /// The two goals' outcomes (win, not-lose) completed by what one implies for the other (a win
 /// proven is a not-lose proven, a not-lose disproven a win disproven; `implied` marks the goal
