@@ -626,15 +626,7 @@ impl<'t, R: Rules> Prover<'t, R> {
         // unknown) sums for the rest (see `Dfpn::set_weak`).
         // Goals searched together: each lends its threads to the other, from when it is
         // finished without settling the other (`search::Reserve`).
-        let reserves = if self.together() {
-            let rw = search::Reserve::new(self.goal_threads(Goal::Win));
-            let rn = search::Reserve::new(self.goal_threads(Goal::NotLose));
-            win.set_reserve(Some(rn.clone()));
-            nl.set_reserve(Some(rw.clone()));
-            Some([rw, rn])
-        } else {
-            None
-        };
+        let reserves = self.lend_threads(win, nl);
         let run_goal = |d: &mut Dfpn<'_, Checkers<'t, R>>, b: Budget, g: usize| {
             let r = d
                 .solve_two_phase(*pos, pos.side, &[], &b)
@@ -838,6 +830,24 @@ impl<'t, R: Rules> Prover<'t, R> {
         })
     }
 
+    /// With the goals searched together, each goal's thread reserve, handed to the other goal's
+    /// search (a goal that finishes without settling the other releases its reserve, and its
+    /// threads join the other's search); `None` with one thread.
+    fn lend_threads(
+        &self,
+        win: &mut Dfpn<'_, Checkers<'t, R>>,
+        nl: &mut Dfpn<'_, Checkers<'t, R>>,
+    ) -> Option<[Arc<search::Reserve>; 2]> {
+        if !self.together() {
+            return None;
+        }
+        let rw = search::Reserve::new(self.goal_threads(Goal::Win));
+        let rn = search::Reserve::new(self.goal_threads(Goal::NotLose));
+        win.set_reserve(Some(rn.clone()));
+        nl.set_reserve(Some(rw.clone()));
+        Some([rw, rn])
+    }
+
     /// The searches of the goals `again` (win, not-lose) once more, after a layer retrograde
     /// that did not settle `pos`, until `deadline` and within `nodes` each: with sums
     /// ([`Dfpn::solve_for`]), from what their tables hold (the search's share of the time
@@ -862,21 +872,12 @@ impl<'t, R: Rules> Prover<'t, R> {
             deadline,
             cancel: Some(cancel.clone()),
         };
-        let reserves = if self.together() {
-            let rw = search::Reserve::new(self.goal_threads(Goal::Win));
-            let rn = search::Reserve::new(self.goal_threads(Goal::NotLose));
-            win.set_reserve(Some(rn.clone()));
-            nl.set_reserve(Some(rw.clone()));
-            let rs = [rw, rn];
-            for g in 0..2 {
-                if !again[g] {
-                    rs[g].release();
-                }
+        let reserves = self.lend_threads(win, nl);
+        for (g, rs) in reserves.iter().flatten().enumerate() {
+            if !again[g] {
+                rs.release();
             }
-            Some(rs)
-        } else {
-            None
-        };
+        }
         let run_goal = |d: &mut Dfpn<'_, Checkers<'t, R>>, b: Budget, g: usize| {
             if !again[g] {
                 return Ok(None);
