@@ -28,12 +28,12 @@
 //! passes.
 
 use super::cert::Proof;
-use super::search::Goal;
+use super::search::{FastMap, Goal};
 use crate::board::{Color, Position, Wld};
 use crate::movegen::Move;
 use crate::probe::{ProbeError, Tablebase};
 use crate::rules::{Rules, Variant};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::Instant;
 
 /// Estimated peak bytes per layer position: the position, its index entry (with the hash
@@ -84,7 +84,7 @@ fn reversible(from: &Position, to: &Position) -> bool {
 /// The layer of a root position with its in-layer moves and exit values.
 pub struct Layer {
     positions: Vec<Position>,
-    index: HashMap<Position, u32>,
+    index: FastMap<Position, u32>,
     /// In-graph successors of position i: `succ[start[i]..end[i]]`.
     start: Vec<u32>,
     end: Vec<u32>,
@@ -140,7 +140,7 @@ impl Layer {
     ) -> Result<Option<Layer>, ProbeError> {
         let mut l = Layer {
             positions: vec![*root],
-            index: HashMap::from([(*root, 0)]),
+            index: FastMap::from_iter([(*root, 0)]),
             start: vec![0],
             end: vec![0],
             truncated: false,

@@ -44,11 +44,11 @@ use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
-/// A fast hasher for the searcher's own maps (the path and the path-dependent results): a
-/// multiply-rotate over the words of the key, mixed at the end (the keys are positions; no
-/// input is adversarial).
+/// A fast hasher for the prover's own maps (the search's path and path-dependent results, the
+/// layer retrograde's index): a multiply-rotate over the words of the key, mixed at the end
+/// (the keys are positions; no input is adversarial). Deterministic (no random seed).
 #[derive(Clone, Copy, Default)]
-struct FastHasher(u64);
+pub(super) struct FastHasher(u64);
 
 impl FastHasher {
     fn add(&mut self, x: u64) {
@@ -85,8 +85,8 @@ impl std::hash::Hasher for FastHasher {
     }
 }
 
-/// A map of the searcher's with [`FastHasher`].
-type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
+/// A map of the prover's with [`FastHasher`].
+pub(super) type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
 
 /// Most dependencies a path-dependent result may have to be cached.
 const MAX_DEPS: usize = 16;
