@@ -159,7 +159,11 @@ pub const LOCK_FILE: &str = ".egdb-build.lock";
 /// builds do not both redo the same work. A whole build takes it exclusively; `--slice`
 /// builds (one unit each, run side by side by a cluster scheduler) take it shared, so they
 /// exclude a whole build but not each other. Released when dropped and, by the kernel, when
-/// the process ends in any way (error, panic, kill -9). The lock file itself stays.
+/// the process ends in any way (error, panic, kill -9). The lock file itself stays. A child
+/// process forked while the lock is held shares the lock file's descriptor until it execs
+/// (`flock` belongs to the open file, and the descriptor is close-on-exec), so in a program
+/// that spawns processes during a build, a build started right after it may briefly find
+/// the directory [`BuildError::Busy`].
 ///
 /// On a directory the build may not write (permissions, a read-only mount) the lock file is
 /// opened read-only where it exists (`flock` works on such a descriptor), and the build runs
