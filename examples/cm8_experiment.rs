@@ -15,6 +15,10 @@
 //!  [ASSIGN=seg|block|file] [CONSTSEG=1] [FILEPRIOR=bits [MINN=n]] [DECODE=1] cm8_experiment DIR PIECES`
 //!
 //! - every k-th WLD file of `PIECES` pieces of `DIR` (from the o-th, by name) is coded;
+//! - `EMIT=path`: also write the codebook as codec 7's compiled-in table
+//!   (`src/table/cm7_priors.in`, docs/format.md "Codec 7"); with `BOOK=file`, that file's
+//!   codebook is written at once and nothing is measured (the codebook of codec 7:
+//!   `SAMPLE=10 CONSTSEG=1 K=64 ROUNDS=5 SAVE=book.txt EMIT=src/table/cm7_priors.in`);
 //! - `BOOK=file`: the codebook to use (one prior a line, 256 numbers: per context the 12-bit
 //!   probabilities of a 0 bit of its two decisions), no training; else the codebook is trained
 //!   on the files: the first prior is codec 6's (`cm6::PRIOR`), the other `K - 1` are seeded
@@ -491,6 +495,21 @@ fn save(book: &[Prior], path: &str) {
     std::fs::write(path, s).unwrap();
 }
 
+/// Write `book` as codec 7's compiled-in codebook (`src/table/cm7_priors.in`).
+fn emit(book: &[Prior], path: &str) {
+    let mut s = String::from(
+        "// Codec 7's codebook: 64 priors (per context of codec 6's model, the 12-bit probabilities of a 0\n\
+         // bit of its two decisions). Generated, do not edit: docs/format.md \"Codec 7\",\n\
+         // `SAMPLE=10 CONSTSEG=1 K=64 ROUNDS=5 SAVE=book.txt EMIT=src/table/cm7_priors.in cm8_experiment /work/tables/p6 6`.\n[\n",
+    );
+    for p in book {
+        let w: Vec<String> = p.iter().map(|x| format!("[{}, {}]", x[0], x[1])).collect();
+        s.push_str(&format!("    [{}],\n", w.join(", ")));
+    }
+    s.push_str("]\n");
+    std::fs::write(path, s).unwrap();
+}
+
 fn load_book(path: &str) -> Vec<Prior> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -607,6 +626,10 @@ fn main() {
         near,
     };
     let assign_by = std::env::var("ASSIGN").unwrap_or_else(|_| "seg".into());
+    if let (Ok(b), Ok(e)) = (std::env::var("BOOK"), std::env::var("EMIT")) {
+        emit(&load_book(&b), &e);
+        return;
+    }
     let t0 = Instant::now();
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -769,6 +792,9 @@ fn main() {
     }
     if let Ok(out) = std::env::var("SAVE") {
         save(&book, &out);
+    }
+    if let Ok(out) = std::env::var("EMIT") {
+        emit(&book, &out);
     }
     // The final codebook, with codec 6 (prior 0 alone) beside it: codec 6 is measured by
     // coding with cm6::PRIOR in the same run.

@@ -1,5 +1,5 @@
-//! Convert a table directory to codec 4 (docs/format.md), or to codec 5 with `CODEC=5` or
-//! codec 6 with `CODEC=6`: a thin wrapper over the library's [`convert_dir`], which
+//! Convert a table directory to codec 4 (docs/format.md), or to codec 5, 6 or 7 with
+//! `CODEC=5`, `CODEC=6` or `CODEC=7`: a thin wrapper over the library's [`convert_dir`], which
 //! `egdb convert` runs too (prefer the command; this example keeps the older commands of
 //! docs/format.md working).
 //! Usage:
@@ -28,7 +28,7 @@ fn run(args: &[String]) -> Result<(), String> {
         Err(_) => CODEC_2BIT_THREATS,
         Ok(s) => s
             .parse()
-            .map_err(|_| format!("CODEC={s}: the output codec must be 4, 5 or 6"))?,
+            .map_err(|_| format!("CODEC={s}: the output codec must be 4, 5, 6 or 7"))?,
     };
     let mut opts = ConvertOptions::new(&args[1], &args[2], codec);
     if let Some(b) = args.get(3) {

@@ -4,9 +4,9 @@
 //! byte for byte, and can check a random sample of positions against the source's values.
 //!
 //! Which conversions exist: a file already in the target codec is copied as it is; codec 2
-//! converts to 4, 5 or 6 without search (codec 2 stores the true value of every position those
-//! codecs store, the captures aside, which they leave don't care too); codecs 4, 5 and 6 have
-//! the same don't-care positions and convert into each other. Codecs 4, 5 and 6 store no value
+//! converts to 4, 5, 6 or 7 without search (codec 2 stores the true value of every position
+//! those codecs store, the captures aside, which they leave don't care too); codecs 4 to 7
+//! have the same don't-care positions and convert into each other. Codecs 4 to 7 store no value
 //! at their threat positions, so they cannot become codec 2 without a search (rebuild with
 //! `egdb build`), and they are English only (a variant's directory converts to codec 2 only,
 //! that is, is copied).
@@ -16,7 +16,7 @@ use crate::index::SliceIndex;
 use crate::slice::Slice;
 use crate::table::{
     slice_of_dtc_file_name, slice_of_file_name, Access, DtcFile, FileKind, TableError, TableFile,
-    WriteOptions, ANY_RULES, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_FILLED,
+    WriteOptions, ANY_RULES, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_BOOK, CODEC_CM_FILLED,
     CODEC_CM_THREATS, RULES_ENGLISH,
 };
 use rayon::prelude::*;
@@ -33,7 +33,7 @@ pub struct ConvertOptions {
     pub src: PathBuf,
     /// The target directory (created if missing); must not be `src`, by any path.
     pub dst: PathBuf,
-    /// The value codec of the WLD files written: 2, 4, 5 or 6 (docs/format.md).
+    /// The value codec of the WLD files written: 2, 4, 5, 6 or 7 (docs/format.md).
     pub codec: u32,
     /// Positions per block of the files re-encoded (a positive multiple of 20; default
     /// 65,520, what `egdb build` writes). Files copied keep theirs.
@@ -261,10 +261,11 @@ pub fn convert_dir(
         CODEC_2BIT_THREATS,
         CODEC_CM_THREATS,
         CODEC_CM_FILLED,
+        CODEC_CM_BOOK,
     ];
     if !codecs.contains(&opts.codec) {
         return Err(ConvertError::Options(format!(
-            "codec {}: the target codec must be 2, 4, 5 or 6",
+            "codec {}: the target codec must be 2, 4, 5, 6 or 7",
             opts.codec
         )));
     }

@@ -189,9 +189,9 @@ pub mod format {
     pub use crate::table::{
         dir_rules, dtc_path, slice_of_dtc_file_name, slice_of_file_name, table_path, write_table,
         write_table_with, DtcFile, Fault, FileKind, FilePool, TableError, TableFile, TableMeta,
-        WriteOptions, ANY_RULES, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_FILLED,
-        CODEC_CM_THREATS, CODEC_DTC_BYTE, DEFAULT_MAX_OPEN_FILES, DONT_CARE, FORMAT_VERSION,
-        HEADER_LEN, HEADER_SUMMED, RULES_ENGLISH,
+        WriteOptions, ANY_RULES, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_BOOK,
+        CODEC_CM_FILLED, CODEC_CM_THREATS, CODEC_DTC_BYTE, DEFAULT_MAX_OPEN_FILES, DONT_CARE,
+        FORMAT_VERSION, HEADER_LEN, HEADER_SUMMED, RULES_ENGLISH,
     };
 }
 

@@ -290,7 +290,7 @@ fn verify_ok(dir: &Path) -> String {
 #[test]
 fn build_codec_flag_refuses_other_values() {
     // Codecs that do not exist, and spellings no other integer option accepts either.
-    for bad in ["3", "7", "0", " 5", "5 ", "-2", "five", ""] {
+    for bad in ["3", "8", "0", " 5", "5 ", "-2", "five", ""] {
         let d = tempfile::tempdir().unwrap();
         let out = Command::new(env!("CARGO_BIN_EXE_egdb"))
             .args([
@@ -307,7 +307,7 @@ fn build_codec_flag_refuses_other_values() {
         assert!(!out.status.success(), "--codec {bad:?} was accepted");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
-            err.contains("--codec") && err.contains("2, 4, 5 or 6"),
+            err.contains("--codec") && err.contains("2, 4, 5, 6 or 7"),
             "{bad:?}: {err}"
         );
         assert!(std::fs::read_dir(d.path()).unwrap().next().is_none());

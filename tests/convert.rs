@@ -113,7 +113,7 @@ fn codecs(dir: &Path) -> Vec<u32> {
 }
 
 #[test]
-fn english_tables_convert_to_codecs_4_5_6_probe_alike_verify_and_resume() {
+fn english_tables_convert_to_codecs_4_to_7_probe_alike_verify_and_resume() {
     let d = tempfile::tempdir().unwrap();
     let src = d.path().join("src");
     build(&BuildOptions {
@@ -132,7 +132,7 @@ fn english_tables_convert_to_codecs_4_5_6_probe_alike_verify_and_resume() {
         all.par_iter().map(|p| tb.probe_wld(p).unwrap()).collect()
     };
 
-    for codec in ["4", "5", "6"] {
+    for codec in ["4", "5", "6", "7"] {
         let dst = d.path().join(format!("c{codec}"));
         let out = convert_ok(&src, &dst, &["--codec", codec, "--check", "300"]);
         assert!(
@@ -162,8 +162,8 @@ fn english_tables_convert_to_codecs_4_5_6_probe_alike_verify_and_resume() {
         assert_eq!(dir_rules(&dst).unwrap(), dir_rules(&src).unwrap());
 
         // Every position probes as in the source (all of them for codecs 4 and 5; every 3rd
-        // for codec 6, which the byte comparison below covers too).
-        let step = if codec == "6" { 3 } else { 1 };
+        // for codecs 6 and 7, which the byte comparisons below cover too).
+        let step = if codec == "6" || codec == "7" { 3 } else { 1 };
         let tb = Tablebase::open(&dst).unwrap();
         let bad: Vec<String> = all
             .par_iter()
@@ -183,7 +183,7 @@ fn english_tables_convert_to_codecs_4_5_6_probe_alike_verify_and_resume() {
     }
 
     // The converted files are those `egdb build --codec 5` writes, byte for byte; and the
-    // conversions between codecs 4, 5 and 6 give the same files as from codec 2.
+    // conversions between codecs 4, 5, 6 and 7 give the same files as from codec 2.
     let built = d.path().join("b5");
     build(&BuildOptions {
         codec: 5,
@@ -192,7 +192,7 @@ fn english_tables_convert_to_codecs_4_5_6_probe_alike_verify_and_resume() {
     .unwrap();
     let c5 = with_ext(&files(&d.path().join("c5")), ".egdb");
     assert_eq!(with_ext(&files(&built), ".egdb"), c5);
-    for (from, to) in [("4", "5"), ("5", "6"), ("6", "4")] {
+    for (from, to) in [("4", "5"), ("5", "6"), ("6", "7"), ("7", "4")] {
         let dst = d.path().join(format!("from{from}to{to}"));
         convert_ok(&d.path().join(format!("c{from}")), &dst, &["--codec", to]);
         assert_eq!(
@@ -286,11 +286,11 @@ fn refusals_name_the_problem_and_write_nothing() {
     assert_eq!(files(&src), src_files);
 
     // Codecs that do not exist: a usage error, nothing made.
-    for bad in ["3", "7", "0", "five", ""] {
+    for bad in ["3", "8", "0", "five", ""] {
         convert_fails(
             &["--dir", s, "--out", t, &format!("--codec={bad}")],
             2,
-            "2, 4, 5 or 6",
+            "2, 4, 5, 6 or 7",
         );
     }
     assert!(!dst.exists());
@@ -420,7 +420,7 @@ fn a_variants_tables_convert_to_codec_2_only_keeping_their_rules() {
     let s = src.to_str().unwrap();
     let dst = d.path().join("dst");
     let t = dst.to_str().unwrap();
-    for codec in ["4", "5", "6"] {
+    for codec in ["4", "5", "6", "7"] {
         let err = convert_fails(
             &["--dir", s, "--out", t, "--codec", codec],
             1,

@@ -84,11 +84,11 @@ pub struct Args {
     pub rules: String,
 }
 
-/// `--codec`: 2, 4, 5 or 6, read as every other integer option is (`05` is 5; spaces are
+/// `--codec`: 2, 4, 5, 6 or 7, read as every other integer option is (`05` is 5; spaces are
 /// refused).
 fn parse_codec(s: &str) -> Result<u32, String> {
     use checkers_egdb::format::{
-        CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_FILLED, CODEC_CM_THREATS,
+        CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_BOOK, CODEC_CM_FILLED, CODEC_CM_THREATS,
     };
     match s.parse::<u32>() {
         Ok(c)
@@ -97,12 +97,13 @@ fn parse_codec(s: &str) -> Result<u32, String> {
                 CODEC_2BIT_THREATS,
                 CODEC_CM_THREATS,
                 CODEC_CM_FILLED,
+                CODEC_CM_BOOK,
             ]
             .contains(&c) =>
         {
             Ok(c)
         }
-        _ => Err("expected 2, 4, 5 or 6".into()),
+        _ => Err("expected 2, 4, 5, 6 or 7".into()),
     }
 }
 

@@ -15,9 +15,9 @@ pub struct Args {
     /// skipped, missing or damaged ones written again.
     #[arg(long, value_name = "DST")]
     pub out: PathBuf,
-    /// Value codec of the WLD files written: 2, 4, 5 or 6 (docs/format.md); default: the
+    /// Value codec of the WLD files written: 2, 4, 5, 6 or 7 (docs/format.md); default: the
     /// codec `egdb build` writes without --codec. A file already in that codec is copied as
-    /// it is; codec 2 converts to 4, 5 and 6, and those into each other; codecs 4, 5 and 6
+    /// it is; codec 2 converts to 4, 5, 6 and 7, and those into each other; codecs 4 to 7
     /// cannot become codec 2 (that needs a search: rebuild instead), and are English only.
     #[arg(long, value_parser = parse_codec)]
     pub codec: Option<u32>,
@@ -35,11 +35,11 @@ pub struct Args {
     pub quiet: bool,
 }
 
-/// `--codec`: 2, 4, 5 or 6.
+/// `--codec`: 2, 4, 5, 6 or 7.
 fn parse_codec(s: &str) -> Result<u32, String> {
     match s.parse::<u32>() {
-        Ok(c @ (2 | 4 | 5 | 6)) => Ok(c),
-        _ => Err("expected 2, 4, 5 or 6".into()),
+        Ok(c @ (2 | 4 | 5 | 6 | 7)) => Ok(c),
+        _ => Err("expected 2, 4, 5, 6 or 7".into()),
     }
 }
 

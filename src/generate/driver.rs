@@ -305,15 +305,17 @@ pub fn drive(
         crate::table::CODEC_2BIT_THREATS,
         crate::table::CODEC_CM_THREATS,
         crate::table::CODEC_CM_FILLED,
+        crate::table::CODEC_CM_BOOK,
     ]
     .contains(&opts.codec)
     {
         return Err(BuildError::Options(format!(
-            "--codec must be {}, {}, {} or {}, got {}",
+            "--codec must be {}, {}, {}, {} or {}, got {}",
             crate::table::CODEC_2BIT_ZSTD,
             crate::table::CODEC_2BIT_THREATS,
             crate::table::CODEC_CM_THREATS,
             crate::table::CODEC_CM_FILLED,
+            crate::table::CODEC_CM_BOOK,
             opts.codec
         )));
     }
@@ -345,7 +347,7 @@ pub fn drive(
 
 /// The checks of [`BuildOptions::rules`]: the directory holds no tables of other rules (one
 /// variant per directory); the variants other than English build codec-2 value files and
-/// distance-to-conversion files only (codecs 4 and 5 and the depth-to-win pass are English's).
+/// distance-to-conversion files only (codecs 4 to 7 and the depth-to-win pass are English's).
 fn check_rules(opts: &BuildOptions) -> Result<(), BuildError> {
     let v = opts.rules;
     match crate::table::dir_rules(&opts.dir) {

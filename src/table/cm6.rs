@@ -201,7 +201,46 @@ pub fn encode_block_with(
 ) -> Result<Coded, u64> {
     let segment = params.segment.max(1);
     let n = values.len();
-    // Per position: 0 skipped, 1 + feature coded, 3 + feature don't care (filled).
+    let cls = classes(ix, start, n);
+    if let Some(c) = block_constant(&cls, values, start)? {
+        return Ok(Coded::Const(c));
+    }
+    let st = strides(ix);
+    let mut lens = Vec::with_capacity(segments_of(n, segment));
+    let mut body = Vec::new();
+    for s0 in (0..n).step_by(segment) {
+        let s1 = (s0 + segment).min(n);
+        let bytes = code_segment(
+            &cls[s0..s1],
+            &values[s0..s1],
+            st,
+            prior,
+            params.weight,
+            counts.as_deref_mut(),
+        );
+        lens.push(bytes.len());
+        body.extend_from_slice(&bytes);
+    }
+    let mut out = Vec::with_capacity(body.len() + 2 * lens.len());
+    for l in lens {
+        let mut l = l as u64;
+        loop {
+            let b = (l & 0x7F) as u8;
+            l >>= 7;
+            if l == 0 {
+                out.push(b);
+                break;
+            }
+            out.push(b | 0x80);
+        }
+    }
+    out.extend_from_slice(&body);
+    Ok(Coded::Bytes(out))
+}
+
+/// The class of each position `start..start + n` of the slice of `ix` for the encoder: 0
+/// skipped, 1 + feature coded, 3 + feature don't care (coded, with the likeliest value).
+pub(super) fn classes(ix: &SliceIndex, start: u64, n: usize) -> Vec<u8> {
     let mut cls: Vec<u8> = Vec::with_capacity(n);
     ix.visit(start, start + n as u64, |_, p| {
         cls.push(match class(&p) {
@@ -222,10 +261,26 @@ pub fn encode_block_with(
         })
     });
     debug_assert_eq!(cls.len(), n);
+    cls
+}
+
+/// Whether a position of class `c` ([`classes`]) holds a value the readers take (coded, not
+/// don't care).
+#[inline]
+pub(super) fn stored(c: u8) -> bool {
+    c == 1 || c == 2
+}
+
+/// Checks the values of the positions the readers take (at most 2) and returns the one value
+/// they all hold (1 if there is none), or `None` if they differ.
+///
+/// # Errors
+/// The index (`start + k`) of a value above 2 at such a position.
+pub(super) fn block_constant(cls: &[u8], values: &[u8], start: u64) -> Result<Option<u8>, u64> {
     let mut first = None;
     let mut constant = true;
     for (k, &c) in cls.iter().enumerate() {
-        if c == 1 || c == 2 {
+        if stored(c) {
             let v = values[k];
             if v > 2 {
                 return Err(start + k as u64);
@@ -237,57 +292,44 @@ pub fn encode_block_with(
             }
         }
     }
-    if constant {
-        return Ok(Coded::Const(first.unwrap_or(1)));
-    }
-    let st = strides(ix);
-    let mut lens = Vec::with_capacity(segments_of(n, segment));
-    let mut body = Vec::new();
-    for s0 in (0..n).step_by(segment) {
-        let s1 = (s0 + segment).min(n);
-        let mut m = Model::new(s1 - s0, st, prior, params.weight);
-        let mut e = Encoder::new();
-        for k in s0..s1 {
-            let c = cls[k];
-            if c == 0 {
-                continue;
-            }
-            let f = usize::from((c - 1) % 2);
-            let ctx = m.context(k - s0, f);
-            let pr = &mut m.probs[ctx];
-            let v = if c >= 3 {
-                likeliest(pr)
-            } else {
-                usize::from(values[k])
-            };
-            if let Some(cn) = counts.as_deref_mut() {
-                cn[ctx][0][usize::from(v != 1)] += 1;
-                if v != 1 {
-                    cn[ctx][1][usize::from(v == 2)] += 1;
-                }
-            }
-            e.value(pr, v);
-            m.seen(k - s0, v);
+    Ok(constant.then(|| first.unwrap_or(1)))
+}
+
+/// The range coder's bytes of one segment: the classes `cls` ([`classes`]) and values of its
+/// positions, the slice's strides, the prior and its weight; with `counts`, the bits seen per
+/// context are added there.
+pub(super) fn code_segment(
+    cls: &[u8],
+    values: &[u8],
+    st: (usize, usize),
+    prior: &[[u16; 2]; CONTEXTS],
+    weight: u16,
+    mut counts: Option<&mut Counts>,
+) -> Vec<u8> {
+    let mut m = Model::new(cls.len(), st, prior, weight);
+    let mut e = Encoder::new();
+    for (k, &c) in cls.iter().enumerate() {
+        if c == 0 {
+            continue;
         }
-        let bytes = e.finish_short();
-        lens.push(bytes.len());
-        body.extend_from_slice(&bytes);
-    }
-    let mut out = Vec::with_capacity(body.len() + 2 * lens.len());
-    for l in lens {
-        let mut l = l as u64;
-        loop {
-            let b = (l & 0x7F) as u8;
-            l >>= 7;
-            if l == 0 {
-                out.push(b);
-                break;
+        let f = usize::from((c - 1) % 2);
+        let ctx = m.context(k, f);
+        let pr = &mut m.probs[ctx];
+        let v = if c >= 3 {
+            likeliest(pr)
+        } else {
+            usize::from(values[k])
+        };
+        if let Some(cn) = counts.as_deref_mut() {
+            cn[ctx][0][usize::from(v != 1)] += 1;
+            if v != 1 {
+                cn[ctx][1][usize::from(v == 2)] += 1;
             }
-            out.push(b | 0x80);
         }
+        e.value(pr, v);
+        m.seen(k, v);
     }
-    out.extend_from_slice(&body);
-    Ok(Coded::Bytes(out))
+    e.finish_short()
 }
 
 /// Byte ranges (within `data`) of the segments of a stored block of `n` positions.

@@ -24,6 +24,7 @@
 
 pub mod cm;
 pub mod cm6;
+pub mod cm7;
 pub mod codec;
 pub mod dtc;
 pub mod dtw;
@@ -38,6 +39,7 @@ mod write_compat_tests;
 
 pub use cm::CODEC_CM_THREATS;
 pub use cm6::CODEC_CM_FILLED;
+pub use cm7::CODEC_CM_BOOK;
 pub use codec::{ValueCodec, Wld2Bit, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, DONT_CARE};
 pub use dtc::{dtc_path, slice_of_dtc_file_name, DtcBlock, DtcFile, CODEC_DTC_BYTE};
 pub use error::{Fault, TableError};

@@ -411,7 +411,9 @@ impl TableFile {
         // Codec 5 (codec 4's don't cares, context-model coded) decodes with English move
         // generation, so only English files may use it.
         let codec = u32::from(header.codec);
-        let cm_ok = (codec == super::cm::CODEC_CM_THREATS || codec == super::cm6::CODEC_CM_FILLED)
+        let cm_ok = (codec == super::cm::CODEC_CM_THREATS
+            || codec == super::cm6::CODEC_CM_FILLED
+            || codec == super::cm7::CODEC_CM_BOOK)
             && u32::from(header.rules) == crate::rules::english::ID;
         if codec != Wld2Bit::ID && codec != CODEC_2BIT_THREATS && !cm_ok {
             return Err(self.fault(Fault::Codec(codec)));
@@ -530,6 +532,7 @@ impl TableFile {
         self.codec == CODEC_2BIT_THREATS
             || self.codec == super::cm::CODEC_CM_THREATS
             || self.codec == super::cm6::CODEC_CM_FILLED
+            || self.codec == super::cm7::CODEC_CM_BOOK
     }
     /// The zstd level recorded by the writer (informational).
     pub fn level(&self) -> u32 {
@@ -607,13 +610,17 @@ impl TableFile {
             Err(constant) => return Ok(constant),
         };
         let n = self.positions_in_block(b) as usize;
-        if self.codec == super::cm6::CODEC_CM_FILLED {
+        if self.codec == super::cm6::CODEC_CM_FILLED || self.codec == super::cm7::CODEC_CM_BOOK {
             let ix = self
                 .index
                 .get_or_init(|| crate::index::SliceIndex::new(self.meta.slice));
             let start = b * u64::from(self.block_positions);
-            let values = super::cm6::decode_block(ix, start, n, &data)
-                .map_err(|why| self.fault(Fault::BlockDecode { block: b, why }))?;
+            let values = if self.codec == super::cm7::CODEC_CM_BOOK {
+                super::cm7::decode_block(ix, start, n, &data)
+            } else {
+                super::cm6::decode_block(ix, start, n, &data)
+            }
+            .map_err(|why| self.fault(Fault::BlockDecode { block: b, why }))?;
             return Ok(Block::Packed(super::codec::pack_base3(&values)));
         }
         if self.codec == super::cm::CODEC_CM_THREATS {
@@ -668,9 +675,10 @@ impl TableFile {
     }
 
     /// Whether [`TableFile::decode_page`] decodes less than the whole block (codec 6, whose
-    /// blocks are coded in segments of one cache page, [`super::cm6::SEGMENT`] positions).
+    /// blocks are coded in segments of one cache page, [`super::cm6::SEGMENT`] positions), and
+    /// codec 7 (the same segments).
     pub fn pages_decode_alone(&self) -> bool {
-        self.codec == super::cm6::CODEC_CM_FILLED
+        self.codec == super::cm6::CODEC_CM_FILLED || self.codec == super::cm7::CODEC_CM_BOOK
     }
 
     /// The stored bytes of block `b` (`b` in range), their checksum checked, or `Err` with
@@ -695,7 +703,7 @@ impl TableFile {
         Ok(Ok(data))
     }
 
-    /// Decode the positions `page * SEGMENT .. (page + 1) * SEGMENT` of block `b` (codec 6,
+    /// Decode the positions `page * SEGMENT .. (page + 1) * SEGMENT` of block `b` (codecs 6 and 7,
     /// [`super::cm6::SEGMENT`] = 4,120 positions; the last page of a block may be shorter)
     /// and return them in the memory form (base 3, five per byte: one page of the probe's
     /// block cache, 824 bytes). The block's checksum is checked over all its bytes first;
@@ -719,7 +727,7 @@ impl TableFile {
                 self.path.display()
             )));
         }
-        if self.codec != super::cm6::CODEC_CM_FILLED {
+        if !self.pages_decode_alone() {
             return Ok(match self.decode_block(b)? {
                 Block::Packed(p) => {
                     let a = page * PAGE_BYTES;
@@ -737,6 +745,11 @@ impl TableFile {
             .get_or_init(|| crate::index::SliceIndex::new(self.meta.slice));
         let first = b * u64::from(self.block_positions);
         let decode_fault = |why: String| self.fault(Fault::BlockDecode { block: b, why });
+        if self.codec == super::cm7::CODEC_CM_BOOK {
+            let values =
+                super::cm7::decode_page(ix, first, n, page, &data).map_err(decode_fault)?;
+            return Ok(Block::Packed(super::codec::pack_base3(&values)));
+        }
         let ranges = super::cm6::segment_ranges(n, &data).map_err(decode_fault)?;
         let (a, e) = ranges[page];
         let values = super::cm6::decode_segment(ix, first, n, page, &data[a..e])

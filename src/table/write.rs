@@ -204,7 +204,7 @@ fn encode_any(
             encode::<Wld2BitThreats>(meta, values, dont_care, opts, min_width)
         }
         // Codec 6: the same, coded in segments that decode without move generation.
-        super::cm6::CODEC_CM_FILLED => {
+        super::cm6::CODEC_CM_FILLED | super::cm7::CODEC_CM_BOOK => {
             encode::<Wld2BitThreats>(meta, values, dont_care, opts, min_width)
         }
         c => Err(TableError::Invalid(format!("unknown value codec {c}"))),
@@ -359,12 +359,15 @@ fn check_options(opts: &WriteOptions) -> Result<(), TableError> {
     }
     let threats = matches!(
         opts.codec,
-        CODEC_2BIT_THREATS | super::cm::CODEC_CM_THREATS | super::cm6::CODEC_CM_FILLED
+        CODEC_2BIT_THREATS
+            | super::cm::CODEC_CM_THREATS
+            | super::cm6::CODEC_CM_FILLED
+            | super::cm7::CODEC_CM_BOOK
     );
     if threats && opts.rules != RULES_ENGLISH {
         return Err(TableError::Invalid(format!(
-            "codec {CODEC_2BIT_THREATS} needs English rules (rules id {})",
-            opts.rules
+            "codec {} needs English rules (rules id {})",
+            opts.codec, opts.rules
         )));
     }
     Ok(())
@@ -398,7 +401,10 @@ pub(crate) fn encode_blocks(
         CODEC_2BIT_ZSTD => encode_blocks_with::<Wld2Bit>(slice, first, values, dont_care, opts),
         // Codecs 5 and 6: codec 4's symbols and don't cares, context-model coded (codec 6 in
         // segments that decode without move generation).
-        CODEC_2BIT_THREATS | super::cm::CODEC_CM_THREATS | super::cm6::CODEC_CM_FILLED => {
+        CODEC_2BIT_THREATS
+        | super::cm::CODEC_CM_THREATS
+        | super::cm6::CODEC_CM_FILLED
+        | super::cm7::CODEC_CM_BOOK => {
             encode_blocks_with::<Wld2BitThreats>(slice, first, values, dont_care, opts)
         }
         c => Err(TableError::Invalid(format!("unknown value codec {c}"))),
@@ -433,6 +439,7 @@ fn encode_blocks_with<C: ValueCodec>(
     let threats = C::ID == CODEC_2BIT_THREATS;
     let cm = opts.codec == super::cm::CODEC_CM_THREATS;
     let cm6 = opts.codec == super::cm6::CODEC_CM_FILLED;
+    let cm7 = opts.codec == super::cm7::CODEC_CM_BOOK;
     let index = threats.then(|| crate::index::SliceIndex::new(slice));
     let bp = opts.block_positions as usize;
     let first = first as usize;
@@ -453,9 +460,14 @@ fn encode_blocks_with<C: ValueCodec>(
                 }
             }
             let start = first + b * bp;
-            if cm6 {
-                let ix = index.as_ref().expect("codec 6 has an index");
-                return match super::cm6::encode_block(ix, start as u64, &v) {
+            if cm6 || cm7 {
+                let ix = index.as_ref().expect("codecs 6 and 7 have an index");
+                let coded = if cm7 {
+                    super::cm7::encode_block(ix, start as u64, &v)
+                } else {
+                    super::cm6::encode_block(ix, start as u64, &v)
+                };
+                return match coded {
                     Ok(super::cm6::Coded::Const(c)) => Ok(EncodedBlock {
                         data: Vec::new(),
                         constant: u32::from(c),
@@ -465,7 +477,8 @@ fn encode_blocks_with<C: ValueCodec>(
                         constant: NO_CONST,
                     }),
                     Err(i) => Err(TableError::Invalid(format!(
-                        "no value at index {i} of slice {slice}, which codec 6 stores"
+                        "no value at index {i} of slice {slice}, which codec {} stores",
+                        opts.codec
                     ))),
                 };
             }
@@ -589,6 +602,8 @@ pub(crate) fn layout(
         super::cm::CODEC_CM_THREATS
     } else if cm6 {
         super::cm6::CODEC_CM_FILLED
+    } else if opts.codec == super::cm7::CODEC_CM_BOOK {
+        super::cm7::CODEC_CM_BOOK
     } else if opts.codec == CODEC_2BIT_THREATS {
         CODEC_2BIT_THREATS
     } else {
