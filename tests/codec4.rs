@@ -4,22 +4,25 @@
 //! test implements itself: captures resolved by search over the slow move generator's
 //! successors, no move = loss, otherwise the stored value (read with `TableFile::decode_all`).
 //! Neither the probe's resolution code nor the codec-4 writer is used for the reference.
-//! Codec 5 (codec 4's don't cares, context-model coded) and codec 6 (the same don't cares,
-//! context-model coded in segments decoded without move generation) are held to the same
-//! reference.
+//! Codec 5 (codec 4's don't cares, context-model coded), codec 6 (the same don't cares,
+//! context-model coded in segments decoded without move generation) and codec 7 (codec 6 with
+//! a codebook of priors and constant / near-constant segments) are held to the same
+//! reference; codec 7 also to the naive oracle's values (`probe_common::naive_values`, forward
+//! sweeps over the slow move generator) at 3 pieces, `egdb convert` round trips, a directory
+//! mixing codecs 2, 6 and 7, and damaged blocks (refused, never read as values).
 
 mod probe_common;
 
 use checkers_egdb::format::{
-    is_dont_care, SliceIndex, TableFile, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_FILLED,
-    CODEC_CM_THREATS,
+    is_dont_care, SliceIndex, TableFile, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, CODEC_CM_BOOK,
+    CODEC_CM_FILLED, CODEC_CM_THREATS,
 };
 use checkers_egdb::planning::build_order;
 use checkers_egdb::{BuildOptions, Position, Slice, Tablebase, Unit, Wld};
-use probe_common::all_positions;
+use probe_common::{all_positions, naive_values};
 use rayon::prelude::*;
-use std::collections::HashMap;
-use std::path::Path;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// `egdb build --pieces PIECES --dir DIR [--codec CODEC]` (no flag: the default, codec 2).
@@ -197,8 +200,18 @@ fn codec4_tables_probe_like_codec2_tables_up_to_4_pieces() {
 /// Positions (both sides to move, at most 4 pieces) whose probe in `tb` differs from codec 2's
 /// reading of `old`, as FEN with both values.
 fn differing(tb: &Tablebase, old: &HashMap<Slice, (u32, u64, Vec<u8>)>) -> Vec<String> {
-    all_positions(4)
-        .par_iter()
+    differing_in(tb, old, &all_positions(4), 1)
+}
+
+/// [`differing`] over every `step`-th position of `all`.
+fn differing_in(
+    tb: &Tablebase,
+    old: &HashMap<Slice, (u32, u64, Vec<u8>)>,
+    all: &[Position],
+    step: usize,
+) -> Vec<String> {
+    all.par_iter()
+        .step_by(step)
         .filter_map(|p| {
             let want = old_value(old, p);
             let got = tb.probe_wld(p);
@@ -346,26 +359,38 @@ fn codec5_tables_probe_like_codec2_tables_and_verify_up_to_4_pieces() {
     let _ = verify_ok(&new_dir);
 }
 
-#[test]
-fn codec6_tables_store_codec2s_values_probe_like_codec2_and_verify_up_to_4_pieces() {
-    let d = tempfile::tempdir().unwrap();
-    let (new_dir, old_dir) = (d.path().join("cm6"), d.path().join("old"));
+/// Tables of a codec with filled don't cares (6 or 7) against codec 2's: codec 2 up to 4
+/// pieces; `codec` up to 3 pieces, then 4 on them (the dependency store decodes its files).
+/// Every position the readers take (not don't care) holds codec 2's value, and every position
+/// of at most 4 pieces probes to codec 2's reading with the default cache, a small one (pages
+/// evicted and decoded again) and none (a segment decoded per lookup; samples).
+struct FilledCodec {
+    tmp: tempfile::TempDir,
+    new_dir: PathBuf,
+    old_dir: PathBuf,
+    old: HashMap<Slice, (u32, u64, Vec<u8>)>,
+    all: Vec<Position>,
+}
+
+fn filled_codec_like_codec2(codec: &str, id: u32) -> FilledCodec {
+    let tmp = tempfile::tempdir().unwrap();
+    let (new_dir, old_dir) = (
+        tmp.path().join(format!("cm{codec}")),
+        tmp.path().join("old"),
+    );
     build(&old_dir, 4, None);
-    // Up to 3 pieces in codec 6, then 4 pieces on them (the dependency store decodes
-    // codec-6 files).
-    build(&new_dir, 3, Some("6"));
-    build(&new_dir, 4, Some("6"));
+    build(&new_dir, 3, Some(codec));
+    build(&new_dir, 4, Some(codec));
     let new = load(&new_dir);
     let old = load(&old_dir);
     assert_eq!(new.len(), old.len());
-    assert!(new.values().all(|t| t.0 == CODEC_CM_FILLED));
+    assert!(new.values().all(|t| t.0 == id));
     let (nb, ob): (u64, u64) = (
         new.values().map(|t| t.1).sum(),
         old.values().map(|t| t.1).sum(),
     );
-    assert!(nb < ob, "codec 6 takes {nb} bytes, codec 2 {ob}");
+    assert!(nb < ob, "codec {codec} takes {nb} bytes, codec 2 {ob}");
 
-    // Every position the probe reads (not don't care) holds codec 2's value.
     let mut dont_care = 0u64;
     for (s, t) in &new {
         let ix = SliceIndex::new(*s);
@@ -380,10 +405,9 @@ fn codec6_tables_store_codec2s_values_probe_like_codec2_and_verify_up_to_4_piece
     }
     assert!(dont_care > 100_000, "{dont_care}");
 
-    // The probe (don't cares by search) against codec 2's reading, with the default cache, a
-    // small one (pages evicted and decoded again) and none (a segment decoded per lookup).
+    let all = all_positions(4);
     let tb = Tablebase::open(&new_dir).unwrap();
-    let bad = differing(&tb, &old);
+    let bad = differing_in(&tb, &old, &all, 1);
     assert!(
         bad.is_empty(),
         "{} positions differ, e.g. {:?}",
@@ -391,8 +415,6 @@ fn codec6_tables_store_codec2s_values_probe_like_codec2_and_verify_up_to_4_piece
         &bad[..bad.len().min(5)]
     );
     assert!(tb.stats().threat_searches > 0);
-    // (Samples: without a cache every lookup decodes a segment, the costliest reading.)
-    let all = all_positions(4);
     for (cache, step) in [(64usize << 10, 7), (0, 41)] {
         let tb = Tablebase::builder(&new_dir)
             .cache_bytes(cache)
@@ -405,8 +427,19 @@ fn codec6_tables_store_codec2s_values_probe_like_codec2_and_verify_up_to_4_piece
             .count();
         assert_eq!(bad, 0, "cache {cache}");
     }
+    FilledCodec {
+        tmp,
+        new_dir,
+        old_dir,
+        old,
+        all,
+    }
+}
 
-    let _ = verify_ok(&new_dir);
+#[test]
+fn codec6_tables_store_codec2s_values_probe_like_codec2_and_verify_up_to_4_pieces() {
+    let f = filled_codec_like_codec2("6", CODEC_CM_FILLED);
+    let _ = verify_ok(&f.new_dir);
 }
 
 /// Distance files do not depend on the codec of the value files they are built on, and
@@ -503,4 +536,279 @@ fn info_shows_the_codec_of_each_file_and_piece_count() {
         seen += 1;
     }
     assert_eq!(seen, 16 + 94 + 284, "{text}");
+}
+
+/// `egdb ARGS` (its output, whatever the status).
+fn egdb(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `egdb ARGS` succeeds; its standard output.
+fn ok(args: &[&str]) -> String {
+    let out = egdb(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The bytes of every `.egdb` file of `dir`, by name.
+fn egdb_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "egdb"))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_str().unwrap().to_string(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Codec 7 against codec 2's reading, the naive oracle, `verify`, `info`, `convert` (from
+/// codec 2 byte for byte as `build --codec 7`, round trips through codecs 6 and 4, 7 -> 2
+/// refused) and a directory mixing codecs 2, 6 and 7.
+#[test]
+fn codec7_tables_store_codec2s_values_probe_like_codec2_and_the_oracle_and_verify() {
+    let f = filled_codec_like_codec2("7", CODEC_CM_BOOK);
+    let (d, new_dir, old_dir, old, all) = (&f.tmp, &f.new_dir, &f.old_dir, &f.old, &f.all);
+    let tb = Tablebase::open(new_dir).unwrap();
+    // The independent oracle (no table code at all), every position of at most 3 pieces.
+    let naive = naive_values(3);
+    let bad: Vec<String> = naive
+        .par_iter()
+        .filter_map(|(p, &w)| {
+            let g = tb.probe_wld(p);
+            (g != Ok(w)).then(|| format!("{} oracle {w} got {g:?}", p.to_fen()))
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "{} positions differ from the oracle, e.g. {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
+
+    // `egdb verify` re-derives every value over the codec-7 files.
+    ok(&["verify", "--quiet", "--dir", new_dir.to_str().unwrap()]);
+
+    // `egdb info` names the codec.
+    let info = ok(&["info", "--dir", new_dir.to_str().unwrap()]);
+    assert!(
+        info.lines()
+            .any(|l| l.starts_with('4') && l.ends_with("\t7")),
+        "{info}"
+    );
+
+    // `egdb convert` from codec 2 writes the files `egdb build --codec 7` writes, byte for
+    // byte (with the check against codec 2's reading); 7 -> 6 -> 7 and 7 -> 4 -> 7 come back
+    // to them; 7 -> 2 is refused.
+    let c7 = d.path().join("c7");
+    let out = ok(&[
+        "convert",
+        "--dir",
+        old_dir.to_str().unwrap(),
+        "--out",
+        c7.to_str().unwrap(),
+        "--codec",
+        "7",
+        "--check",
+        "300",
+    ]);
+    assert!(
+        out.contains("against the codec-2 reading: 0 differ"),
+        "{out}"
+    );
+    let built = egdb_files(new_dir);
+    assert_eq!(egdb_files(&c7), built);
+    for via in ["6", "4"] {
+        let mid = d.path().join(format!("via{via}"));
+        let back = d.path().join(format!("back{via}"));
+        for (from, to, codec) in [(&c7, &mid, via), (&mid, &back, "7")] {
+            ok(&[
+                "convert",
+                "--dir",
+                from.to_str().unwrap(),
+                "--out",
+                to.to_str().unwrap(),
+                "--codec",
+                codec,
+            ]);
+        }
+        assert_eq!(egdb_files(&back), built, "7 -> {via} -> 7");
+    }
+    let refused = egdb(&[
+        "convert",
+        "--dir",
+        c7.to_str().unwrap(),
+        "--out",
+        d.path().join("to2").to_str().unwrap(),
+        "--codec",
+        "2",
+    ]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("from codec 7 to codec 2"));
+
+    // A directory mixing codecs 2, 6 and 7 (files taken from each build, by slice) probes like
+    // codec 2 and verifies.
+    let c6 = d.path().join("c6");
+    ok(&[
+        "convert",
+        "--dir",
+        old_dir.to_str().unwrap(),
+        "--out",
+        c6.to_str().unwrap(),
+        "--codec",
+        "6",
+    ]);
+    let mix = d.path().join("mix");
+    std::fs::create_dir(&mix).unwrap();
+    for (k, name) in built.keys().enumerate() {
+        let from = [old_dir, &c6, new_dir][k % 3];
+        std::fs::copy(from.join(name), mix.join(name)).unwrap();
+    }
+    let codecs: std::collections::BTreeSet<u32> = load(&mix).values().map(|t| t.0).collect();
+    assert_eq!(
+        codecs.into_iter().collect::<Vec<_>>(),
+        vec![CODEC_2BIT_ZSTD, CODEC_CM_FILLED, CODEC_CM_BOOK]
+    );
+    let tb = Tablebase::open(&mix).unwrap();
+    let bad = differing_in(&tb, old, all, 3);
+    assert!(
+        bad.is_empty(),
+        "mixed: {} differ, e.g. {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
+    ok(&["verify", "--quiet", "--dir", mix.to_str().unwrap()]);
+}
+
+/// A codec-7 file with one byte of a block changed: the block checksum refuses it (never a
+/// value); with the checksums recomputed (a crafted file), a damaged segment table is
+/// `BlockDecode`, never a panic, and damaged coded bytes decode to some values (the checksum
+/// is what protects them) without a panic.
+#[test]
+fn damaged_codec7_blocks_are_refused() {
+    use checkers_egdb::format::{Fault, TableError};
+    use xxhash_rust::xxh64::xxh64;
+    let d = tempfile::tempdir().unwrap();
+    build(&d.path().join("t"), 4, Some("7"));
+    // A file with several coded blocks.
+    let name = "1102-1n.egdb";
+    let path = d.path().join("t").join(name);
+    let good = std::fs::read(&path).unwrap();
+    let t = TableFile::open(&path).unwrap();
+    let coded: Vec<u64> = (0..t.block_count())
+        .filter(|&b| t.block_constant(b).unwrap().is_none())
+        .collect();
+    assert!(!coded.is_empty(), "{name}: no coded block");
+    let values = t.decode_all().unwrap();
+    drop(t);
+    let (width, n_blocks) = (
+        good[19] as usize,
+        u32::from_le_bytes(good[52..56].try_into().unwrap()) as usize,
+    );
+    let table_start = 64;
+    let data_start = table_start + n_blocks * (width + 4);
+    let end_of = |b: usize| -> usize {
+        let at = table_start + b * (width + 4);
+        let mut x = [0u8; 8];
+        x[..width].copy_from_slice(&good[at..at + width]);
+        data_start + u64::from_le_bytes(x) as usize
+    };
+    let b = coded[0] as usize;
+    let (a, e) = (if b == 0 { data_start } else { end_of(b - 1) }, end_of(b));
+    let file = d.path().join("bad.egdb");
+    let (mut panics, mut faults) = (0, 0);
+    for i in a..e {
+        for x in [0x01u8, 0x80, 0xFF] {
+            let mut bad = good.clone();
+            bad[i] ^= x;
+            // As stored: the block checksum refuses the block.
+            std::fs::write(&file, &bad).unwrap();
+            let t = TableFile::open(&file).unwrap();
+            match t.decode_block(b as u64) {
+                Err(TableError::Corrupt {
+                    what: Fault::BlockChecksum(_),
+                    ..
+                }) => {}
+                other => panic!("byte {i} ^ {x}: {other:?}"),
+            }
+            drop(t);
+            // Crafted: block, header and file checksums recomputed.
+            let sum = xxh64(&bad[a..e], 0) as u32;
+            let at = table_start + b * (width + 4) + width;
+            bad[at..at + 4].copy_from_slice(&sum.to_le_bytes());
+            let mut h = xxhash_rust::xxh64::Xxh64::new(0);
+            h.update(&bad[..56]);
+            h.update(&bad[64..data_start]);
+            let hc = h.digest();
+            bad[56..64].copy_from_slice(&hc.to_le_bytes());
+            let l = bad.len() - 8;
+            let fc = xxh64(&bad[..l], 0);
+            bad[l..].copy_from_slice(&fc.to_le_bytes());
+            std::fs::write(&file, &bad).unwrap();
+            let t = TableFile::open(&file).unwrap();
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let whole = t.decode_block(b as u64);
+                let pages = t.positions_in_block(b as u64).div_ceil(4_120) as usize;
+                for p in 0..pages {
+                    let _ = t.decode_page(b as u64, p);
+                }
+                whole
+            }));
+            match r {
+                Err(_) => panics += 1,
+                Ok(Err(TableError::Corrupt {
+                    what: Fault::BlockDecode { .. },
+                    ..
+                })) => faults += 1,
+                Ok(Ok(_)) => {}
+                Ok(Err(other)) => panic!("byte {i} ^ {x}: {other:?}"),
+            }
+        }
+    }
+    assert_eq!(panics, 0);
+    // Some flips land in the segment table and are found there.
+    assert!(faults > 0);
+    // The undamaged file still decodes to its values.
+    std::fs::write(&file, &good).unwrap();
+    assert_eq!(
+        TableFile::open(&file).unwrap().decode_all().unwrap(),
+        values
+    );
+}
+
+/// Codec 7 is English's: a build of another variant with it is refused with a clear line, and
+/// nothing is written.
+#[test]
+fn codec7_is_refused_for_other_rules() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("it");
+    let out = egdb(&[
+        "build",
+        "--quiet",
+        "--pieces",
+        "2",
+        "--rules",
+        "italian",
+        "--codec",
+        "7",
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--codec 7") && err.contains("English tables only"),
+        "{err}"
+    );
+    assert!(!dir.exists() || std::fs::read_dir(&dir).unwrap().next().is_none());
 }
