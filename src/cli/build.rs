@@ -68,9 +68,11 @@ pub struct Args {
     /// Value codec of the WLD files written: 2 (default), 4 (about 1.5x smaller WLD files;
     /// the first probe of a threat position pays a search, later ones are remembered), 5
     /// (codec 4's don't cares, context-model coded: about 2x smaller than codec 2, block
-    /// decodes much slower) or 6 (codec 4's don't cares, context-model coded in segments of
-    /// 4,120 positions that decode without move generation; docs/format.md). Without --codec a build continues in the codec
-    /// of its complete units with the most pieces (when they agree; with none, of the other
+    /// decodes much slower), 6 (codec 4's don't cares, context-model coded in segments of
+    /// 4,120 positions that decode without move generation) or 7 (codec 6 with a codebook of
+    /// trained priors and constant segments: about 2x smaller than codec 2 at 6 pieces, 2.3x
+    /// at 7; docs/format.md). Codecs 4 to 7: English only. Without --codec a build continues
+    /// in the codec of its complete units with the most pieces (when they agree; with none, of the other
     /// tables with the most pieces), else 2; the summary's `codec` line says which.
     /// Complete units keep their files whatever their codec; a unit interrupted with one file
     /// written in another codec is refused before anything is written.
