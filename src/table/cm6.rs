@@ -223,16 +223,7 @@ pub fn encode_block_with(
     }
     let mut out = Vec::with_capacity(body.len() + 2 * lens.len());
     for l in lens {
-        let mut l = l as u64;
-        loop {
-            let b = (l & 0x7F) as u8;
-            l >>= 7;
-            if l == 0 {
-                out.push(b);
-                break;
-            }
-            out.push(b | 0x80);
-        }
+        push_varint(&mut out, l as u64);
     }
     out.extend_from_slice(&body);
     Ok(Coded::Bytes(out))
@@ -468,6 +459,20 @@ pub fn decode_block(ix: &SliceIndex, start: u64, n: usize, data: &[u8]) -> Resul
         out.extend_from_slice(&v);
     }
     Ok(out)
+}
+
+/// Append `x` as an LEB128 varint (7 bits a byte, low first; codec 6's segment lengths and
+/// codec 7's segment codes).
+pub(super) fn push_varint(out: &mut Vec<u8>, mut x: u64) {
+    loop {
+        let b = (x & 0x7F) as u8;
+        x >>= 7;
+        if x == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
 }
 
 #[cfg(test)]

@@ -23,7 +23,9 @@
 use crate::index::SliceIndex;
 
 use super::cm::strides;
-use super::cm6::{self, block_constant, classes, code_segment, stored, Coded, CONTEXTS};
+use super::cm6::{
+    self, block_constant, classes, code_segment, push_varint, stored, Coded, CONTEXTS,
+};
 
 /// Codec id 7: codec 6 with a codebook of priors and constant / near-constant segments.
 /// English rules only.
@@ -73,18 +75,6 @@ pub enum Segment {
         /// Byte range within the stored block.
         range: (usize, usize),
     },
-}
-
-fn push_varint(out: &mut Vec<u8>, mut x: u64) {
-    loop {
-        let b = (x & 0x7F) as u8;
-        x >>= 7;
-        if x == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
 }
 
 fn varint_len(mut x: u64) -> usize {
