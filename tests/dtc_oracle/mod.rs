@@ -11,10 +11,10 @@
 //! * draw: no DTC.
 #![allow(dead_code)]
 
-use super::probe_common::all_positions;
+use super::probe_common::{all_positions, Predecessors};
 use checkers_egdb::{Position, Wld};
 use rayon::prelude::*;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Value and DTC (plies; `None` for draws) of every position with at most `n` pieces, both sides
 /// to move.
@@ -70,37 +70,45 @@ pub fn solve(n: u32) -> Oracle {
         })
         .collect();
 
-    // Game values: forward fixpoint.
+    // Game values: forward fixpoint. Every round evaluates from the values of the round
+    // before; after the first, only the predecessors of what the last round decided.
+    let preds = Predecessors::of(&edges, |x| x.to);
     let mut value: Vec<Option<Wld>> = vec![None; positions.len()];
+    let mut todo: Vec<u32> = (0..positions.len() as u32).collect();
     loop {
-        let next: Vec<Option<Wld>> = (0..positions.len())
-            .into_par_iter()
-            .map(|i| {
-                if value[i].is_some() {
-                    return value[i];
+        let found: Vec<(u32, Wld)> = todo
+            .par_iter()
+            .filter_map(|&i| {
+                if value[i as usize].is_some() {
+                    return None;
                 }
-                let e = &edges[i];
-                if e.is_empty() {
-                    Some(Wld::Loss)
+                let e = &edges[i as usize];
+                let v = if e.is_empty() {
+                    Wld::Loss
                 } else if e.iter().any(|x| value[x.to as usize] == Some(Wld::Loss)) {
-                    Some(Wld::Win)
+                    Wld::Win
                 } else if e.iter().all(|x| value[x.to as usize] == Some(Wld::Win)) {
-                    Some(Wld::Loss)
+                    Wld::Loss
                 } else {
-                    None
-                }
+                    return None;
+                };
+                Some((i, v))
             })
             .collect();
-        let changed = next != value;
-        value = next;
-        if !changed {
+        if found.is_empty() {
             break;
         }
+        for &(i, v) in &found {
+            value[i as usize] = Some(v);
+        }
+        todo = preds.next_round(found.iter().map(|f| f.0), |i| value[i as usize].is_none());
     }
     let value: Vec<Wld> = value.into_iter().map(|v| v.unwrap_or(Wld::Draw)).collect();
 
     // DTC, level by level: at level k assign exactly the positions whose DTC is k, using only
-    // the DTCs assigned at earlier levels.
+    // the DTCs assigned at earlier levels. Level 1 looks at every position; level k > 1 only
+    // at the predecessors of the positions assigned at level k - 1 (a win of DTC k has a
+    // lost successor of DTC k - 1; a loss of DTC k > 1 a successor of DTC k - 1).
     let mut dtc: Vec<Option<u32>> = vec![None; positions.len()];
     for (i, e) in edges.iter().enumerate() {
         if e.is_empty() {
@@ -108,6 +116,7 @@ pub fn solve(n: u32) -> Oracle {
         }
     }
     let mut k = 1u32;
+    let mut todo: Vec<u32> = (0..positions.len() as u32).collect();
     loop {
         let d = |x: &Edge, dtc: &[Option<u32>]| -> Option<u32> {
             if x.conversion {
@@ -116,9 +125,10 @@ pub fn solve(n: u32) -> Oracle {
                 dtc[x.to as usize].filter(|&v| v < k).map(|v| v + 1)
             }
         };
-        let found: Vec<(usize, u32)> = (0..positions.len())
-            .into_par_iter()
-            .filter_map(|i| {
+        let found: Vec<(usize, u32)> = todo
+            .par_iter()
+            .filter_map(|&i| {
+                let i = i as usize;
                 if dtc[i].is_some() {
                     return None;
                 }
@@ -143,9 +153,12 @@ pub fn solve(n: u32) -> Oracle {
         if found.is_empty() && k >= 2 {
             break;
         }
-        for (i, v) in found {
+        for &(i, v) in &found {
             dtc[i] = Some(v);
         }
+        todo = preds.next_round(found.iter().map(|f| f.0 as u32), |i| {
+            dtc[i as usize].is_none() && value[i as usize] != Wld::Draw
+        });
         k += 1;
     }
     for (i, v) in value.iter().enumerate() {

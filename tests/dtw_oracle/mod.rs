@@ -13,10 +13,10 @@
 //! its lost successors has one (depths assigned at iteration t are exactly t, by induction).
 #![allow(dead_code)]
 
-use super::probe_common::all_positions;
+use super::probe_common::{all_positions, Predecessors};
 use checkers_egdb::{Position, Wld};
 use rayon::prelude::*;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Value and DTW (plies; `None` for draws) of every position with at most `n` pieces.
 pub struct DtwOracle {
@@ -52,39 +52,50 @@ pub fn solve(n: u32) -> DtwOracle {
         .par_iter()
         .map(|p| p.moves().iter().map(|m| id[&p.apply(m)]).collect())
         .collect();
-    // Values: forward fixpoint.
+    // Values: forward fixpoint. Every round evaluates from the values of the round before;
+    // after the first, only the predecessors of what the last round decided (the successor
+    // lists reversed choose what to look at again, never a value).
+    let preds = Predecessors::of(&succ, |&j| j);
     let mut value: Vec<Option<Wld>> = vec![None; positions.len()];
+    let mut todo: Vec<u32> = (0..positions.len() as u32).collect();
     loop {
-        let next: Vec<Option<Wld>> = (0..positions.len())
-            .into_par_iter()
-            .map(|i| {
-                if value[i].is_some() {
-                    return value[i];
+        let found: Vec<(u32, Wld)> = todo
+            .par_iter()
+            .filter_map(|&i| {
+                if value[i as usize].is_some() {
+                    return None;
                 }
-                let s = &succ[i];
-                if s.iter().any(|&j| value[j as usize] == Some(Wld::Loss)) {
-                    Some(Wld::Win)
+                let s = &succ[i as usize];
+                let v = if s.iter().any(|&j| value[j as usize] == Some(Wld::Loss)) {
+                    Wld::Win
                 } else if s.iter().all(|&j| value[j as usize] == Some(Wld::Win)) {
-                    Some(Wld::Loss) // no move at all included
+                    Wld::Loss // no move at all included
                 } else {
-                    None
-                }
+                    return None;
+                };
+                Some((i, v))
             })
             .collect();
-        let changed = next != value;
-        value = next;
-        if !changed {
+        if found.is_empty() {
             break;
         }
+        for &(i, v) in &found {
+            value[i as usize] = Some(v);
+        }
+        todo = preds.next_round(found.iter().map(|f| f.0), |i| value[i as usize].is_none());
     }
     let value: Vec<Wld> = value.into_iter().map(|v| v.unwrap_or(Wld::Draw)).collect();
-    // DTW by forward iteration.
+    // DTW by forward iteration: iteration 0 looks at every position, iteration t > 0 only at
+    // the predecessors of the positions assigned at iteration t - 1 (whatever gets its depth
+    // at t has a successor of depth t - 1).
     let mut dtw: Vec<Option<u32>> = vec![None; positions.len()];
     let mut t = 0u32;
+    let mut todo: Vec<u32> = (0..positions.len() as u32).collect();
     loop {
-        let found: Vec<(usize, u32)> = (0..positions.len())
-            .into_par_iter()
-            .filter_map(|i| {
+        let found: Vec<(usize, u32)> = todo
+            .par_iter()
+            .filter_map(|&i| {
+                let i = i as usize;
                 if dtw[i].is_some() {
                     return None;
                 }
@@ -108,10 +119,13 @@ pub fn solve(n: u32) -> DtwOracle {
         if found.is_empty() {
             break;
         }
-        for (i, d) in found {
+        for &(i, d) in &found {
             assert_eq!(d, t, "oracle: depths found at iteration t are t");
             dtw[i] = Some(d);
         }
+        todo = preds.next_round(found.iter().map(|f| f.0 as u32), |i| {
+            dtw[i as usize].is_none() && value[i as usize] != Wld::Draw
+        });
         t += 1;
     }
     for (i, v) in value.iter().enumerate() {

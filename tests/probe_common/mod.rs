@@ -125,3 +125,55 @@ pub fn write_slice(dir: &Path, s: &Slice, values: &HashMap<Position, Wld>) {
     };
     write_table(&table_path(dir, s), &meta, &vals).unwrap();
 }
+
+/// The successor lists of an oracle reversed (compressed rows): the positions with a move to
+/// position `j` are `list[start[j]..start[j + 1]]` (once per move path). The oracles use it
+/// only to choose which positions to look at again in their next round: those with a move to
+/// a position decided in the round before (a position none of whose successors changed would
+/// compute the same thing again). Every value is still computed from the successors.
+pub struct Predecessors {
+    start: Vec<usize>,
+    list: Vec<u32>,
+}
+
+impl Predecessors {
+    /// Reverse `lists` (`lists[i]`: the moves of position `i`; `to` gives a move's successor).
+    pub fn of<T>(lists: &[Vec<T>], to: impl Fn(&T) -> u32) -> Predecessors {
+        let mut start = vec![0usize; lists.len() + 1];
+        for l in lists {
+            for x in l {
+                start[to(x) as usize + 1] += 1;
+            }
+        }
+        for j in 0..lists.len() {
+            start[j + 1] += start[j];
+        }
+        let mut fill = start.clone();
+        let mut list = vec![0u32; start[lists.len()]];
+        for (i, l) in lists.iter().enumerate() {
+            for x in l {
+                let j = to(x) as usize;
+                list[fill[j]] = i as u32;
+                fill[j] += 1;
+            }
+        }
+        Predecessors { start, list }
+    }
+
+    /// The positions to look at in the next round: the predecessors of `decided` for which
+    /// `open` holds, each once, in ascending order.
+    pub fn next_round(
+        &self,
+        decided: impl Iterator<Item = u32>,
+        open: impl Fn(u32) -> bool,
+    ) -> Vec<u32> {
+        let mut v: Vec<u32> = decided
+            .flat_map(|j| &self.list[self.start[j as usize]..self.start[j as usize + 1]])
+            .copied()
+            .filter(|&i| open(i))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
