@@ -221,6 +221,10 @@ fn parse_nb(s: &str) -> Vec<Nb> {
                 (if m.is_empty() { 1 } else { m.parse().unwrap() }, 0, 0)
             } else if t == "W" {
                 (0, 0, NB_W)
+            } else if t == "X" {
+                (0, 0, NB_W)
+            } else if t == "Y" {
+                (0, 0, NB_B)
             } else if t == "B" {
                 (0, 0, NB_B)
             } else if let Some(m) = t.strip_suffix('b') {
@@ -298,9 +302,56 @@ struct FileInfo {
     uniform: bool,
 }
 
+/// The back-offsets of the nearest earlier positions with the lowest white (black) king moved
+/// one step down, by bit arithmetic alone (what a decoder would compute): `nw` =
+/// `C(F - bk, wk)` white-king placements per black-king placement. 0 where none.
+fn fast_lowest(p: &Position, nw: u64) -> (u64, u64) {
+    let men = (p.black | p.white) & !p.kings;
+    let bk = p.black & p.kings;
+    let wk = p.white & p.kings;
+    let occ = p.black | p.white;
+    let fw = !(men | bk);
+    let fb = !men;
+    let span = |f: u32, t: u32, q: u32| u64::from((f & ((1u32 << q) - 1) & !((1u32 << t) - 1)).count_ones());
+    let mut w = 0;
+    if wk != 0 {
+        let q = wk.trailing_zeros();
+        for t in below(q) {
+            if t != u32::MAX && occ & (1 << t) == 0 {
+                let off = span(fw, t, q);
+                if w == 0 || off < w {
+                    w = off;
+                }
+            }
+        }
+    }
+    let mut b = 0;
+    if bk != 0 {
+        let q = bk.trailing_zeros();
+        for t in below(q) {
+            if t != u32::MAX && occ & (1 << t) == 0 {
+                let mut off = span(fb, t, q) * nw;
+                // White kings between t and q lose one free square below them.
+                let mut x = wk & ((1u32 << q) - 1) & !((2u32 << t) - 1);
+                while x != 0 {
+                    let sq = x.trailing_zeros();
+                    x &= x - 1;
+                    let i = (wk & ((1u32 << sq) - 1)).count_ones();
+                    let rho = u64::from((fw & ((1u32 << sq) - 1)).count_ones());
+                    off += binom(rho as u32 - 1, i);
+                }
+                if b == 0 || off < b {
+                    b = off;
+                }
+            }
+        }
+    }
+    (w, b)
+}
+
 /// Whether `NB` names the exact neighbours `W` / `B` (computed at load).
 fn exact_nb() -> bool {
-    std::env::var("NB").is_ok_and(|s| s.contains('W') || s.contains('B'))
+    std::env::var("NB").is_ok_and(|s| s.contains(['W', 'B', 'X', 'Y']))
 }
 
 /// The squares (bit indices) one diagonal step below bit `sq` (toward square 1: a king moved
@@ -317,6 +368,18 @@ fn below(sq: u32) -> [u32; 2] {
         }
     }
     v
+}
+
+/// The decoder's class (bitboard tests only, as codec 6's): 0 skipped, else `CODED`.
+fn dclass(p: &Position) -> u8 {
+    if English.has_capture(p) || !English.has_quiet_move(p) {
+        return 0;
+    }
+    let fl = Position {
+        side: p.side.opponent(),
+        ..*p
+    };
+    CODED | (u8::from(English.has_capture(&fl)) << 2)
 }
 
 fn class(p: &Position) -> u8 {
@@ -352,11 +415,18 @@ fn load(path: &std::path::Path, fi: usize, segment: usize) -> (FileInfo, Vec<Seg
         ix.visit(start, start + n as u64, |i, p| {
             let c = class(&p);
             let (mut w, mut bb) = (0u16, 0u16);
+            let only_lowest = std::env::var("NB").is_ok_and(|s| s.contains('X') || s.contains('Y'));
             if c & CODED != 0 && exact_nb() {
                 let k = (i - start) as usize;
                 let lo = start + (k / segment * segment) as u64;
                 let occ = p.black | p.white;
                 let mut kings = p.kings;
+                if only_lowest {
+                    // The lowest king of each colour only.
+                    let bk = p.kings & p.black;
+                    let wk = p.kings & p.white;
+                    kings = (bk & bk.wrapping_neg()) | (wk & wk.wrapping_neg());
+                }
                 while kings != 0 {
                     let sq = kings.trailing_zeros();
                     kings &= kings - 1;
@@ -380,6 +450,16 @@ fn load(path: &std::path::Path, fi: usize, segment: usize) -> (FileInfo, Vec<Seg
                         }
                     }
                 }
+            }
+            if only_lowest && c & CODED != 0 && std::env::var("FASTCHECK").is_ok() {
+                let m = meta.slice.material;
+                let free = 32 - u32::from(m.bm) - u32::from(m.wm);
+                let nw = binom(free - u32::from(m.bk), u32::from(m.wk));
+                let (fw, fb) = fast_lowest(&p, nw);
+                let k = (i - start) as usize;
+                let lo = start + (k / segment * segment) as u64;
+                let keep = |off: u64| if off > 0 && i - off >= lo { off as u16 } else { 0 };
+                assert_eq!((keep(fw), keep(fb)), (w, bb), "{} index {i}", p.to_fen());
             }
             nbw.push(w);
             nbb.push(bb);
@@ -786,6 +866,60 @@ fn main() {
     }
     let cm = cost_matrix(&segs, &sst, &book, w);
     report(&format!("final NB={nbs} K={}", book.len()), &cm);
+    if std::env::var("TIMING").is_ok() {
+        // Decode cost: codec 6's decoder (`cm6::decode_segment`) on every 10th coded segment,
+        // against a walk of the same positions that computes the classes and the two
+        // neighbours of `fast_lowest` (the extra work of a decoder with contexts X, Y).
+        let prior6: Prior = cm6::PRIOR.to_vec();
+        let picked: Vec<usize> = (0..segs.len())
+            .filter(|&i| segs[i].constant.is_none())
+            .step_by(10)
+            .collect();
+        let (mut t6, mut tw, mut tc, mut npos, mut sink) = (0f64, 0f64, 0f64, 0u64, 0u64);
+        for &i in &picked {
+            let sg = &segs[i];
+            let tf = TableFile::open(&files[sg.file].path).unwrap();
+            let ix = SliceIndex::new(tf.meta().slice);
+            let st = strides(&ix);
+            let bytes = code(sg, &[st.0, st.1], &prior6, cm6::PRIOR_WEIGHT, None);
+            let start = (sg.block * 65_520) as u64;
+            let n = (tf.meta().positions - start).min(65_520) as usize;
+            let m = ix.slice().material;
+            let free = 32 - u32::from(m.bm) - u32::from(m.wm);
+            let nw = binom(free - u32::from(m.bk), u32::from(m.wk));
+            let s0 = start + (sg.index * segment) as u64;
+            let s1 = s0 + sg.pos.len() as u64;
+            for _ in 0..3 {
+                let a = Instant::now();
+                let out = cm6::decode_segment(&ix, start, n, sg.index, &bytes).unwrap();
+                t6 += a.elapsed().as_secs_f64();
+                sink += u64::from(out[0]);
+                let a = Instant::now();
+                ix.visit(s0, s1, |_, p| {
+                    if dclass(&p) & CODED != 0 {
+                        sink += 1;
+                    }
+                });
+                tc += a.elapsed().as_secs_f64();
+                let a = Instant::now();
+                ix.visit(s0, s1, |_, p| {
+                    if dclass(&p) & CODED != 0 {
+                        let (x, y) = fast_lowest(&p, nw);
+                        sink = sink.wrapping_add(x ^ y);
+                    }
+                });
+                tw += a.elapsed().as_secs_f64();
+                npos += sg.pos.len() as u64;
+            }
+        }
+        println!(
+            "timing over {} segments x3: cm6::decode_segment {:.1} ns a position; walk + classes {:.1} ns; walk + classes + fast_lowest {:.1} ns (sink {sink})",
+            picked.len(),
+            t6 * 1e9 / npos as f64,
+            tc * 1e9 / npos as f64,
+            tw * 1e9 / npos as f64
+        );
+    }
     if std::env::var("BYFILE").is_ok() {
         // Bytes per material (the file name's first four digits), largest first.
         let k = cm[0].len() as u64;
