@@ -178,7 +178,6 @@ impl Enc {
     }
 }
 
-
 fn binom(n: u32, k: u32) -> u64 {
     if k > n {
         return 0;
@@ -312,7 +311,9 @@ fn fast_lowest(p: &Position, nw: u64) -> (u64, u64) {
     let occ = p.black | p.white;
     let fw = !(men | bk);
     let fb = !men;
-    let span = |f: u32, t: u32, q: u32| u64::from((f & ((1u32 << q) - 1) & !((1u32 << t) - 1)).count_ones());
+    let span = |f: u32, t: u32, q: u32| {
+        u64::from((f & ((1u32 << q) - 1) & !((1u32 << t) - 1)).count_ones())
+    };
     let mut w = 0;
     if wk != 0 {
         let q = wk.trailing_zeros();
@@ -436,14 +437,26 @@ fn load(path: &std::path::Path, fi: usize, segment: usize) -> (FileInfo, Vec<Seg
                         }
                         let mv = |b: u32| (b & !(1 << sq)) | (1 << t);
                         let q = if p.black & (1 << sq) != 0 {
-                            Position { black: mv(p.black), kings: mv(p.kings), ..p }
+                            Position {
+                                black: mv(p.black),
+                                kings: mv(p.kings),
+                                ..p
+                            }
                         } else {
-                            Position { white: mv(p.white), kings: mv(p.kings), ..p }
+                            Position {
+                                white: mv(p.white),
+                                kings: mv(p.kings),
+                                ..p
+                            }
                         };
                         let j = ix.rank(&q);
                         if j < i && j >= lo {
                             let off = (i - j) as u16;
-                            let slot = if p.black & (1 << sq) != 0 { &mut bb } else { &mut w };
+                            let slot = if p.black & (1 << sq) != 0 {
+                                &mut bb
+                            } else {
+                                &mut w
+                            };
                             if *slot == 0 || off < *slot {
                                 *slot = off;
                             }
@@ -458,7 +471,13 @@ fn load(path: &std::path::Path, fi: usize, segment: usize) -> (FileInfo, Vec<Seg
                 let (fw, fb) = fast_lowest(&p, nw);
                 let k = (i - start) as usize;
                 let lo = start + (k / segment * segment) as u64;
-                let keep = |off: u64| if off > 0 && i - off >= lo { off as u16 } else { 0 };
+                let keep = |off: u64| {
+                    if off > 0 && i - off >= lo {
+                        off as u16
+                    } else {
+                        0
+                    }
+                };
                 assert_eq!((keep(fw), keep(fb)), (w, bb), "{} index {i}", p.to_fen());
             }
             nbw.push(w);
@@ -543,7 +562,6 @@ fn load(path: &std::path::Path, fi: usize, segment: usize) -> (FileInfo, Vec<Seg
         segs,
     )
 }
-
 
 // ---------------------------------------------------------------- coding a segment
 
@@ -640,7 +658,13 @@ fn load_book(path: &str, nctx: usize) -> Vec<Prior> {
 /// The strides of `nb` for a segment's slice.
 fn seg_strides(nb: &[Nb], st: (usize, usize)) -> Vec<usize> {
     nb.iter()
-        .map(|&(a, b, c)| if c >= NB_W { c } else { a * st.0 + b * st.1 + c })
+        .map(|&(a, b, c)| {
+            if c >= NB_W {
+                c
+            } else {
+                a * st.0 + b * st.1 + c
+            }
+        })
         .collect()
 }
 
@@ -811,7 +835,9 @@ fn main() {
             let mut cn: Counts = vec![[[0; 2]; 2]; nctx];
             let i = sub[pick];
             code(&segs[i], &sst[i], &book[0], w, Some(&mut cn));
-            let p: Prior = (0..nctx).map(|c| estimate(&cn[c], &book[0][c], 4.0)).collect();
+            let p: Prior = (0..nctx)
+                .map(|c| estimate(&cn[c], &book[0][c], 4.0))
+                .collect();
             let nb: Vec<u32> = sub
                 .par_iter()
                 .map(|&i| code(&segs[i], &sst[i], &p, w, None).len() as u32)
@@ -856,7 +882,9 @@ fn main() {
             for (j, p) in book.iter_mut().enumerate() {
                 if used[j] > 0 {
                     let old = p.clone();
-                    *p = (0..nctx).map(|c| estimate(&counts[j][c], &old[c], 0.0)).collect();
+                    *p = (0..nctx)
+                        .map(|c| estimate(&counts[j][c], &old[c], 0.0))
+                        .collect();
                 }
             }
         }
