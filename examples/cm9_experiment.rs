@@ -11,7 +11,14 @@
 //! [BOOK=file] [SAVE=file] [CONSTSEG=1] [NEARSEG=e] cm9_experiment DIR PIECES`
 //!
 //! - `NB`: comma list of strides: `a` codec 6's black-king step, `b` its men step, `ma`/`mb`
-//!   m times those, a number that many positions back; default `a,b` (codec 6 / 7);
+//!   m times those, a number that many positions back; default `a,b` (codec 6 / 7); `W` / `B`
+//!   the nearest earlier position of the segment with one white (black) king moved one square
+//!   (found with `SliceIndex::rank`), `X` / `Y` the same for the lowest king of each colour
+//!   only (with `FASTCHECK=1` also computed by `fast_lowest`, bit arithmetic alone, and
+//!   checked against `rank`);
+//! - `TIMING=1`: the decode cost of `X`, `Y` (one thread): codec 6's decoder, the walk with the
+//!   classes, and the walk with the classes and `fast_lowest`, on every 10th coded segment;
+//! - `BYFILE=1`: bytes per material, largest first;
 //! - `RCAP`: the bit count at which a probability's rate stops falling (codec 6: 20);
 //! - the codebook (`K` priors, default 1) is trained as in `cm8_experiment` but from a flat
 //!   start (every probability 1/2): `ROUNDS` (default 4) rounds of assigning each coded segment
