@@ -225,13 +225,9 @@ fn parse_nb(s: &str) -> Vec<Nb> {
         .map(|t| {
             if let Some(m) = t.strip_suffix('a') {
                 (if m.is_empty() { 1 } else { m.parse().unwrap() }, 0, 0)
-            } else if t == "W" {
+            } else if t == "W" || t == "X" {
                 (0, 0, NB_W)
-            } else if t == "X" {
-                (0, 0, NB_W)
-            } else if t == "Y" {
-                (0, 0, NB_B)
-            } else if t == "B" {
+            } else if t == "B" || t == "Y" {
                 (0, 0, NB_B)
             } else if let Some(m) = t.strip_suffix('b') {
                 (0, if m.is_empty() { 1 } else { m.parse().unwrap() }, 0)
