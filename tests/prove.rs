@@ -150,7 +150,7 @@ fn layer_retrograde_matches_the_tables_and_its_certificates_check() {
     };
     let mut prover = Prover::new(&tb3, &o);
     let mut rng = Rng(0x1a7e_0004);
-    let n = 300;
+    let n = 150;
     let mut by_layer: HashMap<Wld, usize> = HashMap::new();
     for _ in 0..n {
         let p = random_position(&mut rng, 4);

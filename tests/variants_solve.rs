@@ -23,7 +23,7 @@
 //! refused), and `verify` re-derives every value and distance with the path generator.
 //!
 //! The default test covers every position of at most 3 pieces (both sides to move); the
-//! ignored one (run by `.ci/run` after the suite: about 4 CPU-minutes and 4.7 GB for the
+//! ignored one (scripts/variants_solve4.sh: about 4 CPU-minutes and 4.7 GB for the
 //! four variants) every position of at most 4 pieces.
 
 #[path = "probe_common/mod.rs"]
@@ -393,7 +393,7 @@ fn variant_tables_of_three_pieces_match_the_forward_solver() {
 }
 
 #[test]
-#[ignore = "every position of at most 4 pieces per variant: about 4 CPU-minutes, 4.7 GB; .ci/run runs it (`cargo test --release --test variants_solve -- --ignored`)"]
+#[ignore = "every position of at most 4 pieces per variant: about 4 CPU-minutes, 4.7 GB; scripts/variants_solve4.sh runs it (`cargo test --release --test variants_solve -- --ignored`)"]
 fn variant_tables_of_four_pieces_match_the_forward_solver() {
     all_variants(4);
 }
