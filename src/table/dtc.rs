@@ -644,7 +644,7 @@ impl DtcFile {
             return Err(fault(Fault::BlockChecksum(b)));
         }
         let n = self.positions_in_block(b);
-        let mem = decompress(data, 5 * n).map_err(|e| {
+        let mem = super::with_decompressor(|d| d.decompress(data, 5 * n)).map_err(|e| {
             fault(Fault::BlockDecode {
                 block: b,
                 why: e.to_string(),
@@ -788,23 +788,6 @@ impl DtcFile {
 /// Distances one byte per position (255: look in the list) and the list of (index, distance)
 /// pairs at 255 or above, ascending by index ([`DtcFile::decode_compact`]).
 pub type CompactDistances = (Vec<u8>, Vec<(u64, u32)>);
-
-/// `zstd::bulk::decompress` through a decompression context kept per thread: a context costs
-/// a few hundred KiB to set up, more than the decoding of a small block (profile of a probe
-/// with a 64 KiB cache: 13% of its time in `ZSTD_createDCtx`, 2026-12-06).
-fn decompress(data: &[u8], capacity: usize) -> std::io::Result<Vec<u8>> {
-    use std::cell::RefCell;
-    thread_local! {
-        static DCTX: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
-    }
-    DCTX.with(|d| {
-        let mut d = d.borrow_mut();
-        if d.is_none() {
-            *d = Some(zstd::bulk::Decompressor::new()?);
-        }
-        d.as_mut().unwrap().decompress(data, capacity)
-    })
-}
 
 #[cfg(test)]
 mod tests {

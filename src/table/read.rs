@@ -10,7 +10,6 @@ use super::{slice_of_file_name, NO_CONST};
 use crate::board::Wld;
 use crate::slice::{Material, Slice};
 use rayon::prelude::*;
-use std::cell::RefCell;
 use std::fmt;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -638,18 +637,7 @@ impl TableFile {
         }
         let want = Wld2Bit::stored_len(n);
         let mut out = vec![0u8; want];
-        thread_local! {
-            static DCTX: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
-        }
-        let got = DCTX.with(|d| {
-            let mut d = d.borrow_mut();
-            if d.is_none() {
-                *d = Some(zstd::bulk::Decompressor::new()?);
-            }
-            d.as_mut()
-                .unwrap()
-                .decompress_to_buffer(&data[..], &mut out[..])
-        });
+        let got = super::with_decompressor(|d| d.decompress_to_buffer(&data[..], &mut out[..]));
         match got {
             Ok(k) if k == want => {}
             Ok(k) => {
