@@ -1,0 +1,229 @@
+//! The classes of the position walk of codecs 6 and 7 (docs/format.md, "Codec 6"): for each
+//! position of a range of a slice (Black to move), [`SKIP`] when Black has a capture or no
+//! move at all, else [`CODED`], or [`THREAT`] when White (not to move) has a capture.
+//!
+//! [`class`] computes one position's class from the move generator's bitboard tests (the
+//! definition). [`fill_classes`] computes those of a range with the work that depends only on
+//! the men and the black kings done once per run of white-king placements
+//! ([`SliceIndex::visit_runs`]): per run, the landing squares of the jumps over the men, the
+//! squares a white king could be jumped on or jump from, the quiet-move targets; per position
+//! a few mask tests against the white kings. The two give the same class at every position
+//! (the format depends on it: the encoder and the decoder must agree), tested on every
+//! position of at most 4 pieces and a sample at 5 and 6 pieces.
+
+use crate::board::{down_a, down_b, up_a, up_b, Bitboard, Color, Position};
+use crate::index::{KingRun, SliceIndex};
+use crate::rules::{English, Rules};
+
+/// Class of a skipped position (nothing coded).
+pub(super) const SKIP: u8 = 0;
+/// Class of a coded position without a threat (feature 0).
+pub(super) const CODED: u8 = 1;
+/// Class of a coded position where the side not to move has a capture (feature 1).
+pub(super) const THREAT: u8 = 2;
+
+/// The class of `p` (any side to move): [`SKIP`] if the side to move has a capture or no
+/// quiet move, else [`THREAT`] if the other side has a capture, else [`CODED`].
+#[inline]
+pub(super) fn class(p: &Position) -> u8 {
+    if English.has_capture(p) || !English.has_quiet_move(p) {
+        return SKIP;
+    }
+    let flipped = Position {
+        side: p.side.opponent(),
+        ..*p
+    };
+    if English.has_capture(&flipped) {
+        THREAT
+    } else {
+        CODED
+    }
+}
+
+/// Writes the class of positions `start..start + out.len()` of the slice of `ix` into `out`
+/// (one byte each, [`class`]'s). Returns how many positions the walk gave: `out.len()`,
+/// unless the range passes the slice's end (then the rest of `out` is untouched).
+pub(super) fn fill_classes(ix: &SliceIndex, start: u64, out: &mut [u8]) -> usize {
+    let mut k = 0usize;
+    let end = start.saturating_add(out.len() as u64);
+    ix.visit_runs(start, end, |r| {
+        let dst = &mut out[k..k + r.count];
+        k += r.count;
+        match r.white_king_count {
+            0 => dst.fill(class(&Position {
+                black: r.black_men | r.black_kings,
+                white: r.white_men,
+                kings: r.black_kings,
+                side: Color::Black,
+            })),
+            1 => run_classes::<true>(r, dst),
+            _ => run_classes::<false>(r, dst),
+        }
+    });
+    k
+}
+
+/// The classes of the positions of run `r` (which has white kings), into `out`
+/// (`out.len() == r.count`). `ONE`: exactly one white king.
+#[inline(always)]
+fn run_classes<const ONE: bool>(r: &KingRun, out: &mut [u8]) {
+    let b = r.black_men | r.black_kings;
+    let bk = r.black_kings;
+    let wm = r.white_men;
+    // Squares empty of the men and the black kings (a white king may stand on one).
+    let e0: Bitboard = !(b | wm);
+    // The squares one step from a black piece in each direction it moves (men and kings
+    // forward, up the board; kings backward too).
+    let (tba, tbb, tka, tkb) = (up_a(b), up_b(b), down_a(bk), down_b(bk));
+    // Landing squares of Black's jumps over white men (empty but for white kings).
+    let lb0 = (up_a(tba & wm) | up_b(tbb & wm) | down_a(tka & wm) | down_b(tkb & wm)) & e0;
+    // Squares where a white king could be jumped by Black, landing on a square of `e0`.
+    let v = (tba & down_a(e0)) | (tbb & down_b(e0)) | (tka & up_a(e0)) | (tkb & up_b(e0));
+    // Black's quiet-move targets among `e0`.
+    let q0 = (tba | tbb | tka | tkb) & e0;
+    // Landing squares of White's men's jumps (down the board) over black pieces.
+    let lw0 = (down_a(down_a(wm) & b) | down_b(down_b(wm) & b)) & e0;
+    // Squares from which a white king could jump a black piece, landing on a square of `e0`.
+    let jw = down_a(b & down_a(e0))
+        | down_b(b & down_b(e0))
+        | up_a(b & up_a(e0))
+        | up_b(b & up_b(e0));
+    // With one white king, a landing square of `e0` is empty (the king is the jumper or
+    // the jumped piece, not on the landing square): the candidate tests are exact. With
+    // more, a candidate is checked exactly against the other kings.
+    let classify = |wkb: Bitboard| -> u8 {
+        let nw = !wkb;
+        let mut bcap = (lb0 & nw) != 0;
+        let mut threat = (lw0 & nw) != 0;
+        if ONE {
+            bcap |= (wkb & v) != 0;
+            threat |= (wkb & jw) != 0;
+        } else {
+            if !bcap && (wkb & v) != 0 {
+                bcap = ((up_a(tba & wkb) | up_b(tbb & wkb) | down_a(tka & wkb) | down_b(tkb & wkb))
+                    & e0
+                    & nw)
+                    != 0;
+            }
+            if !threat && (wkb & jw) != 0 {
+                threat = ((down_a(down_a(wkb) & b)
+                    | down_b(down_b(wkb) & b)
+                    | up_a(up_a(wkb) & b)
+                    | up_b(up_b(wkb) & b))
+                    & e0
+                    & nw)
+                    != 0;
+            }
+        }
+        let quiet = (q0 & nw) != 0;
+        if bcap || !quiet {
+            SKIP
+        } else {
+            CODED + u8::from(threat)
+        }
+    };
+    if ONE {
+        // The single king steps through the free squares in order.
+        let first = r.white_kings(r.cw);
+        let mut rest = r.white_king_squares() & !(first - 1);
+        for o in out.iter_mut() {
+            let wkb = rest & rest.wrapping_neg();
+            rest &= rest.wrapping_sub(1);
+            *o = classify(wkb);
+        }
+    } else {
+        let mut cw = r.cw;
+        let n = out.len();
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = classify(r.white_kings(cw));
+            if j + 1 < n {
+                cw = KingRun::next(cw);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::slice::Slice;
+
+    /// Every slice with at most `pieces` pieces.
+    fn slices(pieces: u32) -> Vec<Slice> {
+        (1..=pieces)
+            .flat_map(crate::count::slices_with_pieces)
+            .collect()
+    }
+
+    /// `fill_classes` against `class` on positions `a..b` of `ix`, in windows of `w` (so that
+    /// runs start and end inside windows); returns how many positions were compared.
+    fn compare(ix: &SliceIndex, a: u64, b: u64, w: u64) -> u64 {
+        let mut n = 0;
+        let mut s = a;
+        while s < b {
+            let e = (s + w).min(b);
+            let mut fast = vec![9u8; (e - s) as usize];
+            assert_eq!(fill_classes(ix, s, &mut fast), fast.len());
+            ix.visit(s, e, |i, p| {
+                assert_eq!(
+                    fast[(i - s) as usize],
+                    class(&p),
+                    "{} index {i}: {}",
+                    ix.slice(),
+                    p.to_fen()
+                );
+                n += 1;
+            });
+            s = e;
+        }
+        n
+    }
+
+    #[test]
+    fn fast_classes_equal_the_definition_on_every_position_of_at_most_4_pieces() {
+        let mut n = 0;
+        let mut seen = [0u64; 3];
+        for s in slices(4) {
+            let ix = SliceIndex::new(s);
+            n += compare(&ix, 0, ix.size(), 4_120);
+            let mut c = vec![0u8; ix.size() as usize];
+            fill_classes(&ix, 0, &mut c);
+            for x in c {
+                seen[usize::from(x)] += 1;
+            }
+        }
+        // Every class occurs; the count is the number of positions of at most 4 pieces,
+        // Black to move (the slices partition them).
+        assert!(seen.iter().all(|&x| x > 1000), "{seen:?}");
+        assert_eq!(n, seen.iter().sum::<u64>());
+    }
+
+    #[test]
+    fn fast_classes_equal_the_definition_on_a_sample_of_5_and_6_pieces() {
+        // Every 7th slice of 5 pieces and every 40th of 6, a window at the start, the middle
+        // and the end of each, in windows of odd lengths.
+        let mut n = 0;
+        for (pieces, step) in [(5u32, 7usize), (6, 40)] {
+            for s in crate::count::slices_with_pieces(pieces)
+                .into_iter()
+                .step_by(step)
+            {
+                let ix = SliceIndex::new(s);
+                let size = ix.size();
+                for at in [0, size / 2, size.saturating_sub(20_000)] {
+                    n += compare(&ix, at, (at + 20_000).min(size), 4_097);
+                }
+            }
+        }
+        assert!(n > 1_000_000, "{n}");
+    }
+
+    #[test]
+    fn a_range_past_the_end_stops_at_the_slice_end() {
+        let ix = SliceIndex::new("1111-32".parse().unwrap());
+        let mut out = vec![7u8; 100];
+        let at = ix.size() - 30;
+        assert_eq!(fill_classes(&ix, at, &mut out), 30);
+        assert!(out[30..].iter().all(|&x| x == 7));
+    }
+}
