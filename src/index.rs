@@ -691,11 +691,12 @@ impl SliceIndex {
     }
 
     /// The positions `start..end` (clamped to `size()`) as *runs*, in increasing index order:
-    /// consecutive indices that share the men and the black kings and differ only in the
-    /// white kings ([`KingRun`]). Calls `f` once per run; a run holds at most
-    /// `C(free - bk, wk)` positions (1 in a slice without white kings). The positions are
-    /// exactly [`SliceIndex::visit`]'s (the codec 6 / 7 class walk, `table::walk`, hoists the
-    /// work that depends on the men and black kings out of the run).
+    /// consecutive indices that share the men and differ only in the kings of one colour
+    /// ([`KingRun`]): the white kings in a slice with white kings (the black kings fixed in
+    /// the run), else the black kings. Calls `f` once per run; a run holds at most
+    /// `C(free - bk, wk)` positions, or `C(free, bk)` without white kings (1 without kings).
+    /// The positions are exactly [`SliceIndex::visit`]'s (the codec 6 / 7 class walk,
+    /// `table::walk`, hoists the work that depends on the fixed pieces out of the run).
     pub(crate) fn visit_runs(&self, start: u64, end: u64, mut f: impl FnMut(&KingRun)) {
         let end = end.min(self.size);
         if start >= end {
@@ -706,39 +707,57 @@ impl SliceIndex {
         let mut mc = self.men_at(men);
         let first_b = (1u32 << self.bk) - 1;
         let first_w = (1u32 << self.wk) - 1;
+        let black_varies = self.wk == 0 && self.bk > 0;
         loop {
             let occ = mc.black | mc.white;
-            let (mut cb, mut cw, mut jw) = if k == 0 {
-                (first_b, first_w, 0)
-            } else {
-                let (rbk, rwk) = self.wk_div.divrem(k);
-                (
-                    colex_unrank(rbk, self.bk, self.free),
-                    colex_unrank(rwk, self.wk, self.free - self.bk),
-                    rwk,
-                )
-            };
-            let mut j = k;
-            loop {
-                let bkings = expand(cb, occ);
-                let count = (self.wk_count - jw).min(end - i);
+            if black_varies {
+                // One run: the black kings of this men configuration from index `k` on.
+                let count = (self.king_count - k).min(end - i);
                 f(&KingRun {
                     black_men: mc.black,
                     white_men: mc.white,
-                    black_kings: bkings,
-                    white_king_count: self.wk,
-                    cw,
+                    black_kings: 0,
+                    black_varies: true,
+                    kings: self.bk,
+                    cw: colex_unrank(k, self.bk, self.free),
                     count: count as usize,
-                    spread: Spread::new(if self.wk > 0 { occ | bkings } else { !0 }),
+                    spread: Spread::new(occ),
                 });
                 i += count;
-                j += count;
-                if i >= end || j >= self.king_count {
-                    break;
+            } else {
+                let (mut cb, mut cw, mut jw) = if k == 0 {
+                    (first_b, first_w, 0)
+                } else {
+                    let (rbk, rwk) = self.wk_div.divrem(k);
+                    (
+                        colex_unrank(rbk, self.bk, self.free),
+                        colex_unrank(rwk, self.wk, self.free - self.bk),
+                        rwk,
+                    )
+                };
+                let mut j = k;
+                loop {
+                    let bkings = expand(cb, occ);
+                    let count = (self.wk_count - jw).min(end - i);
+                    f(&KingRun {
+                        black_men: mc.black,
+                        white_men: mc.white,
+                        black_kings: bkings,
+                        black_varies: false,
+                        kings: self.wk,
+                        cw,
+                        count: count as usize,
+                        spread: Spread::new(if self.wk > 0 { occ | bkings } else { !0 }),
+                    });
+                    i += count;
+                    j += count;
+                    if i >= end || j >= self.king_count {
+                        break;
+                    }
+                    jw = 0;
+                    cw = first_w;
+                    cb = next_combination(cb);
                 }
-                jw = 0;
-                cw = first_w;
-                cb = next_combination(cb);
             }
             if i >= end {
                 break;
@@ -835,20 +854,24 @@ impl SliceIndex {
 }
 
 /// A run of [`SliceIndex::visit_runs`]: `count` consecutive positions (Black to move) with
-/// the same men and black kings; the white kings of the `j`-th (`j` in `0..count`) are
-/// [`KingRun::white_kings`] of the `j`-th colex set after `cw` ([`KingRun::next`]).
+/// the same men and the same kings but those of one colour (the *varying* kings: White's if
+/// the slice has white kings, else Black's); the varying kings of the `j`-th position (`j` in
+/// `0..count`) are [`KingRun::kings_of`] the `j`-th colex set from `cw` on ([`KingRun::next`]).
 #[derive(Clone, Copy)]
 pub(crate) struct KingRun {
     /// Black's men.
     pub black_men: Bitboard,
     /// White's men.
     pub white_men: Bitboard,
-    /// Black's kings.
+    /// Black's kings when they do not vary (the white kings do); 0 when they vary.
     pub black_kings: Bitboard,
-    /// White kings on the board (the slice's `wk`): the number of bits of `cw`.
-    pub white_king_count: u32,
-    /// The first position's white kings, as a set over the squares free of the men and black
-    /// kings (bit `i`: the `i`-th such square); 0 without white kings.
+    /// Whether the varying kings are Black's (a slice without white kings and with black
+    /// kings), else White's (possibly none: a slice without kings, runs of one position).
+    pub black_varies: bool,
+    /// Number of varying kings (bits of `cw`).
+    pub kings: u32,
+    /// The first position's varying kings, as a set over the squares free of the other
+    /// pieces (bit `i`: the `i`-th such square); 0 without varying kings.
     pub cw: u32,
     /// Positions in the run (at least 1).
     pub count: usize,
@@ -856,23 +879,23 @@ pub(crate) struct KingRun {
 }
 
 impl KingRun {
-    /// The white kings (a bitboard) of the compressed set `cw`.
+    /// The varying kings (a bitboard) of the compressed set `cw`.
     #[inline(always)]
-    pub fn white_kings(&self, cw: u32) -> Bitboard {
+    pub fn kings_of(&self, cw: u32) -> Bitboard {
         self.spread.apply(cw)
     }
 
-    /// The compressed set after `cw` (the next position's; `cw` must have a bit set, i.e. the
-    /// slice has white kings).
+    /// The compressed set after `cw` (the next position's; `cw` must have a bit set, i.e.
+    /// the run has varying kings).
     #[inline(always)]
     pub fn next(cw: u32) -> u32 {
         next_combination(cw)
     }
 
-    /// The squares free of the men and black kings (those the white kings spread over; every
-    /// square without white kings).
+    /// The squares free of the other pieces (those the varying kings spread over; every
+    /// square in a run without varying kings).
     #[inline(always)]
-    pub fn white_king_squares(&self) -> Bitboard {
+    pub fn king_squares(&self) -> Bitboard {
         self.spread.free
     }
 }
@@ -955,18 +978,24 @@ mod tests {
         let mut i = a;
         ix.visit_runs(a, b, |r| {
             assert!(r.count >= 1);
-            assert_eq!(r.cw.count_ones(), r.white_king_count);
+            assert_eq!(r.cw.count_ones(), r.kings);
             let mut cw = r.cw;
             for j in 0..r.count {
-                let wk = r.white_kings(cw);
+                let k = r.kings_of(cw);
+                let (bk, wk) = if r.black_varies {
+                    assert_eq!(r.black_kings, 0);
+                    (k, 0)
+                } else {
+                    (r.black_kings, k)
+                };
                 let p = Position {
-                    black: r.black_men | r.black_kings,
+                    black: r.black_men | bk,
                     white: r.white_men | wk,
-                    kings: r.black_kings | wk,
+                    kings: bk | wk,
                     side: Color::Black,
                 };
                 assert_eq!(p, ix.unrank(i).unwrap(), "{} {i}", ix.slice());
-                assert_eq!(wk & !r.white_king_squares(), 0);
+                assert_eq!(k & !r.king_squares(), 0);
                 i += 1;
                 if j + 1 < r.count {
                     cw = KingRun::next(cw);

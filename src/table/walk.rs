@@ -49,24 +49,112 @@ pub(super) fn fill_classes(ix: &SliceIndex, start: u64, out: &mut [u8]) -> usize
     ix.visit_runs(start, end, |r| {
         let dst = &mut out[k..k + r.count];
         k += r.count;
-        match r.white_king_count {
-            0 => dst.fill(class(&Position {
+        match (r.black_varies, r.kings) {
+            (_, 0) => dst.fill(class(&Position {
                 black: r.black_men | r.black_kings,
                 white: r.white_men,
                 kings: r.black_kings,
                 side: Color::Black,
             })),
-            1 => run_classes::<true>(r, dst),
-            _ => run_classes::<false>(r, dst),
+            (false, 1) => white_run::<true>(r, dst),
+            (false, _) => white_run::<false>(r, dst),
+            (true, 1) => black_run::<true>(r, dst),
+            (true, _) => black_run::<false>(r, dst),
         }
     });
     k
 }
 
-/// The classes of the positions of run `r` (which has white kings), into `out`
+/// Calls `f(j, kings)` with the varying kings of each position `j` of run `r` (which has
+/// some); `ONE`: exactly one varying king (it steps through the free squares in order).
+#[inline(always)]
+fn each_kings<const ONE: bool>(r: &KingRun, mut f: impl FnMut(usize, Bitboard)) {
+    if ONE {
+        let first = r.kings_of(r.cw);
+        let mut rest = r.king_squares() & !(first - 1);
+        for j in 0..r.count {
+            let kb = rest & rest.wrapping_neg();
+            rest &= rest.wrapping_sub(1);
+            f(j, kb);
+        }
+    } else {
+        let mut cw = r.cw;
+        for j in 0..r.count {
+            f(j, r.kings_of(cw));
+            if j + 1 < r.count {
+                cw = KingRun::next(cw);
+            }
+        }
+    }
+}
+
+/// The class of a position from its three tests.
+#[inline(always)]
+fn of(black_capture: bool, black_quiet: bool, white_capture: bool) -> u8 {
+    if black_capture || !black_quiet {
+        SKIP
+    } else {
+        CODED + u8::from(white_capture)
+    }
+}
+
+/// The classes of the positions of run `r` (the black kings vary: a slice without white
+/// kings), into `out` (`out.len() == r.count`). `ONE`: exactly one black king.
+#[inline(always)]
+fn black_run<const ONE: bool>(r: &KingRun, out: &mut [u8]) {
+    let bm = r.black_men;
+    let wm = r.white_men;
+    // Squares empty of the men (a black king may stand on one).
+    let e0: Bitboard = !(bm | wm);
+    // Landing squares of the black men's jumps over white men.
+    let lbm = (up_a(up_a(bm) & wm) | up_b(up_b(bm) & wm)) & e0;
+    // Squares from which a black king could jump a white man, landing on a square of `e0`.
+    let jb = down_a(wm & down_a(e0))
+        | down_b(wm & down_b(e0))
+        | up_a(wm & up_a(e0))
+        | up_b(wm & up_b(e0));
+    // The black men's quiet-move targets among `e0`; the squares next to one of `e0`.
+    let qm = (up_a(bm) | up_b(bm)) & e0;
+    let nb = down_a(e0) | down_b(e0) | up_a(e0) | up_b(e0);
+    // Landing squares of the white men's jumps over black men.
+    let lwm = (down_a(down_a(wm) & bm) | down_b(down_b(wm) & bm)) & e0;
+    // Squares where a black king could be jumped by a white man, landing on a square of `e0`.
+    let vw = (down_a(wm) & up_a(e0)) | (down_b(wm) & up_b(e0));
+    each_kings::<ONE>(r, |j, kb| {
+        let nk = !kb;
+        let mut bcap = (lbm & nk) != 0;
+        let mut quiet = (qm & nk) != 0;
+        let mut threat = (lwm & nk) != 0;
+        if ONE {
+            // One king: a square of `e0` other than its own is empty.
+            bcap |= (kb & jb) != 0;
+            quiet |= (kb & nb) != 0;
+            threat |= (kb & vw) != 0;
+        } else {
+            if !bcap && (kb & jb) != 0 {
+                bcap = ((down_a(down_a(kb) & wm)
+                    | down_b(down_b(kb) & wm)
+                    | up_a(up_a(kb) & wm)
+                    | up_b(up_b(kb) & wm))
+                    & e0
+                    & nk)
+                    != 0;
+            }
+            if !quiet && (kb & nb) != 0 {
+                quiet = ((up_a(kb) | up_b(kb) | down_a(kb) | down_b(kb)) & e0 & nk) != 0;
+            }
+            if !threat && (kb & vw) != 0 {
+                threat = ((down_a(down_a(wm) & kb) | down_b(down_b(wm) & kb)) & e0 & nk) != 0;
+            }
+        }
+        out[j] = of(bcap, quiet, threat);
+    });
+}
+
+/// The classes of the positions of run `r` (the white kings vary), into `out`
 /// (`out.len() == r.count`). `ONE`: exactly one white king.
 #[inline(always)]
-fn run_classes<const ONE: bool>(r: &KingRun, out: &mut [u8]) {
+fn white_run<const ONE: bool>(r: &KingRun, out: &mut [u8]) {
     let b = r.black_men | r.black_kings;
     let bk = r.black_kings;
     let wm = r.white_men;
@@ -91,7 +179,7 @@ fn run_classes<const ONE: bool>(r: &KingRun, out: &mut [u8]) {
     // With one white king, a landing square of `e0` is empty (the king is the jumper or
     // the jumped piece, not on the landing square): the candidate tests are exact. With
     // more, a candidate is checked exactly against the other kings.
-    let classify = |wkb: Bitboard| -> u8 {
+    each_kings::<ONE>(r, |j, wkb| {
         let nw = !wkb;
         let mut bcap = (lb0 & nw) != 0;
         let mut threat = (lw0 & nw) != 0;
@@ -115,32 +203,8 @@ fn run_classes<const ONE: bool>(r: &KingRun, out: &mut [u8]) {
                     != 0;
             }
         }
-        let quiet = (q0 & nw) != 0;
-        if bcap || !quiet {
-            SKIP
-        } else {
-            CODED + u8::from(threat)
-        }
-    };
-    if ONE {
-        // The single king steps through the free squares in order.
-        let first = r.white_kings(r.cw);
-        let mut rest = r.white_king_squares() & !(first - 1);
-        for o in out.iter_mut() {
-            let wkb = rest & rest.wrapping_neg();
-            rest &= rest.wrapping_sub(1);
-            *o = classify(wkb);
-        }
-    } else {
-        let mut cw = r.cw;
-        let n = out.len();
-        for (j, o) in out.iter_mut().enumerate() {
-            *o = classify(r.white_kings(cw));
-            if j + 1 < n {
-                cw = KingRun::next(cw);
-            }
-        }
-    }
+        out[j] = of(bcap, (q0 & nw) != 0, threat);
+    });
 }
 
 #[cfg(test)]
