@@ -436,7 +436,11 @@ mod tests {
                     let q = (i64::from(p) + (((target - i64::from(p)) * r) >> 16)).clamp(31, 4065);
                     let mut x = Prob { p, n };
                     x.update(bit);
-                    assert_eq!((x.p, x.n), (q as u16, (n + 1).min(20)), "p {p} n {n} bit {bit}");
+                    assert_eq!(
+                        (x.p, x.n),
+                        (q as u16, (n + 1).min(20)),
+                        "p {p} n {n} bit {bit}"
+                    );
                 }
             }
         }

@@ -430,6 +430,15 @@ pub fn decode_segment_with(
     Ok(out)
 }
 
+/// The walk's classes of positions `start..start + out.len()` of the slice of `ix`, into `out`
+/// (0 skipped, 1 coded, 2 coded threat position); returns how many positions the walk gave
+/// (`out.len()` unless the range passes the slice's end). For the decode-cost experiments
+/// (`examples/cm9_experiment.rs` `TIMING=1`); the codecs use it internally.
+#[doc(hidden)]
+pub fn walk_classes(ix: &SliceIndex, start: u64, out: &mut [u8]) -> usize {
+    walk::fill_classes(ix, start, out)
+}
+
 /// Decode a whole stored block (every segment) of `n` positions starting at `start`.
 ///
 /// # Errors

@@ -98,6 +98,31 @@ fn of(black_capture: bool, black_quiet: bool, white_capture: bool) -> u8 {
     }
 }
 
+/// The squares `sq` for which `m` holds a square other than `sq`.
+#[inline(always)]
+fn others(m: Bitboard) -> Bitboard {
+    if m == 0 {
+        0
+    } else if m & (m - 1) != 0 {
+        !0
+    } else {
+        !m
+    }
+}
+
+/// The classes of run `r` with one varying king, into `out`: [`SKIP`] where the king stands
+/// on a square of `skip`, else [`THREAT`] on a square of `threat`, else [`CODED`].
+#[inline(always)]
+fn one_king(r: &KingRun, skip: Bitboard, threat: Bitboard, out: &mut [u8]) {
+    each_kings::<true>(r, |j, kb| {
+        out[j] = if skip & kb != 0 {
+            SKIP
+        } else {
+            CODED + u8::from(threat & kb != 0)
+        };
+    });
+}
+
 /// The classes of the positions of run `r` (the black kings vary: a slice without white
 /// kings), into `out` (`out.len() == r.count`). `ONE`: exactly one black king.
 #[inline(always)]
@@ -120,32 +145,31 @@ fn black_run<const ONE: bool>(r: &KingRun, out: &mut [u8]) {
     let lwm = (down_a(down_a(wm) & bm) | down_b(down_b(wm) & bm)) & e0;
     // Squares where a black king could be jumped by a white man, landing on a square of `e0`.
     let vw = (down_a(wm) & up_a(e0)) | (down_b(wm) & up_b(e0));
-    each_kings::<ONE>(r, |j, kb| {
+    if ONE {
+        // One king: a square of `e0` other than its own is empty, so each test is a mask of
+        // the king's square.
+        let skip = others(lbm) | jb | !(others(qm) | nb);
+        return one_king(r, skip, others(lwm) | vw, out);
+    }
+    each_kings::<false>(r, |j, kb| {
         let nk = !kb;
         let mut bcap = (lbm & nk) != 0;
         let mut quiet = (qm & nk) != 0;
         let mut threat = (lwm & nk) != 0;
-        if ONE {
-            // One king: a square of `e0` other than its own is empty.
-            bcap |= (kb & jb) != 0;
-            quiet |= (kb & nb) != 0;
-            threat |= (kb & vw) != 0;
-        } else {
-            if !bcap && (kb & jb) != 0 {
-                bcap = ((down_a(down_a(kb) & wm)
-                    | down_b(down_b(kb) & wm)
-                    | up_a(up_a(kb) & wm)
-                    | up_b(up_b(kb) & wm))
-                    & e0
-                    & nk)
-                    != 0;
-            }
-            if !quiet && (kb & nb) != 0 {
-                quiet = ((up_a(kb) | up_b(kb) | down_a(kb) | down_b(kb)) & e0 & nk) != 0;
-            }
-            if !threat && (kb & vw) != 0 {
-                threat = ((down_a(down_a(wm) & kb) | down_b(down_b(wm) & kb)) & e0 & nk) != 0;
-            }
+        if !bcap && (kb & jb) != 0 {
+            bcap = ((down_a(down_a(kb) & wm)
+                | down_b(down_b(kb) & wm)
+                | up_a(up_a(kb) & wm)
+                | up_b(up_b(kb) & wm))
+                & e0
+                & nk)
+                != 0;
+        }
+        if !quiet && (kb & nb) != 0 {
+            quiet = ((up_a(kb) | up_b(kb) | down_a(kb) | down_b(kb)) & e0 & nk) != 0;
+        }
+        if !threat && (kb & vw) != 0 {
+            threat = ((down_a(down_a(wm) & kb) | down_b(down_b(wm) & kb)) & e0 & nk) != 0;
         }
         out[j] = of(bcap, quiet, threat);
     });
@@ -172,36 +196,34 @@ fn white_run<const ONE: bool>(r: &KingRun, out: &mut [u8]) {
     // Landing squares of White's men's jumps (down the board) over black pieces.
     let lw0 = (down_a(down_a(wm) & b) | down_b(down_b(wm) & b)) & e0;
     // Squares from which a white king could jump a black piece, landing on a square of `e0`.
-    let jw = down_a(b & down_a(e0))
-        | down_b(b & down_b(e0))
-        | up_a(b & up_a(e0))
-        | up_b(b & up_b(e0));
+    let jw =
+        down_a(b & down_a(e0)) | down_b(b & down_b(e0)) | up_a(b & up_a(e0)) | up_b(b & up_b(e0));
     // With one white king, a landing square of `e0` is empty (the king is the jumper or
     // the jumped piece, not on the landing square): the candidate tests are exact. With
     // more, a candidate is checked exactly against the other kings.
-    each_kings::<ONE>(r, |j, wkb| {
+    if ONE {
+        // Each test is then a mask of the king's square.
+        let skip = others(lb0) | v | !others(q0);
+        return one_king(r, skip, others(lw0) | jw, out);
+    }
+    each_kings::<false>(r, |j, wkb| {
         let nw = !wkb;
         let mut bcap = (lb0 & nw) != 0;
         let mut threat = (lw0 & nw) != 0;
-        if ONE {
-            bcap |= (wkb & v) != 0;
-            threat |= (wkb & jw) != 0;
-        } else {
-            if !bcap && (wkb & v) != 0 {
-                bcap = ((up_a(tba & wkb) | up_b(tbb & wkb) | down_a(tka & wkb) | down_b(tkb & wkb))
-                    & e0
-                    & nw)
-                    != 0;
-            }
-            if !threat && (wkb & jw) != 0 {
-                threat = ((down_a(down_a(wkb) & b)
-                    | down_b(down_b(wkb) & b)
-                    | up_a(up_a(wkb) & b)
-                    | up_b(up_b(wkb) & b))
-                    & e0
-                    & nw)
-                    != 0;
-            }
+        if !bcap && (wkb & v) != 0 {
+            bcap = ((up_a(tba & wkb) | up_b(tbb & wkb) | down_a(tka & wkb) | down_b(tkb & wkb))
+                & e0
+                & nw)
+                != 0;
+        }
+        if !threat && (wkb & jw) != 0 {
+            threat = ((down_a(down_a(wkb) & b)
+                | down_b(down_b(wkb) & b)
+                | up_a(up_a(wkb) & b)
+                | up_b(up_b(wkb) & b))
+                & e0
+                & nw)
+                != 0;
         }
         out[j] = of(bcap, (q0 & nw) != 0, threat);
     });
