@@ -17,7 +17,9 @@
 //!   only (with `FASTCHECK=1` also computed by `fast_lowest`, bit arithmetic alone, and
 //!   checked against `rank`);
 //! - `TIMING=1`: the decode cost of `X`, `Y` (one thread): codec 6's decoder, the walk with the
-//!   classes, and the walk with the classes and `fast_lowest`, on every 10th coded segment;
+//!   classes (per position, as before issue 32's run walk; and the codecs' walk by runs,
+//!   `cm6::walk_classes`), and the walk with the classes and `fast_lowest`, on every 10th coded
+//!   segment;
 //! - `BYFILE=1`: bytes per material, largest first;
 //! - `RCAP`: the bit count at which a probability's rate stops falling (codec 6: 20);
 //! - the codebook (`K` priors, default 1) is trained as in `cm8_experiment` but from a flat
@@ -907,6 +909,8 @@ fn main() {
             .step_by(10)
             .collect();
         let (mut t6, mut tw, mut tc, mut npos, mut sink) = (0f64, 0f64, 0f64, 0u64, 0u64);
+        let mut tr = 0f64;
+        let mut buf: Vec<u8> = Vec::new();
         for &i in &picked {
             let sg = &segs[i];
             let tf = TableFile::open(&files[sg.file].path).unwrap();
@@ -932,6 +936,14 @@ fn main() {
                     }
                 });
                 tc += a.elapsed().as_secs_f64();
+                // The codecs' walk (`table::walk`: classes by runs of king placements).
+                buf.clear();
+                buf.resize(sg.pos.len(), 0);
+                let a = Instant::now();
+                let got = cm6::walk_classes(&ix, s0, &mut buf);
+                tr += a.elapsed().as_secs_f64();
+                assert_eq!(got, buf.len());
+                sink += buf.iter().filter(|&&c| c != 0).count() as u64;
                 let a = Instant::now();
                 ix.visit(s0, s1, |_, p| {
                     if dclass(&p) & CODED != 0 {
@@ -944,10 +956,11 @@ fn main() {
             }
         }
         println!(
-            "timing over {} segments x3: cm6::decode_segment {:.1} ns a position; walk + classes {:.1} ns; walk + classes + fast_lowest {:.1} ns (sink {sink})",
+            "timing over {} segments x3: cm6::decode_segment {:.1} ns a position; walk + classes {:.1} ns (the codecs' walk by runs, cm6::walk_classes: {:.1} ns); walk + classes + fast_lowest {:.1} ns (sink {sink})",
             picked.len(),
             t6 * 1e9 / npos as f64,
             tc * 1e9 / npos as f64,
+            tr * 1e9 / npos as f64,
             tw * 1e9 / npos as f64
         );
     }

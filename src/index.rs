@@ -690,6 +690,84 @@ impl SliceIndex {
         }
     }
 
+    /// The positions `start..end` (clamped to `size()`) as *runs*, in increasing index order:
+    /// consecutive indices that share the men and differ only in the kings of one colour
+    /// ([`KingRun`]): the white kings in a slice with white kings (the black kings fixed in
+    /// the run), else the black kings. Calls `f` once per run; a run holds at most
+    /// `C(free - bk, wk)` positions, or `C(free, bk)` without white kings (1 without kings).
+    /// The positions are exactly [`SliceIndex::visit`]'s (the codec 6 / 7 class walk,
+    /// `table::walk`, hoists the work that depends on the fixed pieces out of the run).
+    pub(crate) fn visit_runs(&self, start: u64, end: u64, mut f: impl FnMut(&KingRun)) {
+        let end = end.min(self.size);
+        if start >= end {
+            return;
+        }
+        let (mut men, mut k) = self.king_div.divrem(start);
+        let mut i = start;
+        let mut mc = self.men_at(men);
+        let first_b = (1u32 << self.bk) - 1;
+        let first_w = (1u32 << self.wk) - 1;
+        let black_varies = self.wk == 0 && self.bk > 0;
+        loop {
+            let occ = mc.black | mc.white;
+            if black_varies {
+                // One run: the black kings of this men configuration from index `k` on.
+                let count = (self.king_count - k).min(end - i);
+                f(&KingRun {
+                    black_men: mc.black,
+                    white_men: mc.white,
+                    black_kings: 0,
+                    black_varies: true,
+                    kings: self.bk,
+                    cw: colex_unrank(k, self.bk, self.free),
+                    count: count as usize,
+                    spread: Spread::new(occ),
+                });
+                i += count;
+            } else {
+                let (mut cb, mut cw, mut jw) = if k == 0 {
+                    (first_b, first_w, 0)
+                } else {
+                    let (rbk, rwk) = self.wk_div.divrem(k);
+                    (
+                        colex_unrank(rbk, self.bk, self.free),
+                        colex_unrank(rwk, self.wk, self.free - self.bk),
+                        rwk,
+                    )
+                };
+                let mut j = k;
+                loop {
+                    let bkings = expand(cb, occ);
+                    let count = (self.wk_count - jw).min(end - i);
+                    f(&KingRun {
+                        black_men: mc.black,
+                        white_men: mc.white,
+                        black_kings: bkings,
+                        black_varies: false,
+                        kings: self.wk,
+                        cw,
+                        count: count as usize,
+                        spread: Spread::new(if self.wk > 0 { occ | bkings } else { !0 }),
+                    });
+                    i += count;
+                    j += count;
+                    if i >= end || j >= self.king_count {
+                        break;
+                    }
+                    jw = 0;
+                    cw = first_w;
+                    cb = next_combination(cb);
+                }
+            }
+            if i >= end {
+                break;
+            }
+            men += 1;
+            k = 0;
+            self.next_men(&mut mc, men);
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn out_of_range(&self, index: u64) -> IndexError {
@@ -775,6 +853,53 @@ impl SliceIndex {
     }
 }
 
+/// A run of [`SliceIndex::visit_runs`]: `count` consecutive positions (Black to move) with
+/// the same men and the same kings but those of one colour (the *varying* kings: White's if
+/// the slice has white kings, else Black's); the varying kings of the `j`-th position (`j` in
+/// `0..count`) are [`KingRun::kings_of`] the `j`-th colex set from `cw` on ([`KingRun::next`]).
+#[derive(Clone, Copy)]
+pub(crate) struct KingRun {
+    /// Black's men.
+    pub black_men: Bitboard,
+    /// White's men.
+    pub white_men: Bitboard,
+    /// Black's kings when they do not vary (the white kings do); 0 when they vary.
+    pub black_kings: Bitboard,
+    /// Whether the varying kings are Black's (a slice without white kings and with black
+    /// kings), else White's (possibly none: a slice without kings, runs of one position).
+    pub black_varies: bool,
+    /// Number of varying kings (bits of `cw`).
+    pub kings: u32,
+    /// The first position's varying kings, as a set over the squares free of the other
+    /// pieces (bit `i`: the `i`-th such square); 0 without varying kings.
+    pub cw: u32,
+    /// Positions in the run (at least 1).
+    pub count: usize,
+    spread: Spread,
+}
+
+impl KingRun {
+    /// The varying kings (a bitboard) of the compressed set `cw`.
+    #[inline(always)]
+    pub fn kings_of(&self, cw: u32) -> Bitboard {
+        self.spread.apply(cw)
+    }
+
+    /// The compressed set after `cw` (the next position's; `cw` must have a bit set, i.e.
+    /// the run has varying kings).
+    #[inline(always)]
+    pub fn next(cw: u32) -> u32 {
+        next_combination(cw)
+    }
+
+    /// The squares free of the other pieces (those the varying kings spread over; every
+    /// square in a run without varying kings).
+    #[inline(always)]
+    pub fn king_squares(&self) -> Bitboard {
+        self.spread.free
+    }
+}
+
 /// The men of one men index during [`SliceIndex::visit`], and the state to step to the next.
 #[derive(Clone, Copy)]
 struct MenCursor {
@@ -841,6 +966,65 @@ mod tests {
                 let n = ix.size();
                 for a in [0, n / 7, n / 2 + 3, n.saturating_sub(1500)] {
                     checked += visit_window_matches_unrank(&ix, a, a + 1500);
+                }
+            }
+        }
+        assert!(checked > 1_000_000, "{checked}");
+    }
+
+    /// `ix.visit_runs(a, b)` gives, run by run, exactly `unrank`'s positions of the indices
+    /// `a..min(b, size)` in order; returns how many.
+    fn runs_window_match_unrank(ix: &SliceIndex, a: u64, b: u64) -> u64 {
+        let mut i = a;
+        ix.visit_runs(a, b, |r| {
+            assert!(r.count >= 1);
+            assert_eq!(r.cw.count_ones(), r.kings);
+            let mut cw = r.cw;
+            for j in 0..r.count {
+                let k = r.kings_of(cw);
+                let (bk, wk) = if r.black_varies {
+                    assert_eq!(r.black_kings, 0);
+                    (k, 0)
+                } else {
+                    (r.black_kings, k)
+                };
+                let p = Position {
+                    black: r.black_men | bk,
+                    white: r.white_men | wk,
+                    kings: bk | wk,
+                    side: Color::Black,
+                };
+                assert_eq!(p, ix.unrank(i).unwrap(), "{} {i}", ix.slice());
+                assert_eq!(k & !r.king_squares(), 0);
+                i += 1;
+                if j + 1 < r.count {
+                    cw = KingRun::next(cw);
+                }
+            }
+        });
+        assert_eq!(i, b.min(ix.size()).max(a), "{}", ix.slice());
+        i - a
+    }
+
+    #[test]
+    fn visit_runs_match_unrank() {
+        use crate::slice::Slice;
+        let mut checked = 0u64;
+        for m in (1..=4).flat_map(Material::all_with_pieces) {
+            for sl in Slice::all_of(m) {
+                let ix = SliceIndex::new(sl);
+                let n = ix.size();
+                for (a, b) in [(0, n), (n / 3, n / 2 + 7), (n.saturating_sub(5), n + 10)] {
+                    checked += runs_window_match_unrank(&ix, a, b);
+                }
+            }
+        }
+        for m in Material::all_with_pieces(5).into_iter().step_by(3) {
+            for sl in Slice::all_of(m) {
+                let ix = SliceIndex::new(sl);
+                let n = ix.size();
+                for a in [0, n / 7, n / 2 + 3, n.saturating_sub(1500)] {
+                    checked += runs_window_match_unrank(&ix, a, a + 1500);
                 }
             }
         }

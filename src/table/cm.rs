@@ -78,12 +78,18 @@ impl Prob {
     };
     #[inline]
     pub(super) fn update(&mut self, bit: bool) {
-        let r = i64::from(RATES[self.n as usize]);
-        let p = i64::from(self.p);
-        let target = if bit { 0 } else { i64::from(PROB_ONE) };
-        // An arithmetic shift: rounds toward minus infinity on both sides, deterministic.
-        let q = p + (((target - p) * r) >> 16);
-        self.p = q.clamp(i64::from(PROB_MIN), i64::from(PROB_ONE - PROB_MIN)) as u16;
+        // `p + ((target - p) * r >> 16)` (target 0 for a 1 bit, `PROB_ONE` for a 0 bit), an
+        // arithmetic shift (rounds toward minus infinity on both sides, deterministic),
+        // clamped to `[PROB_MIN, PROB_ONE - PROB_MIN]`. The product fits an `i32`
+        // (`|target - p| <= 4096`, `r < 2^16`); a 1 bit moves `p` down, so only the lower
+        // bound can bind, a 0 bit up, only the upper one.
+        let r = RATES[self.n as usize] as i32;
+        let p = i32::from(self.p);
+        self.p = if bit {
+            (p + ((-p * r) >> 16)).max(PROB_MIN as i32) as u16
+        } else {
+            (p + (((PROB_ONE as i32 - p) * r) >> 16)).min((PROB_ONE - PROB_MIN) as i32) as u16
+        };
         if u32::from(self.n) < RATE_CAP {
             self.n += 1;
         }
@@ -416,6 +422,29 @@ pub fn decode_block(ix: &SliceIndex, start: u64, n: usize, data: &[u8]) -> Resul
 mod tests {
     use super::*;
     use crate::slice::Slice;
+
+    /// `Prob::update` against the update rule as docs/format.md states it (codec 5: the
+    /// probability moves toward the bit by `(target - p) * r >> 16`, `r = 65536 / (n + 1.4)`
+    /// truncated, in 64-bit arithmetic, then clamped), at every reachable state.
+    #[test]
+    fn update_follows_the_documented_rule_at_every_state() {
+        for n in 0..=RATE_CAP as u16 {
+            for p in PROB_MIN as u16..=(PROB_ONE - PROB_MIN) as u16 {
+                for bit in [false, true] {
+                    let r = (65_536i64 * 10) / (i64::from(n) * 10 + 14);
+                    let target = if bit { 0 } else { 4096i64 };
+                    let q = (i64::from(p) + (((target - i64::from(p)) * r) >> 16)).clamp(31, 4065);
+                    let mut x = Prob { p, n };
+                    x.update(bit);
+                    assert_eq!(
+                        (x.p, x.n),
+                        (q as u16, (n + 1).min(20)),
+                        "p {p} n {n} bit {bit}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn skipped_positions_are_the_probes_dont_cares() {

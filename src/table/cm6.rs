@@ -31,11 +31,11 @@
 //! zeros past the end; the flush picks a final value whose low 24 bits are zero, so the
 //! flush costs one or two bytes). The lengths must add up exactly to the block's bytes.
 
-use crate::board::Position;
 use crate::index::SliceIndex;
-use crate::rules::{English, Rules};
+use crate::rules::English;
 
 use super::cm::{strides, Decoder, Encoder, Prob, PROB_ONE};
+use super::walk;
 
 /// Codec id 6: codec 4's don't cares, context-model coded in segments that decode without
 /// move generation (`encode_block`, `decode_segment`). English rules only.
@@ -74,20 +74,6 @@ impl Params {
         segment: SEGMENT,
         weight: PRIOR_WEIGHT,
     };
-}
-
-/// Class of a position for the coder: `None` skipped (a capture or no move), else the
-/// feature (1: the side not to move has a capture).
-#[inline]
-fn class(p: &Position) -> Option<usize> {
-    if English.has_capture(p) || !English.has_quiet_move(p) {
-        return None;
-    }
-    let flipped = Position {
-        side: p.side.opponent(),
-        ..*p
-    };
-    Some(usize::from(English.has_capture(&flipped)))
 }
 
 /// The model's state over one segment.
@@ -232,26 +218,25 @@ pub fn encode_block_with(
 /// The class of each position `start..start + n` of the slice of `ix` for the encoder: 0
 /// skipped, 1 + feature coded, 3 + feature don't care (coded, with the likeliest value).
 pub(super) fn classes(ix: &SliceIndex, start: u64, n: usize) -> Vec<u8> {
-    let mut cls: Vec<u8> = Vec::with_capacity(n);
-    ix.visit(start, start + n as u64, |_, p| {
-        cls.push(match class(&p) {
-            None => 0,
-            Some(f) => {
-                let dc = f == 1
-                    && crate::rules::search::threat_resolvable(
-                        English,
-                        &p,
-                        crate::rules::search::THREAT_DEPTH,
-                    );
-                if dc {
-                    3 + f as u8
-                } else {
-                    1 + f as u8
-                }
+    // The walk's classes (0 skipped, 1 coded, 2 threat: the decoder's), then the threat
+    // positions that are don't care (a search, on the position itself).
+    let mut cls = vec![walk::SKIP; n];
+    let got = walk::fill_classes(ix, start, &mut cls);
+    debug_assert_eq!(got, n);
+    if cls.contains(&walk::THREAT) {
+        ix.visit(start, start + n as u64, |i, p| {
+            let c = &mut cls[(i - start) as usize];
+            if *c == walk::THREAT
+                && crate::rules::search::threat_resolvable(
+                    English,
+                    &p,
+                    crate::rules::search::THREAT_DEPTH,
+                )
+            {
+                *c = 4;
             }
-        })
-    });
-    debug_assert_eq!(cls.len(), n);
+        });
+    }
     cls
 }
 
@@ -426,24 +411,32 @@ pub fn decode_segment_with(
     let m_len = s1 - s0;
     let mut m = Model::new(m_len, strides(ix), prior, params.weight);
     let mut d = Decoder::new_short(data);
-    let mut out = vec![1u8; m_len];
+    // The classes first (one walk of the segment), then the values in place of them.
+    let mut out = vec![walk::SKIP; m_len];
+    if walk::fill_classes(ix, start + s0 as u64, &mut out) != m_len {
+        return Err(());
+    }
     let mut fill = 1u8;
-    let mut k = 0usize;
-    ix.visit(start + s0 as u64, start + s1 as u64, |_, p| {
-        if let Some(f) = class(&p) {
-            let c = m.context(k, f);
-            let pr = &mut m.probs[c];
-            let v = d.value(pr);
+    for (k, o) in out.iter_mut().enumerate() {
+        let c = *o;
+        if c != walk::SKIP {
+            let ctx = m.context(k, usize::from(c - walk::CODED));
+            let v = d.value(&mut m.probs[ctx]);
             m.seen(k, v);
             fill = v as u8;
         }
-        out[k] = fill;
-        k += 1;
-    });
-    if k != m_len {
-        return Err(());
+        *o = fill;
     }
     Ok(out)
+}
+
+/// The walk's classes of positions `start..start + out.len()` of the slice of `ix`, into `out`
+/// (0 skipped, 1 coded, 2 coded threat position); returns how many positions the walk gave
+/// (`out.len()` unless the range passes the slice's end). For the decode-cost experiments
+/// (`examples/cm9_experiment.rs` `TIMING=1`); the codecs use it internally.
+#[doc(hidden)]
+pub fn walk_classes(ix: &SliceIndex, start: u64, out: &mut [u8]) -> usize {
+    walk::fill_classes(ix, start, out)
 }
 
 /// Decode a whole stored block (every segment) of `n` positions starting at `start`.
@@ -503,7 +496,7 @@ mod tests {
             let ix = SliceIndex::new(name.parse::<Slice>().unwrap());
             let mut n = [0u64; 2];
             ix.visit(0, ix.size(), |_, p| {
-                let skip = class(&p).is_none();
+                let skip = walk::class(&p) == walk::SKIP;
                 // The slow move generator: no move, or every move a capture.
                 let moves = p.unique_moves();
                 let want = moves.is_empty() || p.has_capture();

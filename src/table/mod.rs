@@ -33,6 +33,7 @@ pub mod fdpool;
 pub mod header;
 pub mod pack;
 pub mod read;
+mod walk;
 pub mod write;
 #[cfg(test)]
 mod write_compat_tests;
