@@ -138,14 +138,17 @@ pub enum Schedule {
 
 /// Node expansions of each goal's weak phase (weak proof-number sums, before the switch to
 /// sums; `search::Dfpn::solve_two_phase`) per second of [`ProveOptions::time`], when a time
-/// limit is set. The phase ends at this node count, at half the goal's node budget or at half
-/// its time, whichever comes first. A node count makes the switch the same whatever the
-/// thread count and the load: with the time share alone, one thread (win first, at most half
-/// the time) switched a goal at a quarter of `--time` and two threads (both goals at once) at
-/// half, so the runs searched different trees (issue 37). 200,000 a second is about a quarter
-/// of one thread's node rate on a 2-core AMD EPYC machine (0.9-1.0 M nodes per CPU second), so
-/// on such a machine the node count ends the phase before the one-thread time share does.
-pub const WEAK_PHASE_NODES_PER_SECOND: u64 = 200_000;
+/// limit is set. The phase ends at this node count, at an eighth of the goal's node budget or
+/// of its time ([`search::WEAK_SHARE`]), whichever comes first. A node count makes the switch
+/// the same whatever the thread count and the load: with the time share alone, one thread (win
+/// first, at most half the time) switched a goal at half the time of two threads (both goals
+/// at once), so the runs searched different trees (issue 37). 50,000 a second is about a
+/// sixteenth of one thread's node rate on a 2-core AMD EPYC machine (0.9-1.0 M nodes per CPU
+/// second), so on such a machine the node count ends the phase before the time share does.
+/// It was 200,000 with half the budget and time: most 8-piece positions settle with fewer
+/// nodes in sums (issue 37; CHANGELOG), and sums that saturate on long king manoeuvres give
+/// the rest of the budget back to weak sums ([`search::SATURATED`]).
+pub const WEAK_PHASE_NODES_PER_SECOND: u64 = 50_000;
 
 /// Estimated peak bytes per position of a layer retrograde ([`ProveOptions::layer_positions`]
 /// times this must fit [`ProveOptions::memory`]).
@@ -627,9 +630,10 @@ impl<'t, R: Rules> Prover<'t, R> {
         // A goal whose result settles the other's too (win proven: not-lose proven; not-lose
         // disproven: win disproven) stops the other at once (see `implies`). Otherwise each
         // goal runs to its answer or its budget. An error stops the other goal.
-        // Each goal: weak sums for the first half of its budget and at most
+        // Each goal: weak sums for the first eighth of its budget and at most
         // `WEAK_PHASE_NODES_PER_SECOND` nodes per second of the time limit, then (if still
-        // unknown) sums for the rest (see `Dfpn::set_weak`).
+        // unknown) sums for the rest, back to weak sums if they saturate
+        // (`Dfpn::solve_two_phase`).
         // Goals searched together: each lends its threads to the other, from when it is
         // finished without settling the other (`search::Reserve`).
         let reserves = self.lend_threads(win, nl);
@@ -920,9 +924,9 @@ impl<'t, R: Rules> Prover<'t, R> {
         Ok([rw?, rn?])
     }
 
-    /// The two goals' searches as in [`Prover::run`] (weak sums for the first half of the
+    /// The two goals' searches as in [`Prover::run`] (weak sums for the first eighth of the
     /// nodes and time and at most [`WEAK_PHASE_NODES_PER_SECOND`] nodes per second of the
-    /// time limit, then sums), cut into chunks of [`ProveOptions::state_interval`] after
+    /// time limit, then sums, back to weak sums if they saturate), cut into chunks of [`ProveOptions::state_interval`] after
     /// each of which the tables are saved with `save` (both searches paused). A goal whose
     /// result implies the other's ([`implies`]) stops it: at once with threads, else (the
     /// goals taking turns within a chunk) before its next turn. Returns each goal's outcome
@@ -940,7 +944,10 @@ impl<'t, R: Rules> Prover<'t, R> {
         save: &SaveFn<'_>,
     ) -> Result<[(Outcome, Option<Stop>); 2], ProveError> {
         let now = Instant::now();
-        let half_time = deadline.map(|d| now + d.saturating_duration_since(now) / 2);
+        let weak_time =
+            deadline.map(|d| now + d.saturating_duration_since(now) / search::WEAK_SHARE);
+        // Per goal: its sums saturated (weak sums for the rest, as `Dfpn::solve_two_phase`).
+        let fell_back = [AtomicBool::new(false), AtomicBool::new(false)];
         let base = [win.stats().nodes, nl.stats().nodes];
         let parallel = self.together();
         let stop_implied = self.opts.stop_implied;
@@ -957,14 +964,19 @@ impl<'t, R: Rules> Prover<'t, R> {
          -> Result<Option<(Outcome, Option<Stop>)>, ProbeError> {
             let chunk_end = Instant::now() + interval;
             let used = d.stats().nodes - base[g];
-            let weak_end = match (left[g].map(|n| n / 2), d.weak_phase_nodes()) {
+            let weak_end = match (
+                left[g].map(|n| n / search::WEAK_SHARE as u64),
+                d.weak_phase_nodes(),
+            ) {
                 (Some(h), Some(w)) => Some(h.min(w)),
                 (h, w) => h.or(w),
             };
-            let weak =
-                half_time.is_none_or(|h| Instant::now() < h) && weak_end.is_none_or(|n| used < n);
-            let (nodes, dl) = if weak {
-                (weak_end.map(|n| n - used), half_time)
+            let first =
+                weak_time.is_none_or(|h| Instant::now() < h) && weak_end.is_none_or(|n| used < n);
+            let back = fell_back[g].load(Ordering::Relaxed);
+            let weak = first || back;
+            let (nodes, dl) = if first && !back {
+                (weak_end.map(|n| n - used), weak_time)
             } else {
                 (left[g].map(|n| n.saturating_sub(used)), deadline)
             };
@@ -974,8 +986,13 @@ impl<'t, R: Rules> Prover<'t, R> {
                 cancel: Some(cancel.clone()),
             };
             d.set_weak(weak);
+            d.set_stop_saturated(!weak);
             let r = d.solve_for(*pos, pos.side, &[], &budget);
             d.set_weak(false);
+            d.set_stop_saturated(false);
+            if !weak && d.saturated() {
+                fell_back[g].store(true, Ordering::Relaxed);
+            }
             let s = match r {
                 Ok(s) => s,
                 Err(e) => {

@@ -401,7 +401,23 @@ pub struct Dfpn<'g, G: Game> {
     team: Option<Arc<Team>>,
     /// Threads lent by another search (see [`Dfpn::set_reserve`]).
     reserve: Option<Arc<Reserve>>,
+    /// With sums: stop the search when the root's proof or disproof number reaches
+    /// [`SATURATED`] (see [`Dfpn::solve_two_phase`]).
+    stop_saturated: bool,
+    /// The last search stopped because its root's numbers reached [`SATURATED`].
+    saturated: bool,
 }
+
+/// Root proof or disproof number at which a search with sums (not weak sums) is given up as
+/// saturated when [`Dfpn::solve_two_phase`] runs it: on the long king manoeuvres full of
+/// transpositions and cycles where sums blow up (Lasker's First Position with Black to move:
+/// 9e7 after 20,000 nodes, the saturation mark `INF - 1` after 100,000), weak sums take over.
+/// Numbers of hard 8-piece positions stay below 1e6 in millions of nodes.
+pub const SATURATED: u32 = 1 << 26;
+
+/// The weak phase of [`Dfpn::solve_two_phase`] is at most this share (1 / `WEAK_SHARE`) of
+/// the node budget and of the time.
+pub const WEAK_SHARE: u32 = 8;
 
 /// Most plies below the root the search expands (protects the stack of the recursion).
 pub const MAX_DEPTH: usize = 4000;
@@ -440,6 +456,8 @@ impl<'g, G: Game> Dfpn<'g, G> {
             busy: None,
             team: None,
             reserve: None,
+            stop_saturated: false,
+            saturated: false,
         }
     }
 
@@ -565,6 +583,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
         self.cancel = budget.cancel.clone();
         self.aborted = false;
         self.stop = None;
+        self.saturated = false;
         // Keep the history from its last irreversible move on (earlier positions cannot recur).
         let mut from = 0;
         for i in 1..history.len() {
@@ -632,6 +651,8 @@ impl<'g, G: Game> Dfpn<'g, G> {
         if pn == 0 || dn == 0 {
             // Settled, whatever limit was reached on the way.
             self.stop = None;
+        } else {
+            self.saturated = self.gives_up(pn, dn);
         }
         Ok(out(Outcome::of(pn, dn), !deps.is_empty(), dist))
     }
@@ -643,7 +664,11 @@ impl<'g, G: Game> Dfpn<'g, G> {
         loop {
             let r = self.mid(depth, INF, INF);
             match r {
-                Ok((pn, dn, _, _)) if pn != 0 && dn != 0 && !self.aborted => continue,
+                Ok((pn, dn, _, _))
+                    if pn != 0 && dn != 0 && !self.aborted && !self.gives_up(pn, dn) =>
+                {
+                    continue
+                }
                 r => break r,
             }
         }
@@ -704,6 +729,8 @@ impl<'g, G: Game> Dfpn<'g, G> {
                         busy: None,
                         team: Some(team.clone()),
                         reserve: None,
+                        stop_saturated: self.stop_saturated,
+                        saturated: false,
                     },
                     i >= self.threads,
                 )
@@ -755,7 +782,8 @@ impl<'g, G: Game> Dfpn<'g, G> {
                 reserve: reserve.as_deref(),
             };
             let r = self.root_loop(depth);
-            if settled(&r) {
+            if settled(&r) || matches!(r, Ok((pn, dn, _, _)) if self.gives_up(pn, dn)) {
+                // Settled, or given up as saturated: the helpers stop.
                 team.done.store(true, Ordering::Relaxed);
             }
             drop(finish);
@@ -790,9 +818,10 @@ impl<'g, G: Game> Dfpn<'g, G> {
         result
     }
 
-    /// [`Dfpn::solve_for`] in two phases: weak sums for half of the budget (nodes and time)
-    /// and at most [`Dfpn::set_weak_phase_nodes`] nodes, then, if still unknown, sums for the
-    /// rest (see [`Dfpn::set_weak`]). The mode is left as sums.
+    /// [`Dfpn::solve_for`] in phases: weak sums for at most an eighth ([`WEAK_SHARE`]) of the
+    /// budget (nodes and time) and at most [`Dfpn::set_weak_phase_nodes`] nodes, then, if still
+    /// unknown, sums for the rest (see [`Dfpn::set_weak`]); sums whose root numbers saturate
+    /// ([`SATURATED`]) give the rest back to weak sums. The mode is left as sums.
     ///
     /// # Errors
     /// Whatever [`Game::evaluate`] fails with.
@@ -804,35 +833,69 @@ impl<'g, G: Game> Dfpn<'g, G> {
         budget: &Budget,
     ) -> Result<Solved, G::Error> {
         let now = Instant::now();
-        let half = budget.nodes.map(|n| n / 2);
+        let share = budget.nodes.map(|n| n / WEAK_SHARE as u64);
         let first = Budget {
-            nodes: match (half, self.weak_phase_nodes) {
+            nodes: match (share, self.weak_phase_nodes) {
                 (Some(h), Some(w)) => Some(h.min(w)),
                 (h, w) => h.or(w),
             },
             deadline: budget
                 .deadline
-                .map(|t| now + t.saturating_duration_since(now) / 2),
+                .map(|t| now + t.saturating_duration_since(now) / WEAK_SHARE),
             cancel: budget.cancel.clone(),
         };
         let before = self.stats.nodes;
+        let rest = |d: &Self| Budget {
+            nodes: budget
+                .nodes
+                .map(|n| n.saturating_sub(d.stats.nodes - before)),
+            ..budget.clone()
+        };
+        let unknown = |r: &Result<Solved, G::Error>| {
+            matches!(
+                r,
+                Ok(Solved {
+                    outcome: Outcome::Unknown { .. },
+                    ..
+                })
+            )
+        };
         self.set_weak(true);
         let r = self.solve_for(root, prover, history, &first);
         self.set_weak(false);
-        match r {
-            Ok(Solved {
-                outcome: Outcome::Unknown { .. },
-                ..
-            }) => {
-                let used = self.stats.nodes - before;
-                let rest = Budget {
-                    nodes: budget.nodes.map(|n| n.saturating_sub(used)),
-                    ..budget.clone()
-                };
-                self.solve_for(root, prover, history, &rest)
-            }
-            r => r,
+        if !unknown(&r) {
+            return r;
         }
+        self.stop_saturated = true;
+        let r = self.solve_for(root, prover, history, &rest(self));
+        self.stop_saturated = false;
+        if !unknown(&r) || !self.saturated {
+            return r;
+        }
+        // Sums saturated: weak sums for the rest.
+        self.set_weak(true);
+        let r = self.solve_for(root, prover, history, &rest(self));
+        self.set_weak(false);
+        r
+    }
+
+    /// Whether the last search stopped because its root's numbers saturated (see
+    /// [`SATURATED`]; only searches of [`Dfpn::solve_two_phase`]'s sums phase, or with
+    /// [`Dfpn::set_stop_saturated`], stop so).
+    pub fn saturated(&self) -> bool {
+        self.saturated
+    }
+
+    /// Stop searches with sums when the root's numbers saturate ([`SATURATED`]; see
+    /// [`Dfpn::saturated`]).
+    pub fn set_stop_saturated(&mut self, on: bool) {
+        self.stop_saturated = on;
+    }
+
+    /// Whether a search with sums gives up with the root's numbers `pn`, `dn` (see
+    /// [`SATURATED`]).
+    fn gives_up(&self, pn: u32, dn: u32) -> bool {
+        self.stop_saturated && !self.weak && pn != 0 && dn != 0 && pn.max(dn) >= SATURATED
     }
 
     /// Proof and disproof numbers of a draw for the prover.
@@ -1117,7 +1180,13 @@ impl<'g, G: Game> Dfpn<'g, G> {
                 }
             }));
             (pn, dn) = numbers(&nums, or, self.weak);
-            if pn == 0 || dn == 0 || pn >= th_pn || dn >= th_dn || self.aborted {
+            if pn == 0
+                || dn == 0
+                || pn >= th_pn
+                || dn >= th_dn
+                || self.aborted
+                || (depth == self.root_depth && self.gives_up(pn, dn))
+            {
                 break;
             }
             // Most promising child and the second-best number (1+epsilon thresholds).
