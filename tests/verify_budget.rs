@@ -6,7 +6,9 @@
 //! The tables are built by `egdb build`; the expected counts are those of an unbounded run and
 //! of the files' own headers, the expected failure is a value changed by the test.
 
-use checkers_egdb::format::{write_table_with, TableFile, WriteOptions, DONT_CARE};
+use checkers_egdb::format::{
+    write_table_with, TableFile, WriteOptions, CODEC_2BIT_THREATS, CODEC_2BIT_ZSTD, DONT_CARE,
+};
 use checkers_egdb::{verify_dir_opts, Slice, VerifyError, VerifyOptions, VerifyReport};
 use std::path::Path;
 use std::process::Command;
@@ -313,4 +315,100 @@ fn a_file_with_its_own_fault_is_not_blamed_on_a_failed_file_it_reads_elsewhere()
         "its own fault, not blamed on 0102-nn: {own_line}"
     );
     assert!(own_line.failed_dependency().is_none(), "{own_line}");
+}
+
+/// Which stored entries `verify` holds to the derived value, decided here by the path
+/// generator (`unique_moves`, independent of the fast engine and of the codecs): in a codec-2
+/// file (the default) a capture position's entry is don't care, so any value written there is
+/// accepted; a threat position (no capture and a quiet move for the side to move, a capture
+/// for the side not to move) stores its true value in codec 2, so a changed one is reported
+/// at its index. (`verify` reads each entry first and classes only the positions whose entry
+/// differs: a fault in that order would show here.)
+#[test]
+fn a_capture_position_may_store_anything_but_a_threat_position_of_codec_2_may_not() {
+    use checkers_egdb::format::SliceIndex;
+    use checkers_egdb::Position;
+    let base = tempfile::tempdir().unwrap();
+    build(base.path(), "4");
+    let copy = |to: &Path| {
+        for e in std::fs::read_dir(base.path()).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    };
+    let captures = |p: &Position| {
+        p.unique_moves()
+            .iter()
+            .any(|m| p.apply(m).piece_count() < p.piece_count())
+    };
+    let threat = |p: &Position| {
+        let moves = p.unique_moves();
+        let flipped = Position {
+            side: p.side.opponent(),
+            ..*p
+        };
+        !moves.is_empty() && !captures(p) && captures(&flipped)
+    };
+    // Change the stored value of the first position of the largest WLD file that `pick`
+    // accepts to another real value; its index.
+    let change = |dir: &Path, pick: &dyn Fn(&Position) -> bool, codec: u32| -> (Slice, u64) {
+        let path = largest_table(dir);
+        let t = TableFile::open(&path).unwrap();
+        let meta = t.meta().clone();
+        let mut vals = t.decode_all().unwrap();
+        drop(t);
+        let index = SliceIndex::new(meta.slice);
+        let i = (0..vals.len())
+            .find(|&i| pick(&index.unrank(i as u64).unwrap()))
+            .unwrap();
+        vals[i] = if vals[i] == 2 { 0 } else { 2 };
+        let opts = WriteOptions {
+            codec,
+            ..WriteOptions::default()
+        };
+        write_table_with(&path, &meta, &vals, &opts).unwrap();
+        (meta.slice, i as u64)
+    };
+
+    let a = tempfile::tempdir().unwrap();
+    copy(a.path());
+    change(a.path(), &captures, CODEC_2BIT_ZSTD);
+    let report = verify(a.path(), None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.positions, header_positions(a.path()));
+
+    let b = tempfile::tempdir().unwrap();
+    copy(b.path());
+    let (slice, i) = change(b.path(), &threat, CODEC_2BIT_ZSTD);
+    let e = verify(b.path(), None).unwrap_err();
+    assert!(
+        e.failures().iter().any(
+            |f| matches!(f, VerifyError::Mismatch { slice: s, index, .. } if *s == slice && *index == i)
+        ),
+        "{e}"
+    );
+
+    // Codec 4 stores no value at a threat position that resolves within two plies of quiet
+    // moves (docs/format.md): every successor that is a threat position resolves within one
+    // ply less, none may at one ply. A threat position that does not resolve so stores its
+    // value, and a changed one is reported.
+    fn resolves(p: &Position, depth: u32, threat: &dyn Fn(&Position) -> bool) -> bool {
+        p.unique_moves().iter().all(|m| {
+            let s = p.apply(m);
+            !threat(&s) || (depth > 1 && resolves(&s, depth - 1, threat))
+        })
+    }
+    let c = tempfile::tempdir().unwrap();
+    copy(c.path());
+    let (slice, i) = change(
+        c.path(),
+        &|p| threat(p) && !resolves(p, 2, &threat),
+        CODEC_2BIT_THREATS,
+    );
+    let e = verify(c.path(), None).unwrap_err();
+    assert!(
+        e.failures().iter().any(
+            |f| matches!(f, VerifyError::Mismatch { slice: s, index, .. } if *s == slice && *index == i)
+        ),
+        "{e}"
+    );
 }

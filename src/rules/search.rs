@@ -56,9 +56,9 @@ pub(crate) fn threat_resolvable<R: Rules>(rules: R, pos: &Position, depth: u32) 
 /// threat positions and of the positions without a move, and the probe reads the threat
 /// positions' values there (`crate::probe::RawSource::threats_dont_care`).
 pub fn is_dont_care<R: Rules>(rules: R, pos: &Position) -> bool {
-    rules.has_capture(pos)
-        || !rules.has_quiet_move(pos)
-        || (is_threat(rules, pos) && threat_resolvable(rules, pos, THREAT_DEPTH))
+    // With no capture and a quiet move, `is_threat` is the capture of the side not to move:
+    // `threat_search` (which `egdb verify` calls alone where it has the first two).
+    rules.has_capture(pos) || !rules.has_quiet_move(pos) || threat_search(rules, pos)
 }
 
 /// The best value for the side to move of `pos` over its legal moves
