@@ -1215,6 +1215,9 @@ impl<'g, G: Game> Dfpn<'g, G> {
                 .is_some_and(|t| t.active.load(Ordering::Relaxed) > 1)
         };
         let mut round = 0u32;
+        // Some open child had another thread in it at the last look (else the virtual numbers
+        // are the real ones).
+        let mut any_busy = false;
         loop {
             if shared(&self.team) {
                 // Other threads' progress. The threads in each child, looked at once per round
@@ -1227,6 +1230,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
                 // every child again at every round doubled the table reads per node.)
                 let team = self.team.as_ref().expect("shared");
                 let all = round % REREAD_ALL == REREAD_ALL - 1;
+                any_busy = false;
                 for (i, c) in ch.iter_mut().enumerate() {
                     if c.pn == 0 || c.dn == 0 {
                         c.reread = false;
@@ -1235,6 +1239,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
                     let now = team.busy(c.hash);
                     c.reread = !first && i != fresh && (all || now > 0 || c.busy > 0);
                     c.busy = now;
+                    any_busy |= now > 0;
                     if c.reread {
                         self.tt.prefetch(&c.pos, c.or);
                     }
@@ -1266,7 +1271,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
             // grow fully. Elsewhere one child will do and the others' work is speculative:
             // they grow by one per thread only (ties broken, the threads otherwise following
             // each other down to where they should part).
-            let strong = shared(&self.team) && {
+            let strong = any_busy && shared(&self.team) && {
                 nums.clear();
                 nums.extend(ch.iter().map(|c| (c.pn, c.dn)));
                 let (rpn, rdn) = numbers(&nums, or, self.weak);
@@ -1394,7 +1399,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
         // The table gets the node's real numbers (from its children's, not made larger for
         // the other threads in them), so that what other threads read of it does not depend
         // on where this thread's partners were; the parent gets the virtual ones.
-        let (tpn, tdn) = if pn != 0 && dn != 0 && shared(&self.team) {
+        let (tpn, tdn) = if pn != 0 && dn != 0 && any_busy && shared(&self.team) {
             nums.clear();
             nums.extend(ch.iter().map(|c| (c.pn, c.dn)));
             numbers(&nums, or, self.weak)
