@@ -267,8 +267,13 @@ struct Child<P> {
 
 /// A thread of a parallel search reads all the children of a node again from the shared table
 /// every this many rounds of the node's loop (in the other rounds only those another thread is
-/// or was in; see [`Dfpn::expand`]).
-const REREAD_ALL: u32 = 8;
+/// or was in; see [`Dfpn::expand`]). 1: every round (as before issue 37's selective reads).
+/// With 8 the table reads per node of a 2-thread search fell from 10.3 to 6.0 (the serial
+/// 5.9), but the 2-thread win of the First Position on the 3-piece tables
+/// (tests/prove.rs `published_values_beyond_the_tables`, 4 M nodes a goal) now and then went
+/// on past 4 M nodes instead of about 60,000 (2 of 6 runs under load): stale numbers of
+/// children not re-read can mislead the search badly. Kept at 1 until that is understood.
+const REREAD_ALL: u32 = 1;
 
 /// Slots of the table of threads in a node ([`Team::busy`]), per lane.
 const BUSY_SLOTS: usize = 1 << 16;
