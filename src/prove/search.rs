@@ -1234,7 +1234,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
                 // fact; solved children of this path, which may depend on it, are kept. (Reading
                 // every child again at every round doubled the table reads per node.)
                 let team = self.team.as_ref().expect("shared");
-                let all = round % REREAD_ALL == REREAD_ALL - 1;
+                let all = (round + 1).is_multiple_of(REREAD_ALL);
                 any_busy = false;
                 for (i, c) in ch.iter_mut().enumerate() {
                     if c.pn == 0 || c.dn == 0 {
