@@ -259,10 +259,36 @@ struct Child<P> {
     hash: u64,
     /// The prover is to move at `pos`.
     or: bool,
+    /// Threads of the team in `pos` at this thread's last look (parallel search only).
+    busy: u16,
+    /// To be read again from the shared table (parallel search only).
+    reread: bool,
 }
 
-/// Slots of the table of threads in a node ([`Team::busy`]).
+/// A thread of a parallel search reads all the children of a node again from the shared table
+/// every this many rounds of the node's loop (in the other rounds only those another thread is
+/// or was in; see [`Dfpn::expand`]). 1: every round (as before issue 37's selective reads).
+/// With 8 the table reads per node of a 2-thread search fell from 10.3 to 6.0 (the serial
+/// 5.9), but the 2-thread win of the First Position on the 3-piece tables
+/// (tests/prove.rs `published_values_beyond_the_tables`, 4 M nodes a goal) now and then went
+/// on past 4 M nodes instead of about 60,000 (2 of 6 runs under load): stale numbers of
+/// children not re-read can mislead the search badly. Kept at 1 until that is understood.
+const REREAD_ALL: u32 = 1;
+
+/// Slots of the table of threads in a node ([`Team::busy`]), per lane.
 const BUSY_SLOTS: usize = 1 << 16;
+
+/// Most threads of a parallel search for which each thread counts its own presence in the
+/// nodes in a lane of its own ([`Team::busy`]); with more, all share one lane.
+const MAX_LANES: usize = 4;
+
+/// Nodes of a team's node budget a thread takes at a time ([`Team::nodes`]).
+const NODE_CHUNK: u64 = 32;
+
+/// A value alone in its pair of cache lines (a counter other threads write does not slow the
+/// reads of its neighbours).
+#[repr(align(128))]
+struct Padded<T>(T);
 
 /// What the threads of one parallel search share besides the transposition table.
 struct Team {
@@ -270,9 +296,18 @@ struct Team {
     /// only misleads the choice of a child, never a result). A thread choosing a child treats
     /// the numbers of a child another thread is in as larger (virtual proof numbers, Kaneko
     /// 2010), so that the threads spread over the tree.
+    ///
+    /// `lanes` lanes of [`BUSY_SLOTS`] counts: with one lane every thread adds and subtracts
+    /// in it (atomic read-modify-writes); with several (at most [`MAX_LANES`] threads) thread
+    /// `i` counts itself in lane `i` alone, with plain loads and stores (no locked instruction,
+    /// whose cache line the other threads read), and a node's count is the sum of the lanes.
+    /// Counts wrap (u16): a thread's entries and exits pair up.
     busy: Arc<[AtomicU16]>,
-    /// Node expansions of all threads (each expansion takes one before it starts).
-    nodes: AtomicU64,
+    /// Lanes of `busy`.
+    lanes: usize,
+    /// Nodes of the budget taken by the threads, in chunks of at most [`NODE_CHUNK`] (each
+    /// expansion uses one node its thread took; see [`Dfpn::expand`]).
+    nodes: Padded<AtomicU64>,
     /// Most expansions of all threads together.
     node_limit: u64,
     /// Set when a thread settled the root or failed: the others stop.
@@ -340,8 +375,37 @@ impl Drop for Finish<'_> {
 }
 
 impl Team {
-    fn slot(&self, hash: u64) -> &AtomicU16 {
-        &self.busy[(hash as usize) & (BUSY_SLOTS - 1)]
+    /// The threads in the node of hash `hash` (see [`Team::busy`]).
+    fn busy(&self, hash: u64) -> u16 {
+        let h = (hash as usize) & (BUSY_SLOTS - 1);
+        (0..self.lanes).fold(0u16, |a, l| {
+            a.wrapping_add(self.busy[l * BUSY_SLOTS + h].load(Ordering::Relaxed))
+        })
+    }
+
+    /// Count thread `lane` in (`enter`) or out of the node of hash `hash`.
+    fn mark(&self, lane: usize, hash: u64, enter: bool) {
+        let h = (hash as usize) & (BUSY_SLOTS - 1);
+        if self.lanes == 1 {
+            let a = &self.busy[h];
+            if enter {
+                a.fetch_add(1, Ordering::Relaxed);
+            } else {
+                a.fetch_sub(1, Ordering::Relaxed);
+            }
+        } else {
+            // Lane `lane` is written by its thread alone.
+            let a = &self.busy[lane * BUSY_SLOTS + h];
+            let v = a.load(Ordering::Relaxed);
+            a.store(
+                if enter {
+                    v.wrapping_add(1)
+                } else {
+                    v.wrapping_sub(1)
+                },
+                Ordering::Relaxed,
+            );
+        }
     }
 }
 
@@ -399,6 +463,10 @@ pub struct Dfpn<'g, G: Game> {
     busy: Option<Arc<[AtomicU16]>>,
     /// The parallel search this searcher is a thread of.
     team: Option<Arc<Team>>,
+    /// This thread's lane of [`Team::busy`] (0 outside a parallel search).
+    lane: usize,
+    /// Nodes of the team's node budget this thread has taken and not used yet.
+    claimed: u64,
     /// Threads lent by another search (see [`Dfpn::set_reserve`]).
     reserve: Option<Arc<Reserve>>,
     /// With sums: stop the search when the root's proof or disproof number reaches
@@ -455,6 +523,8 @@ impl<'g, G: Game> Dfpn<'g, G> {
             threads: 1,
             busy: None,
             team: None,
+            lane: 0,
+            claimed: 0,
             reserve: None,
             stop_saturated: false,
             saturated: false,
@@ -685,24 +755,33 @@ impl<'g, G: Game> Dfpn<'g, G> {
         depth: usize,
         budget: &Budget,
     ) -> Result<(u32, u32, Vec<G::Pos>, u32), G::Error> {
-        let busy = self
+        let reserve = self.reserve.clone();
+        let lent = reserve.as_ref().map_or(0, |r| r.threads);
+        let threads = self.threads + lent;
+        let lanes = if threads <= MAX_LANES { threads } else { 1 };
+        if self
             .busy
-            .get_or_insert_with(|| (0..BUSY_SLOTS).map(|_| AtomicU16::new(0)).collect())
-            .clone();
+            .as_ref()
+            .is_none_or(|b| b.len() != lanes * BUSY_SLOTS)
+        {
+            self.busy = Some((0..lanes * BUSY_SLOTS).map(|_| AtomicU16::new(0)).collect());
+        }
+        let busy = self.busy.clone().expect("just set");
         let team = Arc::new(Team {
             busy,
-            nodes: AtomicU64::new(0),
+            lanes,
+            nodes: Padded(AtomicU64::new(0)),
             node_limit: budget.nodes.unwrap_or(u64::MAX),
             done: AtomicBool::new(false),
             active: AtomicUsize::new(self.threads),
             finished: AtomicBool::new(false),
         });
-        let reserve = self.reserve.clone();
-        let lent = reserve.as_ref().map_or(0, |r| r.threads);
         let node_limit = self.node_limit;
         self.node_limit = u64::MAX;
         self.team = Some(team.clone());
-        let helpers: Vec<(Dfpn<'g, G>, bool)> = (1..self.threads + lent)
+        self.lane = 0;
+        self.claimed = 0;
+        let helpers: Vec<(Dfpn<'g, G>, bool)> = (1..threads)
             .map(|i| {
                 (
                     Dfpn {
@@ -728,6 +807,8 @@ impl<'g, G: Game> Dfpn<'g, G> {
                         threads: 1,
                         busy: None,
                         team: Some(team.clone()),
+                        lane: if lanes == 1 { 0 } else { i },
+                        claimed: 0,
                         reserve: None,
                         stop_saturated: self.stop_saturated,
                         saturated: false,
@@ -794,6 +875,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
             (r, theirs)
         });
         self.team = None;
+        self.claimed = 0;
         self.node_limit = node_limit;
         let mut result = mine;
         for (r, stats, stop) in theirs {
@@ -932,7 +1014,9 @@ impl<'g, G: Game> Dfpn<'g, G> {
     fn check_limits(&mut self) {
         let mut team_nodes = false;
         if let Some(t) = &self.team {
-            team_nodes = t.nodes.load(Ordering::Relaxed) >= t.node_limit;
+            // The team's budget is spent when every node is taken and this thread has used
+            // those it took.
+            team_nodes = self.claimed == 0 && t.nodes.0.load(Ordering::Relaxed) >= t.node_limit;
             if t.done.load(Ordering::Relaxed) && !team_nodes {
                 // Another thread settled the root (or failed): no limit of this search.
                 self.aborted = true;
@@ -976,12 +1060,16 @@ impl<'g, G: Game> Dfpn<'g, G> {
                 return Ok((e.pn, e.dn, Vec::new(), e.dist));
             }
         }
-        let Some(team) = self.team.clone() else {
+        // (The team is borrowed, not cloned: an `Arc` clone per node is a locked write of the
+        // team's cache line, which every thread reads.)
+        let Some(team) = &self.team else {
             return self.expand(depth, pos, hash, or, th_pn, th_dn);
         };
-        team.slot(hash).fetch_add(1, Ordering::Relaxed);
+        team.mark(self.lane, hash, true);
         let r = self.expand(depth, pos, hash, or, th_pn, th_dn);
-        team.slot(hash).fetch_sub(1, Ordering::Relaxed);
+        if let Some(team) = &self.team {
+            team.mark(self.lane, hash, false);
+        }
         r
     }
 
@@ -989,11 +1077,10 @@ impl<'g, G: Game> Dfpn<'g, G> {
     /// in the child (a solved child's stay): by the number times the threads with `strong`,
     /// by one per thread without.
     fn virtual_number(&self, c: &Child<G::Pos>, x: u32, strong: bool) -> u32 {
-        let Some(t) = &self.team else { return x };
-        if x == 0 || x >= INF - 1 {
+        if self.team.is_none() || x == 0 || x >= INF - 1 {
             return x;
         }
-        let b = t.slot(c.hash).load(Ordering::Relaxed) as u64;
+        let b = c.busy as u64;
         let v = x as u64 + if strong { b * (x as u64).max(2) } else { b };
         v.min(INF as u64 - 2) as u32
     }
@@ -1011,16 +1098,21 @@ impl<'g, G: Game> Dfpn<'g, G> {
     ) -> Result<(u32, u32, Vec<G::Pos>, u32), G::Error> {
         let mut last = self.stats.nodes + 1 >= self.node_limit;
         if let Some(t) = self.team.as_ref().filter(|t| t.node_limit != u64::MAX) {
-            // Each expansion takes one of the team's nodes: the limit holds exactly. (Without
-            // a node limit the count is not kept: it would be read by no one, and its cache
-            // line would go back and forth between the threads at every expansion.)
-            let n = t.nodes.fetch_add(1, Ordering::Relaxed);
-            if n >= t.node_limit {
-                self.aborted = true;
-                self.stop.get_or_insert(Stop::Nodes);
-                return Ok((1, 1, Vec::new(), 0));
+            // Each expansion uses one of the team's nodes this thread took, a chunk at a time:
+            // the limit holds exactly. (Without a node limit the count is not kept: it would
+            // be read by no one. One node at a time, its cache line went back and forth
+            // between the threads at every expansion.)
+            if self.claimed == 0 {
+                let n = t.nodes.0.fetch_add(NODE_CHUNK, Ordering::Relaxed);
+                if n >= t.node_limit {
+                    self.aborted = true;
+                    self.stop.get_or_insert(Stop::Nodes);
+                    return Ok((1, 1, Vec::new(), 0));
+                }
+                self.claimed = NODE_CHUNK.min(t.node_limit - n);
             }
-            last |= n + 1 >= t.node_limit;
+            self.claimed -= 1;
+            last |= self.claimed == 0 && t.nodes.0.load(Ordering::Relaxed) >= t.node_limit;
         }
         self.stats.nodes += 1;
         self.stats.max_depth = self.stats.max_depth.max(depth);
@@ -1057,6 +1149,8 @@ impl<'g, G: Game> Dfpn<'g, G> {
                     irr,
                     hash: 0,
                     or: false,
+                    busy: 0,
+                    reread: false,
                 });
                 continue;
             }
@@ -1080,6 +1174,8 @@ impl<'g, G: Game> Dfpn<'g, G> {
                             irr,
                             hash: c_hash,
                             or: c_or,
+                            busy: 0,
+                            reread: false,
                         });
                         self.stats.dep_hits += 1;
                         continue;
@@ -1105,6 +1201,8 @@ impl<'g, G: Game> Dfpn<'g, G> {
                 irr,
                 hash: c_hash,
                 or: c_or,
+                busy: 0,
+                reread: false,
             });
         }
         succ.clear();
@@ -1121,32 +1219,49 @@ impl<'g, G: Game> Dfpn<'g, G> {
             t.as_ref()
                 .is_some_and(|t| t.active.load(Ordering::Relaxed) > 1)
         };
+        let mut round = 0u32;
+        // Some open child had another thread in it at the last look (else the virtual numbers
+        // are the real ones).
+        let mut any_busy = false;
         loop {
-            if !first && shared(&self.team) {
-                // Other threads' progress: the children's numbers from the shared table (a
-                // solved entry there is a path-independent fact; solved children of this
-                // path, which may depend on it, are kept).
-                let weak = self.weak;
-                for (_, c) in ch
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, c)| *i != fresh && c.pn != 0 && c.dn != 0)
-                {
-                    self.tt.prefetch(&c.pos, c.or);
+            if shared(&self.team) {
+                // Other threads' progress. The threads in each child, looked at once per round
+                // (the choice below goes by them). A child's entry in the table changes when a
+                // thread leaves it, so the children read again from the table are those another
+                // thread is in or was in at the last look (the others' numbers are as this
+                // thread read them, unless a thread came and went in between: every
+                // `REREAD_ALL`-th round reads all). A solved entry there is a path-independent
+                // fact; solved children of this path, which may depend on it, are kept. (Reading
+                // every child again at every round doubled the table reads per node.)
+                let team = self.team.as_ref().expect("shared");
+                let all = (round + 1).is_multiple_of(REREAD_ALL);
+                any_busy = false;
+                for (i, c) in ch.iter_mut().enumerate() {
+                    if c.pn == 0 || c.dn == 0 {
+                        c.reread = false;
+                        continue;
+                    }
+                    let now = team.busy(c.hash);
+                    c.reread = !first && i != fresh && (all || now > 0 || c.busy > 0);
+                    c.busy = now;
+                    any_busy |= now > 0;
+                    if c.reread {
+                        self.tt.prefetch(&c.pos, c.or);
+                    }
                 }
-                for (_, c) in ch
-                    .iter_mut()
-                    .enumerate()
-                    .filter(|(i, c)| *i != fresh && c.pn != 0 && c.dn != 0)
-                {
-                    if let Some(e) = self.tt.get(c.hash, &c.pos, c.or) {
-                        if e.solved() || e.weak == weak {
-                            (c.pn, c.dn, c.dist) = (e.pn, e.dn, e.dist);
-                            c.deps.clear();
+                if !first {
+                    let weak = self.weak;
+                    for c in ch.iter_mut().filter(|c| c.reread) {
+                        if let Some(e) = self.tt.get(c.hash, &c.pos, c.or) {
+                            if e.solved() || e.weak == weak {
+                                (c.pn, c.dn, c.dist) = (e.pn, e.dn, e.dist);
+                                c.deps.clear();
+                            }
                         }
                     }
                 }
             }
+            round += 1;
             first = false;
             // The children's numbers this thread goes by: in a parallel search the number a
             // child is chosen by (pn at an OR node, dn at an AND node) is virtual (larger while
@@ -1161,7 +1276,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
             // grow fully. Elsewhere one child will do and the others' work is speculative:
             // they grow by one per thread only (ties broken, the threads otherwise following
             // each other down to where they should part).
-            let strong = shared(&self.team) && {
+            let strong = any_busy && shared(&self.team) && {
                 nums.clear();
                 nums.extend(ch.iter().map(|c| (c.pn, c.dn)));
                 let (rpn, rdn) = numbers(&nums, or, self.weak);
@@ -1289,7 +1404,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
         // The table gets the node's real numbers (from its children's, not made larger for
         // the other threads in them), so that what other threads read of it does not depend
         // on where this thread's partners were; the parent gets the virtual ones.
-        let (tpn, tdn) = if pn != 0 && dn != 0 && shared(&self.team) {
+        let (tpn, tdn) = if pn != 0 && dn != 0 && any_busy && shared(&self.team) {
             nums.clear();
             nums.extend(ch.iter().map(|c| (c.pn, c.dn)));
             numbers(&nums, or, self.weak)

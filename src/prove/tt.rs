@@ -386,23 +386,31 @@ const MIN_SHARD_SLOTS: usize = 1 << 16;
 /// Most shards of a [`SharedTable`].
 const MAX_SHARDS: usize = 64;
 
-/// One shard of a [`SharedTable`], alone in its pair of cache lines: the table behind its lock,
-/// and where its buckets are now (for [`SharedTable::prefetch`], which takes no lock: a stale
-/// address only prefetches a useless line).
+/// One shard of a [`SharedTable`]: the table behind its lock, alone in its pair of cache lines,
+/// and in another pair where its buckets are now (for [`SharedTable::prefetch`], which takes no
+/// lock: a stale address only prefetches a useless line). The lock is written by every
+/// look-up of every thread, the address only when the shard grows, so that a prefetch reads
+/// the address from its own core's cache instead of waiting for the lock's line to come back
+/// from the core that took the lock last.
 #[derive(Debug)]
-#[repr(align(128))]
+#[repr(C, align(128))]
 struct Shard<P> {
-    table: std::sync::Mutex<Table<P>>,
+    table: Lines<std::sync::Mutex<Table<P>>>,
     base: AtomicPtr<Bucket>,
     buckets: AtomicUsize,
 }
+
+/// A value alone in its pair of cache lines.
+#[derive(Debug)]
+#[repr(align(128))]
+struct Lines<T>(T);
 
 impl<P: Key> Shard<P> {
     fn new(t: Table<P>) -> Shard<P> {
         let base = AtomicPtr::new(t.slots.as_ptr().cast_mut());
         let buckets = AtomicUsize::new(t.buckets);
         Shard {
-            table: std::sync::Mutex::new(t),
+            table: Lines(std::sync::Mutex::new(t)),
             base,
             buckets,
         }
@@ -411,7 +419,7 @@ impl<P: Key> Shard<P> {
     /// The table (locked; a poisoned lock is taken over: a panicking searcher leaves whole
     /// entries only).
     fn lock(&self) -> std::sync::MutexGuard<'_, Table<P>> {
-        self.table.lock().unwrap_or_else(|e| e.into_inner())
+        self.table.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
