@@ -239,6 +239,7 @@ impl BlockCache {
 /// Ask the kernel to back the page-aligned part of `words` with transparent huge pages
 /// (`madvise(MADV_HUGEPAGE)`; a hint, ignored where unsupported): the cache is read at random
 /// places, and 4 KiB pages cost a TLB miss (a page walk) on most reads.
+#[cfg(any(target_os = "linux", target_os = "android"))]
 fn advise_huge(words: &[AtomicU64]) {
     let start = words.as_ptr() as usize;
     let end = start + std::mem::size_of_val(words);
@@ -252,6 +253,10 @@ fn advise_huge(words: &[AtomicU64]) {
         }
     }
 }
+
+/// No transparent huge pages here: nothing to ask.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn advise_huge(_words: &[AtomicU64]) {}
 
 /// Whether a block of `len` memory-form bytes can be cached ([`BlockCache::insert`] keeps
 /// nothing larger).
