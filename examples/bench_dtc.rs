@@ -1,6 +1,7 @@
 //! Distance-to-conversion benchmarks (not a timed test; `scripts/bench_dtc.sh` builds the
 //! tables and runs it). Usage:
-//!   cargo run --release --example bench_dtc -- DIR [N_POSITIONS]
+//!   cargo run --release --example bench_dtc -- DIR [N_POSITIONS] [huge]
+//! (`huge`: open with [`Tablebase`]'s `huge_pages(true)`).
 //! DIR holds tables built with `egdb build --dtc`. Reports: positions per byte of the distance
 //! files (all, and per piece count); warm single-thread ns per `probe_dtc` and per `probe_wld`
 //! on the same N random positions (median over batches of 64, both sides to move); the time of
@@ -67,8 +68,10 @@ fn main() {
             }
         })
         .collect();
+    let huge = args.get(3).is_some_and(|a| a == "huge");
     let tb = Tablebase::builder(&dir)
         .cache_bytes(1 << 30)
+        .huge_pages(huge)
         .open()
         .unwrap();
     for p in &ps {
@@ -77,7 +80,8 @@ fn main() {
     let dtc = median_ns(&ps, 5, |p| tb.probe_dtc(p).unwrap());
     let wld = median_ns(&ps, 5, |p| tb.probe_wld(p).unwrap());
     println!(
-        "warm probe_dtc: {dtc:.0} ns median per probe; probe_wld on the same positions {wld:.0} ns ({n} positions, 1 thread)"
+        "warm probe_dtc: {dtc:.0} ns median per probe; probe_wld on the same positions {wld:.0} ns ({n} positions, 1 thread{})",
+        if huge { ", huge pages" } else { "" }
     );
 
     let rows = checkers_egdb::longest_dtc(&dir).unwrap();

@@ -521,3 +521,17 @@ fn four_pieces_with_other_value_block_sizes_and_a_small_cache_equal_the_oracle()
         assert!(st.blocks_decoded > 100, "{st:?}");
     }
 }
+
+/// A tablebase whose caches are backed by huge pages (`huge_pages(true)`, a kernel hint)
+/// gives the oracle's distances and values at every position of at most 3 pieces.
+#[test]
+fn three_pieces_with_huge_pages_equal_the_oracle() {
+    let dir = tempfile::tempdir().unwrap();
+    build_dtc(dir.path(), 3);
+    let tb = Tablebase::builder(dir.path())
+        .cache_bytes(64 << 20)
+        .huge_pages(true)
+        .open()
+        .unwrap();
+    assert!(compare_with_oracle(&tb, 3) > 100_000);
+}

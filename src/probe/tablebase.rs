@@ -242,6 +242,7 @@ pub struct TablebaseBuilder<R: Rules = English> {
     verify_on_open: bool,
     allow_empty: bool,
     max_open_files: usize,
+    huge_pages: bool,
 }
 
 impl<R: Rules> TablebaseBuilder<R> {
@@ -255,6 +256,7 @@ impl<R: Rules> TablebaseBuilder<R> {
             verify_on_open: self.verify_on_open,
             allow_empty: self.allow_empty,
             max_open_files: self.max_open_files,
+            huge_pages: self.huge_pages,
         }
     }
     /// The table directory the tablebase will be opened from.
@@ -302,6 +304,16 @@ impl<R: Rules> TablebaseBuilder<R> {
         self.allow_empty = yes;
         self
     }
+    /// Ask the kernel to back the block caches with transparent huge pages (Linux
+    /// `madvise(MADV_HUGEPAGE)`, a hint; default off). A warm probe of a large cache reads
+    /// two random cache lines, each a TLB miss with 4 KiB pages: with huge pages warm
+    /// `probe_dtc` at 5 pieces took ~25% less time (docs/format.md, "Probe cache"). Cost:
+    /// memory is committed 2 MiB at a time, so each cache that is used holds up to its whole
+    /// budget ([`TablebaseBuilder::cache_bytes`]) resident, instead of the pages it filled.
+    pub fn huge_pages(mut self, yes: bool) -> Self {
+        self.huge_pages = yes;
+        self
+    }
     /// Open the tablebase: list the directory (files are opened lazily on first use).
     ///
     /// # Errors
@@ -330,6 +342,11 @@ impl<R: Rules> TablebaseBuilder<R> {
             files: FilePool::new(self.max_open_files),
             packs: Default::default(),
         };
+        if self.huge_pages {
+            tb.cache.huge_pages();
+            tb.dtc_cache.huge_pages();
+            tb.dtw_cache.huge_pages();
+        }
         let n = tb.rescan()?;
         if n == 0 && !self.allow_empty {
             return Err(ProbeError::NoTables { dir: tb.dir });
@@ -412,6 +429,7 @@ impl Tablebase {
             verify_on_open: false,
             allow_empty: false,
             max_open_files: crate::table::DEFAULT_MAX_OPEN_FILES,
+            huge_pages: false,
         }
     }
 }
