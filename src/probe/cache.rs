@@ -19,12 +19,16 @@ use std::sync::Mutex;
 /// packed, 5 values per byte, for the WLD codec: format 2 stores 2 bits per value and repacks
 /// on decode): a default 65,520-position block is 13,104 bytes = 16
 /// pages of 824 (the last one 744 full).
-const PAGE_BYTES: usize = 824;
-const PAGE_WORDS: usize = PAGE_BYTES / 8;
+pub(crate) const PAGE_BYTES: usize = 824;
 // Codec 6 decodes one page at a time: its segments are pages.
 const _: () = assert!(crate::table::cm6::SEGMENT == PAGE_BYTES * 5);
 /// Most pages per block that the cache holds (larger blocks are decoded but not cached).
 const MAX_PAGES: usize = 256;
+/// Bytes per page of the distance caches (signed-distance and distance blocks, one byte a
+/// position). Larger than [`PAGE_BYTES`] so that a large budget has few sets: their keys
+/// (64 bytes a set of [`WAYS`] frames, 1 MiB per GiB of budget) stay in the processor's
+/// caches, and a warm probe's only likely miss is the page word itself.
+pub(crate) const DTC_PAGE_BYTES: usize = 16_384;
 /// Frames per set.
 const WAYS: usize = 4;
 /// Bytes counted against the budget per frame: the page plus its share of the set metadata.
@@ -43,7 +47,9 @@ struct Set {
     hand: AtomicU32,
 }
 
-pub(crate) struct BlockCache {
+/// `PB`: bytes per page (a multiple of 8; [`PAGE_BYTES`] unless the cache holds blocks of
+/// another form, see [`DTC_PAGE_BYTES`]).
+pub(crate) struct BlockCache<const PB: usize = PAGE_BYTES> {
     /// `n_sets` 64-byte-aligned sets inside `set_words` (see [`BlockCache::new`]).
     sets_ptr: *const Set,
     n_sets: usize,
@@ -60,9 +66,9 @@ pub(crate) struct BlockCache {
 
 // SAFETY: `sets_ptr` only aliases `set_words`, owned by the cache and never moved or freed
 // before it; all state shared between threads is atomic or behind the set mutexes.
-unsafe impl Send for BlockCache {}
+unsafe impl<const PB: usize> Send for BlockCache<PB> {}
 // SAFETY: as for `Send`: every access through `&self` goes to atomics or mutex-guarded state.
-unsafe impl Sync for BlockCache {}
+unsafe impl<const PB: usize> Sync for BlockCache<PB> {}
 
 /// Largest cache budget honoured: half the physical memory (Linux `MemTotal`), or 1 GiB where
 /// that is unknown. A larger budget is reduced to this, so an oversized request can never make
@@ -75,10 +81,16 @@ pub fn max_cache_bytes() -> usize {
     total.map_or(1 << 30, |kib| kib.saturating_mul(1024) / 2)
 }
 
-impl BlockCache {
-    pub(crate) fn new(budget: usize) -> BlockCache {
+impl<const PB: usize> BlockCache<PB> {
+    /// Page words.
+    const PAGE_WORDS: usize = PB / 8;
+    /// Bytes counted against the budget per frame.
+    const FRAME_COST: usize = PB + 64 / WAYS;
+
+    pub(crate) fn new(budget: usize) -> BlockCache<PB> {
+        const { assert!(PB % 8 == 0 && PB > 0) };
         let budget = budget.min(max_cache_bytes());
-        let frames = budget / FRAME_COST;
+        let frames = budget / Self::FRAME_COST;
         let (n_sets, ways) = if frames >= WAYS {
             (frames / WAYS, WAYS)
         } else {
@@ -97,7 +109,7 @@ impl BlockCache {
         let sets_ptr = (base.next_multiple_of(64)) as *const Set;
         // SAFETY: as above, zeroed atomics are valid.
         let data = unsafe {
-            Box::<[AtomicU64]>::new_zeroed_slice(n_sets * WAYS * PAGE_WORDS).assume_init()
+            Box::<[AtomicU64]>::new_zeroed_slice(n_sets * WAYS * Self::PAGE_WORDS).assume_init()
         };
         BlockCache {
             sets_ptr,
@@ -117,6 +129,13 @@ impl BlockCache {
         advise_huge(&self.data);
     }
 
+    /// Whether a block of `len` memory-form bytes can be cached ([`BlockCache::insert`] keeps
+    /// nothing larger).
+    #[inline(always)]
+    pub(crate) fn fits(len: usize) -> bool {
+        len <= MAX_PAGES * PB
+    }
+
     #[inline(always)]
     fn sets(&self) -> &[Set] {
         // SAFETY: `sets_ptr` points to `n_sets` zeroed (valid: all atomics) 64-byte-aligned
@@ -132,8 +151,8 @@ impl BlockCache {
 
     #[inline(always)]
     fn frame(&self, set: usize, way: usize) -> &[AtomicU64] {
-        let f = (set * WAYS + way) * PAGE_WORDS;
-        &self.data[f..f + PAGE_WORDS]
+        let f = (set * WAYS + way) * Self::PAGE_WORDS;
+        &self.data[f..f + Self::PAGE_WORDS]
     }
 
     /// Packed byte `byte` of the cached block `key` (a key from [`block_key`]), or `None` if
@@ -143,8 +162,8 @@ impl BlockCache {
         if self.n_sets == 0 {
             return None;
         }
-        let key = key | (byte / PAGE_BYTES) as u64;
-        let inpage = byte % PAGE_BYTES;
+        let key = key | (byte / PB) as u64;
+        let inpage = byte % PB;
         let si = self.set_of(key);
         let set = &self.sets()[si];
         for w in 0..self.ways {
@@ -172,19 +191,19 @@ impl BlockCache {
     /// Cache the packed bytes of block `key` (every page of it). Takes the set locks, never
     /// while decoding.
     pub(crate) fn insert(&self, key: u64, packed: &[u8]) {
-        if self.n_sets == 0 || packed.len() > MAX_PAGES * PAGE_BYTES {
+        if self.n_sets == 0 || !Self::fits(packed.len()) {
             return;
         }
-        for (page, chunk) in packed.chunks(PAGE_BYTES).enumerate() {
+        for (page, chunk) in packed.chunks(PB).enumerate() {
             self.insert_page(key, page, chunk);
         }
     }
 
-    /// Insert page `page` (at most [`PAGE_BYTES`] bytes: bytes `page * PAGE_BYTES ..` of the
+    /// Insert page `page` (at most `PB` bytes: bytes `page * PB ..` of the
     /// block's memory form) of the block with key `key` alone (a codec that decodes one page
     /// at a time, `TableFile::decode_page`).
     pub(crate) fn insert_page(&self, key: u64, page: usize, chunk: &[u8]) {
-        if self.n_sets == 0 || page >= MAX_PAGES || chunk.len() > PAGE_BYTES {
+        if self.n_sets == 0 || page >= MAX_PAGES || chunk.len() > PB {
             return;
         }
         {
@@ -258,12 +277,6 @@ fn advise_huge(words: &[AtomicU64]) {
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 fn advise_huge(_words: &[AtomicU64]) {}
 
-/// Whether a block of `len` memory-form bytes can be cached ([`BlockCache::insert`] keeps
-/// nothing larger).
-#[inline(always)]
-pub(crate) fn fits(len: usize) -> bool {
-    len <= MAX_PAGES * PAGE_BYTES
-}
 
 /// Cache key of block `block` of the slice in slot `slot` (page number in the low 8 bits).
 #[inline(always)]

@@ -1,7 +1,7 @@
 //! [`Tablebase`]: a directory of table files opened for probing (lazy opening, slot table,
 //! shared block cache, statistics).
 
-use super::cache::{block_key, fits, BlockCache, FRAME_COST};
+use super::cache::{block_key, BlockCache, DTC_PAGE_BYTES, FRAME_COST};
 use super::error::{ProbeError, SharedIoError};
 use super::memo::ThreatMemo;
 use super::resolve::{best_successor, resolve_with, threat_search, RawSource};
@@ -383,11 +383,11 @@ pub struct Tablebase<R: Rules = English> {
     /// Distance files, opened on first use (one per slice, like the WLD slots).
     dtc_slots: SlotTable<DtcSlot>,
     /// Decoded distance blocks (same cache design as the WLD blocks, its own budget).
-    dtc_cache: BlockCache,
+    dtc_cache: BlockCache<DTC_PAGE_BYTES>,
     /// Depth-to-win files (`.dtw`, issue 33), opened on first use.
     dtw_slots: SlotTable<DtcSlot>,
     /// Decoded depth-to-win blocks (its own cache: keys are per slice and block).
-    dtw_cache: BlockCache,
+    dtw_cache: BlockCache<DTC_PAGE_BYTES>,
     /// Values found by search for threat positions of codec-4 slices.
     memo: ThreatMemo,
     /// Blocks (cache keys) found damaged ([`crate::table::TableError::Corrupt`]), with the
@@ -997,7 +997,7 @@ impl<R: Rules> Tablebase<R> {
         let dl = self.dtc_loaded(s).ok()?;
         debug_assert_eq!(key, block_key(dl.slot, block) | SIGNED_KEY);
         let n = dl.file.positions_in_block(block);
-        if !fits(n) {
+        if !BlockCache::<DTC_PAGE_BYTES>::fits(n) {
             return None;
         }
         let dist = dl.file.decode_block(block).ok()?;
@@ -1110,7 +1110,7 @@ impl<R: Rules> Tablebase<R> {
         &self,
         t: &DtcLoaded,
         index: u64,
-        cache: &BlockCache,
+        cache: &BlockCache<DTC_PAGE_BYTES>,
     ) -> Result<u32, ProbeError> {
         if let Some(u) = t.file.uniform() {
             return Ok(u);
