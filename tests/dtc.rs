@@ -535,3 +535,23 @@ fn three_pieces_with_huge_pages_equal_the_oracle() {
         .unwrap();
     assert!(compare_with_oracle(&tb, 3) > 100_000);
 }
+
+/// The distance caches hold pages of 16 KiB (`cache::DTC_PAGE_BYTES`), far fewer frames than
+/// the WLD cache's 824-byte pages for the same budget. Budgets of three distance frames (all
+/// in one set: every new block evicts one), of less than one frame (the distance cache holds
+/// nothing, every probe builds its signed block again) and of a few sets, each with the
+/// positions probed in the oracle's order: every position of at most 3 pieces equals the
+/// independent oracle.
+#[test]
+fn three_pieces_with_distance_caches_of_a_few_large_pages_equal_the_oracle() {
+    let dir = tempfile::tempdir().unwrap();
+    build_dtc(dir.path(), 3);
+    for budget in [3 * (16_384 + 16), 10_000, 300_000] {
+        let tb = Tablebase::builder(dir.path())
+            .cache_bytes(budget)
+            .open()
+            .unwrap();
+        assert!(compare_with_oracle(&tb, 3) > 100_000, "budget {budget}");
+        assert!(tb.stats().blocks_decoded > 10, "budget {budget}");
+    }
+}

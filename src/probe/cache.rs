@@ -1,6 +1,7 @@
 //! The block cache: set-associative, lock-free reads.
 //!
-//! Decoded blocks are cut into pages of PAGE_BYTES packed bytes; each page lives in a frame of a
+//! Decoded blocks are cut into pages of `PB` packed bytes (PAGE_BYTES for the WLD cache,
+//! DTC_PAGE_BYTES for the distance caches); each page lives in a frame of a
 //! fixed region allocated once (zeroed, so the OS commits it only as frames are filled). A page
 //! with key K may only sit in one of the WAYS frames of set `set_of(K)`. A reader scans the
 //! set's keys and reads the word it needs under a per-frame sequence lock (seqlock: even =

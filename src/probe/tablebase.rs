@@ -264,7 +264,9 @@ impl<R: Rules> TablebaseBuilder<R> {
         &self.dir
     }
     /// Budget of the shared cache of decompressed blocks, in bytes (default 64 MiB; 0 disables
-    /// caching). Tables of codec 4 also get a table of the values that searches found for
+    /// caching). The distance caches (of `probe_dtc` and of `probe_dtw`) each get the same
+    /// budget, in frames of 16 KiB pages (the WLD cache: 824-byte pages), so a budget under
+    /// about 16 KiB caches no distance block (probes stay exact, each decodes). Tables of codec 4 also get a table of the values that searches found for
     /// their threat positions, of one eighth of this budget (8 bytes per position
     /// remembered; allocated on the first such search; none when the budget is 0).
     pub fn cache_bytes(mut self, bytes: usize) -> Self {
@@ -307,7 +309,8 @@ impl<R: Rules> TablebaseBuilder<R> {
     /// Ask the kernel to back the block caches with transparent huge pages (Linux
     /// `madvise(MADV_HUGEPAGE)`, a hint; default off). A warm probe of a large cache reads
     /// two random cache lines, each a TLB miss with 4 KiB pages: with huge pages warm
-    /// `probe_dtc` at 5 pieces took ~25% less time (docs/format.md, "Probe cache"). Cost:
+    /// `probe_dtc` at 5 pieces took ~30% less time (docs/format.md, "Probe cache"; measured
+    /// when the distance cache still had 824-byte pages, two misses a probe). Cost:
     /// memory is committed 2 MiB at a time, so each cache that is used holds up to its whole
     /// budget ([`TablebaseBuilder::cache_bytes`]) resident, instead of the pages it filled.
     pub fn huge_pages(mut self, yes: bool) -> Self {
