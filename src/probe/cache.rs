@@ -3,7 +3,10 @@
 //! Decoded blocks are cut into pages of `PB` packed bytes (PAGE_BYTES for the WLD cache,
 //! DTC_PAGE_BYTES for the distance caches); each page lives in a frame of a
 //! fixed region allocated once (zeroed, so the OS commits it only as frames are filled). A page
-//! with key K may only sit in one of the WAYS frames of set `set_of(K)`. A reader scans the
+//! with key K may only sit in one of the WAYS ways of set `set_of(K)`; a way gets its frame
+//! on its first fill, frames being handed out in order, so the filled frames lie together at
+//! the start of the region (few pages, and page-table entries, for a partly filled cache;
+//! the frame index sits in the set's cache line beside the keys). A reader scans the
 //! set's keys and reads the word it needs under a per-frame sequence lock (seqlock: even =
 //! stable, odd = being written), so a hit takes no lock and writes nothing shared (except,
 //! once per eviction sweep, the frame's "referenced" bit). Writers (after decoding, with no
@@ -42,11 +45,15 @@ struct Set {
     keys: [AtomicU64; WAYS],
     /// Sequence number of each way (odd while the frame is being rewritten).
     seqs: [AtomicU32; WAYS],
-    /// Bit w: way w was read since the CLOCK hand last passed it.
-    refs: AtomicU32,
-    /// CLOCK hand (next way to consider for eviction); written under the set's lock.
-    hand: AtomicU32,
+    /// Frame of each way: bits 0-30 its index + 1 in the data region (0: none yet; given
+    /// out in fill order when the way is first filled and kept for good, so that the filled
+    /// frames lie together at the start of the region), bit 31 ([`REF`]) set when the way
+    /// was read since the CLOCK hand last passed it.
+    frames: [AtomicU32; WAYS],
 }
+
+/// Referenced bit of [`Set::frames`].
+const REF: u32 = 1 << 31;
 
 /// `PB`: bytes per page (a multiple of 8; [`PAGE_BYTES`] unless the cache holds blocks of
 /// another form, see [`DTC_PAGE_BYTES`]).
@@ -60,6 +67,10 @@ pub(crate) struct BlockCache<const PB: usize = PAGE_BYTES> {
     data: Box<[AtomicU64]>,
     /// Ways in use per set (WAYS, or fewer for a budget below one set).
     ways: usize,
+    /// CLOCK hand of each set (next way to consider for eviction); under the set's lock.
+    hands: Box<[AtomicU32]>,
+    /// Frames given out so far (`Set::frames`).
+    next_frame: AtomicU32,
     locks: Box<[Mutex<()>]>,
     /// Frames holding a page (updated under the set locks).
     pub(crate) occupied: AtomicU64,
@@ -91,7 +102,8 @@ impl<const PB: usize> BlockCache<PB> {
     pub(crate) fn new(budget: usize) -> BlockCache<PB> {
         const { assert!(PB % 8 == 0 && PB > 0) };
         let budget = budget.min(max_cache_bytes());
-        let frames = budget / Self::FRAME_COST;
+        // Frame indices + 1 fit in 31 bits.
+        let frames = (budget / Self::FRAME_COST).min((REF - 2) as usize);
         let (n_sets, ways) = if frames >= WAYS {
             (frames / WAYS, WAYS)
         } else {
@@ -118,6 +130,8 @@ impl<const PB: usize> BlockCache<PB> {
             set_words,
             data,
             ways,
+            hands: (0..n_sets).map(|_| AtomicU32::new(0)).collect(),
+            next_frame: AtomicU32::new(0),
             locks: (0..N_LOCKS).map(|_| Mutex::new(())).collect(),
             occupied: AtomicU64::new(0),
         }
@@ -151,8 +165,8 @@ impl<const PB: usize> BlockCache<PB> {
     }
 
     #[inline(always)]
-    fn frame(&self, set: usize, way: usize) -> &[AtomicU64] {
-        let f = (set * WAYS + way) * Self::PAGE_WORDS;
+    fn frame(&self, index: u32) -> &[AtomicU64] {
+        let f = index as usize * Self::PAGE_WORDS;
         &self.data[f..f + Self::PAGE_WORDS]
     }
 
@@ -175,14 +189,18 @@ impl<const PB: usize> BlockCache<PB> {
             if s1 & 1 != 0 || set.keys[w].load(Ordering::Relaxed) != key {
                 return None;
             }
-            let word = self.frame(si, w)[inpage / 8].load(Ordering::Relaxed);
+            // Set (never changed afterwards) before the key was first published.
+            let fw = set.frames[w].load(Ordering::Relaxed);
+            let Some(index) = (fw & !REF).checked_sub(1) else {
+                return None;
+            };
+            let word = self.frame(index)[inpage / 8].load(Ordering::Relaxed);
             fence(Ordering::Acquire);
             if set.seqs[w].load(Ordering::Relaxed) != s1 {
                 return None;
             }
-            let bit = 1u32 << w;
-            if set.refs.load(Ordering::Relaxed) & bit == 0 {
-                set.refs.fetch_or(bit, Ordering::Relaxed);
+            if fw & REF == 0 {
+                set.frames[w].fetch_or(REF, Ordering::Relaxed);
             }
             return Some((word >> (8 * (inpage % 8))) as u8);
         }
@@ -225,17 +243,16 @@ impl<const PB: usize> BlockCache<PB> {
                 None => {
                     // CLOCK: clear the referenced bit of used ways, evict the first unused one
                     // (at most one full turn clears every bit).
-                    let mut h = set.hand.load(Ordering::Relaxed) as usize % self.ways;
+                    let mut h = self.hands[si].load(Ordering::Relaxed) as usize % self.ways;
                     loop {
-                        let bit = 1u32 << h;
-                        if set.refs.load(Ordering::Relaxed) & bit != 0 {
-                            set.refs.fetch_and(!bit, Ordering::Relaxed);
+                        if set.frames[h].load(Ordering::Relaxed) & REF != 0 {
+                            set.frames[h].fetch_and(!REF, Ordering::Relaxed);
                             h = (h + 1) % self.ways;
                         } else {
                             break;
                         }
                     }
-                    set.hand
+                    self.hands[si]
                         .store(((h + 1) % self.ways) as u32, Ordering::Relaxed);
                     h
                 }
@@ -244,13 +261,20 @@ impl<const PB: usize> BlockCache<PB> {
             set.seqs[victim].store(s.wrapping_add(1) | 1, Ordering::Relaxed);
             fence(Ordering::Release);
             set.keys[victim].store(key, Ordering::Relaxed);
-            let frame = self.frame(si, victim);
+            let mut fw = set.frames[victim].load(Ordering::Relaxed);
+            if fw & !REF == 0 {
+                // The way's first fill: the next free frame (there is one: the region has a
+                // frame for every way).
+                let index = self.next_frame.fetch_add(1, Ordering::Relaxed);
+                fw = set.frames[victim].fetch_or(index + 1, Ordering::Relaxed) | (index + 1);
+            }
+            let frame = self.frame((fw & !REF) - 1);
             for (i, word) in chunk.chunks(8).enumerate() {
                 let mut b = [0u8; 8];
                 b[..word.len()].copy_from_slice(word);
                 frame[i].store(u64::from_le_bytes(b), Ordering::Relaxed);
             }
-            set.refs.fetch_and(!(1u32 << victim), Ordering::Relaxed);
+            set.frames[victim].fetch_and(!REF, Ordering::Relaxed);
             set.seqs[victim].store((s | 1).wrapping_add(1), Ordering::Release);
         }
     }
