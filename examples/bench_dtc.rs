@@ -1,7 +1,8 @@
 //! Distance-to-conversion benchmarks (not a timed test; `scripts/bench_dtc.sh` builds the
 //! tables and runs it). Usage:
-//!   cargo run --release --example bench_dtc -- DIR [N_POSITIONS] [huge]
-//! (`huge`: open with [`Tablebase`]'s `huge_pages(true)`).
+//!   cargo run --release --example bench_dtc -- DIR [N_POSITIONS] [huge|nohuge]
+//! (`huge`/`nohuge`: open with [`Tablebase`]'s `huge_pages(true)`/`(false)`; neither: the
+//! builder's default, on).
 //! DIR holds tables built with `egdb build --dtc`. Reports: positions per byte of the distance
 //! files (all, and per piece count); warm single-thread ns per `probe_dtc` and per `probe_wld`
 //! on the same N random positions (median over batches of 64, both sides to move); the time of
@@ -68,12 +69,16 @@ fn main() {
             }
         })
         .collect();
-    let huge = args.get(3).is_some_and(|a| a == "huge");
-    let tb = Tablebase::builder(&dir)
-        .cache_bytes(1 << 30)
-        .huge_pages(huge)
-        .open()
-        .unwrap();
+    let huge = match args.get(3).map(String::as_str) {
+        Some("huge") => Some(true),
+        Some("nohuge") => Some(false),
+        _ => None,
+    };
+    let mut builder = Tablebase::builder(&dir).cache_bytes(1 << 30);
+    if let Some(h) = huge {
+        builder = builder.huge_pages(h);
+    }
+    let tb = builder.open().unwrap();
     for p in &ps {
         tb.probe_dtc(p).unwrap();
     }
@@ -81,7 +86,11 @@ fn main() {
     let wld = median_ns(&ps, 5, |p| tb.probe_wld(p).unwrap());
     println!(
         "warm probe_dtc: {dtc:.0} ns median per probe; probe_wld on the same positions {wld:.0} ns ({n} positions, 1 thread{})",
-        if huge { ", huge pages" } else { "" }
+        match huge {
+            Some(true) => ", huge pages",
+            Some(false) => ", no huge pages",
+            None => "",
+        }
     );
 
     let rows = checkers_egdb::longest_dtc(&dir).unwrap();

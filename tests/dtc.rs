@@ -522,18 +522,21 @@ fn four_pieces_with_other_value_block_sizes_and_a_small_cache_equal_the_oracle()
     }
 }
 
-/// A tablebase whose caches are backed by huge pages (`huge_pages(true)`, a kernel hint)
-/// gives the oracle's distances and values at every position of at most 3 pieces.
+/// A tablebase whose caches are backed by huge pages (`huge_pages(true)`, a kernel hint, the
+/// default) and one without give the oracle's distances and values at every position of at
+/// most 3 pieces.
 #[test]
-fn three_pieces_with_huge_pages_equal_the_oracle() {
+fn three_pieces_with_and_without_huge_pages_equal_the_oracle() {
     let dir = tempfile::tempdir().unwrap();
     build_dtc(dir.path(), 3);
-    let tb = Tablebase::builder(dir.path())
-        .cache_bytes(64 << 20)
-        .huge_pages(true)
-        .open()
-        .unwrap();
-    assert!(compare_with_oracle(&tb, 3) > 100_000);
+    for huge in [true, false] {
+        let tb = Tablebase::builder(dir.path())
+            .cache_bytes(64 << 20)
+            .huge_pages(huge)
+            .open()
+            .unwrap();
+        assert!(compare_with_oracle(&tb, 3) > 100_000, "huge pages {huge}");
+    }
 }
 
 /// The distance caches hold pages of 16 KiB (`cache::DTC_PAGE_BYTES`), far fewer frames than

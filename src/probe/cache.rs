@@ -138,8 +138,9 @@ impl<const PB: usize> BlockCache<PB> {
     }
 
     /// Back the cache's pages with transparent huge pages ([`advise_huge`]): fewer TLB
-    /// misses on the random reads of a large cache, but the kernel then commits memory 2 MiB
-    /// at a time, so a sparsely filled cache holds up to its whole budget resident.
+    /// misses on the random reads of a large cache. The kernel then commits memory 2 MiB at a
+    /// time; frames are filled from the start of the region, so that rounds the resident
+    /// part up to the next 2 MiB, not to the budget.
     pub(crate) fn huge_pages(&self) {
         advise_huge(&self.data);
     }
@@ -252,8 +253,7 @@ impl<const PB: usize> BlockCache<PB> {
                             break;
                         }
                     }
-                    self.hands[si]
-                        .store(((h + 1) % self.ways) as u32, Ordering::Relaxed);
+                    self.hands[si].store(((h + 1) % self.ways) as u32, Ordering::Relaxed);
                     h
                 }
             };
@@ -301,7 +301,6 @@ fn advise_huge(words: &[AtomicU64]) {
 /// No transparent huge pages here: nothing to ask.
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 fn advise_huge(_words: &[AtomicU64]) {}
-
 
 /// Cache key of block `block` of the slice in slot `slot` (page number in the low 8 bits).
 #[inline(always)]

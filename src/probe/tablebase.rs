@@ -307,12 +307,12 @@ impl<R: Rules> TablebaseBuilder<R> {
         self
     }
     /// Ask the kernel to back the block caches with transparent huge pages (Linux
-    /// `madvise(MADV_HUGEPAGE)`, a hint; default off). A warm probe of a large cache reads
-    /// two random cache lines, each a TLB miss with 4 KiB pages: with huge pages warm
-    /// `probe_dtc` at 5 pieces took ~30% less time (docs/format.md, "Probe cache"; measured
-    /// when the distance cache still had 824-byte pages, two misses a probe). Cost:
-    /// memory is committed 2 MiB at a time, so each cache that is used holds up to its whole
-    /// budget ([`TablebaseBuilder::cache_bytes`]) resident, instead of the pages it filled.
+    /// `madvise(MADV_HUGEPAGE)`, a hint, ignored where unsupported; default on, `false`
+    /// turns it off). A warm probe of a large cache reads a random cache line, with 4 KiB
+    /// pages most often a TLB miss: with huge pages warm `probe_dtc` at 5 pieces took ~35%
+    /// less time (docs/format.md, "Probe cache"). Memory is then committed 2 MiB at a time;
+    /// the caches fill their frames from the start of their regions, so each cache that is
+    /// used holds at most 2 MiB more resident than the pages it filled.
     pub fn huge_pages(mut self, yes: bool) -> Self {
         self.huge_pages = yes;
         self
@@ -432,7 +432,7 @@ impl Tablebase {
             verify_on_open: false,
             allow_empty: false,
             max_open_files: crate::table::DEFAULT_MAX_OPEN_FILES,
-            huge_pages: false,
+            huge_pages: true,
         }
     }
 }
