@@ -100,7 +100,7 @@ impl<const PB: usize> BlockCache<PB> {
     const FRAME_COST: usize = PB + 64 / WAYS;
 
     pub(crate) fn new(budget: usize) -> BlockCache<PB> {
-        const { assert!(PB % 8 == 0 && PB > 0) };
+        const { assert!(PB.is_multiple_of(8) && PB > 0) };
         let budget = budget.min(max_cache_bytes());
         // Frame indices + 1 fit in 31 bits.
         let frames = (budget / Self::FRAME_COST).min((REF - 2) as usize);
@@ -192,9 +192,7 @@ impl<const PB: usize> BlockCache<PB> {
             }
             // Set (never changed afterwards) before the key was first published.
             let fw = set.frames[w].load(Ordering::Relaxed);
-            let Some(index) = (fw & !REF).checked_sub(1) else {
-                return None;
-            };
+            let index = (fw & !REF).checked_sub(1)?;
             let word = self.frame(index)[inpage / 8].load(Ordering::Relaxed);
             fence(Ordering::Acquire);
             if set.seqs[w].load(Ordering::Relaxed) != s1 {
