@@ -40,7 +40,7 @@ use crate::board::{Color, Wld};
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
@@ -261,19 +261,25 @@ struct Child<P> {
     or: bool,
     /// Threads of the team in `pos` at this thread's last look (parallel search only).
     busy: u16,
+    /// Exits of the team's threads from `pos` counted at this thread's last look, taken before
+    /// the numbers were read (parallel search only; see [`Team::busy`]).
+    exits: u16,
     /// To be read again from the shared table (parallel search only).
     reread: bool,
 }
 
 /// A thread of a parallel search reads all the children of a node again from the shared table
-/// every this many rounds of the node's loop (in the other rounds only those another thread is
-/// or was in; see [`Dfpn::expand`]). 1: every round (as before issue 37's selective reads).
-/// With 8 the table reads per node of a 2-thread search fell from 10.3 to 6.0 (the serial
-/// 5.9), but the 2-thread win of the First Position on the 3-piece tables
-/// (tests/prove.rs `published_values_beyond_the_tables`, 4 M nodes a goal) now and then went
-/// on past 4 M nodes instead of about 60,000 (2 of 6 runs under load): stale numbers of
-/// children not re-read can mislead the search badly. Kept at 1 until that is understood.
-const REREAD_ALL: u32 = 1;
+/// every this many rounds of the node's loop; in the other rounds only those whose entry may have
+/// changed since it read them: a node's entry is written only when a thread leaves the node, so
+/// a child is read again when the team's count of exits from it ([`Team::busy`]) moved (see
+/// [`Dfpn::expand`]). 0: never all (the exit counts decide alone).
+///
+/// Issue 37: a first selective rule read again only the children another thread was in at this
+/// or the last look, and all every 8th round: table reads per node of a 2-thread search fell
+/// from 10.3 to 6.0, but a thread missed what another did in a child it entered and left
+/// between two looks (e.g. a sibling proven through a transposition), and searched on with
+/// stale numbers.
+const REREAD_ALL: u32 = 0;
 
 /// Slots of the table of threads in a node ([`Team::busy`]), per lane.
 const BUSY_SLOTS: usize = 1 << 16;
@@ -300,9 +306,15 @@ struct Team {
     /// `lanes` lanes of [`BUSY_SLOTS`] counts: with one lane every thread adds and subtracts
     /// in it (atomic read-modify-writes); with several (at most [`MAX_LANES`] threads) thread
     /// `i` counts itself in lane `i` alone, with plain loads and stores (no locked instruction,
-    /// whose cache line the other threads read), and a node's count is the sum of the lanes.
+    /// and no cache line written by two threads: side by side in one line, the lanes were
+    /// slower), and a node's count is the sum of the lanes.
     /// Counts wrap (u16): a thread's entries and exits pair up.
-    busy: Arc<[AtomicU16]>,
+    ///
+    /// Each slot holds two counts: the threads now in the node (low 16 bits) and the exits
+    /// from it (high 16 bits, wrapping), which tell a thread whether a node's entry in the
+    /// table may have changed since it read it (a node's entry is written only just before a
+    /// thread leaves it).
+    busy: Arc<[AtomicU32]>,
     /// Lanes of `busy`.
     lanes: usize,
     /// Nodes of the budget taken by the threads, in chunks of at most [`NODE_CHUNK`] (each
@@ -375,36 +387,30 @@ impl Drop for Finish<'_> {
 }
 
 impl Team {
-    /// The threads in the node of hash `hash` (see [`Team::busy`]).
-    fn busy(&self, hash: u64) -> u16 {
+    /// The threads in the node of hash `hash` and the team's exits from it (wrapping; see
+    /// [`Team::busy`]).
+    fn busy(&self, hash: u64) -> (u16, u16) {
         let h = (hash as usize) & (BUSY_SLOTS - 1);
-        (0..self.lanes).fold(0u16, |a, l| {
-            a.wrapping_add(self.busy[l * BUSY_SLOTS + h].load(Ordering::Relaxed))
+        (0..self.lanes).fold((0u16, 0u16), |(n, x), l| {
+            // Acquire: the entry written before the exit was counted is visible after it.
+            let v = self.busy[l * BUSY_SLOTS + h].load(Ordering::Acquire);
+            (n.wrapping_add(v as u16), x.wrapping_add((v >> 16) as u16))
         })
     }
 
     /// Count thread `lane` in (`enter`) or out of the node of hash `hash`.
     fn mark(&self, lane: usize, hash: u64, enter: bool) {
         let h = (hash as usize) & (BUSY_SLOTS - 1);
+        // Enter: one more thread in. Exit: one fewer, one more exit (the low count is at
+        // least 1 here, so the carry of adding 0xffff is exactly the exit).
+        let add = if enter { 1 } else { 0xffff };
         if self.lanes == 1 {
-            let a = &self.busy[h];
-            if enter {
-                a.fetch_add(1, Ordering::Relaxed);
-            } else {
-                a.fetch_sub(1, Ordering::Relaxed);
-            }
+            self.busy[h].fetch_add(add, Ordering::Release);
         } else {
             // Lane `lane` is written by its thread alone.
             let a = &self.busy[lane * BUSY_SLOTS + h];
             let v = a.load(Ordering::Relaxed);
-            a.store(
-                if enter {
-                    v.wrapping_add(1)
-                } else {
-                    v.wrapping_sub(1)
-                },
-                Ordering::Relaxed,
-            );
+            a.store(v.wrapping_add(add), Ordering::Release);
         }
     }
 }
@@ -459,8 +465,9 @@ pub struct Dfpn<'g, G: Game> {
     weak_phase_nodes: Option<u64>,
     /// Threads of a search (see [`Dfpn::set_threads`]).
     threads: usize,
-    /// Thread counts per node, kept between searches (all zero outside one).
-    busy: Option<Arc<[AtomicU16]>>,
+    /// Thread and exit counts per node, kept between searches (thread counts all zero
+    /// outside one).
+    busy: Option<Arc<[AtomicU32]>>,
     /// The parallel search this searcher is a thread of.
     team: Option<Arc<Team>>,
     /// This thread's lane of [`Team::busy`] (0 outside a parallel search).
@@ -764,7 +771,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
             .as_ref()
             .is_none_or(|b| b.len() != lanes * BUSY_SLOTS)
         {
-            self.busy = Some((0..lanes * BUSY_SLOTS).map(|_| AtomicU16::new(0)).collect());
+            self.busy = Some((0..lanes * BUSY_SLOTS).map(|_| AtomicU32::new(0)).collect());
         }
         let busy = self.busy.clone().expect("just set");
         let team = Arc::new(Team {
@@ -1150,12 +1157,16 @@ impl<'g, G: Game> Dfpn<'g, G> {
                     hash: 0,
                     or: false,
                     busy: 0,
+                    exits: 0,
                     reread: false,
                 });
                 continue;
             }
             let c_or = self.game.mover(&c) == self.root_side;
             let c_hash = self.game.hash(&c);
+            // The threads in the child and the team's exits from it, looked at before its
+            // entry is read (the first look of the loop below).
+            let (busy, exits) = self.team.as_ref().map_or((0, 0), |t| t.busy(c_hash));
             let weak = self.weak;
             let tt_entry = self
                 .tt
@@ -1175,6 +1186,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
                             hash: c_hash,
                             or: c_or,
                             busy: 0,
+                            exits: 0,
                             reread: false,
                         });
                         self.stats.dep_hits += 1;
@@ -1201,7 +1213,8 @@ impl<'g, G: Game> Dfpn<'g, G> {
                 irr,
                 hash: c_hash,
                 or: c_or,
-                busy: 0,
+                busy,
+                exits,
                 reread: false,
             });
         }
@@ -1209,6 +1222,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
         self.succ_buf.push(succ);
 
         let (mut pn, mut dn);
+        // The loop's first round takes the threads and exits looked at above.
         let mut first = true;
         let mut nums: Vec<(u32, u32)> = Vec::with_capacity(ch.len());
         // The child this thread searched last: its numbers are the ones its search returned
@@ -1222,41 +1236,41 @@ impl<'g, G: Game> Dfpn<'g, G> {
         let mut round = 0u32;
         // Some open child had another thread in it at the last look (else the virtual numbers
         // are the real ones).
-        let mut any_busy = false;
+        let mut any_busy = ch.iter().any(|c| c.busy > 0 && c.pn != 0 && c.dn != 0);
         loop {
-            if shared(&self.team) {
-                // Other threads' progress. The threads in each child, looked at once per round
-                // (the choice below goes by them). A child's entry in the table changes when a
-                // thread leaves it, so the children read again from the table are those another
-                // thread is in or was in at the last look (the others' numbers are as this
-                // thread read them, unless a thread came and went in between: every
-                // `REREAD_ALL`-th round reads all). A solved entry there is a path-independent
-                // fact; solved children of this path, which may depend on it, are kept. (Reading
-                // every child again at every round doubled the table reads per node.)
+            if shared(&self.team) && !first {
+                // Other threads' progress. The threads in each child and the exits from it,
+                // looked at once per round (the choice below goes by the threads). A node's
+                // entry in the table is written only when a thread leaves it, so the children
+                // read again from the table are those the team's threads left since this
+                // thread read them (the exits were counted before the read; the child this
+                // thread searched last keeps the numbers its search returned). A solved entry
+                // there is a path-independent fact; solved children of this path, which may
+                // depend on it, are kept. (Reading every child again at every round doubled
+                // the table reads per node; see `REREAD_ALL`.)
                 let team = self.team.as_ref().expect("shared");
-                let all = (round + 1).is_multiple_of(REREAD_ALL);
+                let all = REREAD_ALL != 0 && (round + 1).is_multiple_of(REREAD_ALL);
                 any_busy = false;
                 for (i, c) in ch.iter_mut().enumerate() {
                     if c.pn == 0 || c.dn == 0 {
                         c.reread = false;
                         continue;
                     }
-                    let now = team.busy(c.hash);
-                    c.reread = !first && i != fresh && (all || now > 0 || c.busy > 0);
+                    let (now, exits) = team.busy(c.hash);
+                    c.reread = i != fresh && (all || exits != c.exits);
+                    c.exits = exits;
                     c.busy = now;
                     any_busy |= now > 0;
                     if c.reread {
                         self.tt.prefetch(&c.pos, c.or);
                     }
                 }
-                if !first {
-                    let weak = self.weak;
-                    for c in ch.iter_mut().filter(|c| c.reread) {
-                        if let Some(e) = self.tt.get(c.hash, &c.pos, c.or) {
-                            if e.solved() || e.weak == weak {
-                                (c.pn, c.dn, c.dist) = (e.pn, e.dn, e.dist);
-                                c.deps.clear();
-                            }
+                let weak = self.weak;
+                for c in ch.iter_mut().filter(|c| c.reread) {
+                    if let Some(e) = self.tt.get(c.hash, &c.pos, c.or) {
+                        if e.solved() || e.weak == weak {
+                            (c.pn, c.dn, c.dist) = (e.pn, e.dn, e.dist);
+                            c.deps.clear();
                         }
                     }
                 }

@@ -427,15 +427,21 @@ impl<P: Key> Shard<P> {
 /// `p` need not point to live memory).
 #[inline]
 fn prefetch_bucket(p: *const Bucket) {
+    let p = p.cast::<u8>();
+    prefetch_line(p);
+    prefetch_line(p.wrapping_add(64));
+}
+
+/// Start fetching the cache line of `p` (a hint: nothing happens on other architectures).
+#[inline(always)]
+fn prefetch_line(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = p.cast::<i8>();
         // SAFETY: a prefetch never faults and reads nothing the program sees; any address is
         // allowed.
         unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(p);
-            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
+            _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
