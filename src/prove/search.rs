@@ -268,19 +268,6 @@ struct Child<P> {
     reread: bool,
 }
 
-/// A thread of a parallel search reads all the children of a node again from the shared table
-/// every this many rounds of the node's loop; in the other rounds only those whose entry may have
-/// changed since it read them: a node's entry is written only when a thread leaves the node, so
-/// a child is read again when the team's count of exits from it ([`Team::busy`]) moved (see
-/// [`Dfpn::expand`]). 0: never all (the exit counts decide alone).
-///
-/// Issue 37: a first selective rule read again only the children another thread was in at this
-/// or the last look, and all every 8th round: table reads per node of a 2-thread search fell
-/// from 10.3 to 6.0, but a thread missed what another did in a child it entered and left
-/// between two looks (e.g. a sibling proven through a transposition), and searched on with
-/// stale numbers.
-const REREAD_ALL: u32 = 0;
-
 /// Slots of the table of threads in a node ([`Team::busy`]), per lane.
 const BUSY_SLOTS: usize = 1 << 16;
 
@@ -1233,7 +1220,6 @@ impl<'g, G: Game> Dfpn<'g, G> {
             t.as_ref()
                 .is_some_and(|t| t.active.load(Ordering::Relaxed) > 1)
         };
-        let mut round = 0u32;
         // Some open child had another thread in it at the last look (else the virtual numbers
         // are the real ones).
         let mut any_busy = ch.iter().any(|c| c.busy > 0 && c.pn != 0 && c.dn != 0);
@@ -1247,9 +1233,11 @@ impl<'g, G: Game> Dfpn<'g, G> {
                 // thread searched last keeps the numbers its search returned). A solved entry
                 // there is a path-independent fact; solved children of this path, which may
                 // depend on it, are kept. (Reading every child again at every round doubled
-                // the table reads per node; see `REREAD_ALL`.)
+                // the table reads per node. Issue 37: an earlier rule read again only the
+                // children another thread was in at this or the last look, and missed what a
+                // thread did in a child it entered and left between two looks, e.g. a sibling
+                // proven through a transposition: searches went on with stale numbers.)
                 let team = self.team.as_ref().expect("shared");
-                let all = REREAD_ALL != 0 && (round + 1).is_multiple_of(REREAD_ALL);
                 any_busy = false;
                 for (i, c) in ch.iter_mut().enumerate() {
                     if c.pn == 0 || c.dn == 0 {
@@ -1257,7 +1245,7 @@ impl<'g, G: Game> Dfpn<'g, G> {
                         continue;
                     }
                     let (now, exits) = team.busy(c.hash);
-                    c.reread = i != fresh && (all || exits != c.exits);
+                    c.reread = i != fresh && exits != c.exits;
                     c.exits = exits;
                     c.busy = now;
                     any_busy |= now > 0;
@@ -1275,7 +1263,6 @@ impl<'g, G: Game> Dfpn<'g, G> {
                     }
                 }
             }
-            round += 1;
             first = false;
             // The children's numbers this thread goes by: in a parallel search the number a
             // child is chosen by (pn at an OR node, dn at an AND node) is virtual (larger while
