@@ -449,3 +449,66 @@ fn a_variants_tables_convert_to_codec_2_only_keeping_their_rules() {
         "holds english tables",
     );
 }
+
+/// Blocks of more than 256 cache pages: codec 6 written with 1,100,000 positions a block
+/// (`ConvertOptions::block_positions`; the library accepts any multiple of 20). The probe
+/// caches such a block one 4,120-position page at a time, pages 0 to 255 only; every later
+/// position must still read its own block. Before the fix of `BlockCache::byte`, page 256 + k
+/// of block 0 was looked up under the key of page k of block 1 and returned that position's
+/// value. Checked against the codec-2 source (another decoder) at the positions of block 0
+/// (every 7th) past page 255 of the largest 5-piece slice, 0203-nn (2,013,760 positions), after the
+/// first pages of block 1 were cached.
+#[test]
+fn positions_past_page_255_of_a_large_block_read_their_own_block() {
+    use checkers_egdb::format::SliceIndex;
+    use checkers_egdb::{convert_dir, ConvertOptions, Slice};
+    let src = tempfile::tempdir().unwrap();
+    build(&BuildOptions::new(src.path(), 4)).unwrap();
+    let slice: Slice = "0203-nn".parse().unwrap();
+    build(&BuildOptions {
+        slice: Some(slice),
+        with_deps: true,
+        ..BuildOptions::new(src.path(), 5)
+    })
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let dst = out.path().join("c6");
+    const BLOCK: u64 = 1_100_000;
+    const PAGE: u64 = 4_120;
+    let mut c = ConvertOptions::new(src.path(), &dst, 6);
+    c.block_positions = BLOCK as u32;
+    convert_dir(&c, &|_, _| {}).unwrap();
+    let reference = Tablebase::open(src.path()).unwrap();
+    let tb = Tablebase::builder(&dst)
+        .cache_bytes(64 << 20)
+        .open()
+        .unwrap();
+    let ix = SliceIndex::new(slice);
+    assert!(ix.size() > 2 * BLOCK - 200_000 && ix.size() < 2 * BLOCK);
+    // Pages 0..11 of block 1 into the cache.
+    let late = ix.size() - BLOCK;
+    for k in 0..late.div_ceil(PAGE) {
+        let p = ix.unrank(BLOCK + k * PAGE).unwrap();
+        assert_eq!(tb.probe_wld(&p).unwrap(), reference.probe_wld(&p).unwrap());
+    }
+    // Every 7th position of block 0 in its pages 256 and later.
+    let (mut compared, mut differ) = (0u64, Vec::new());
+    for i in (256 * PAGE..BLOCK).step_by(7) {
+        let p = ix.unrank(i).unwrap();
+        let (got, want) = (tb.probe_wld(&p).unwrap(), reference.probe_wld(&p).unwrap());
+        compared += 1;
+        if got != want {
+            differ.push(format!(
+                "index {i} {}: {got:?}, source {want:?}",
+                p.to_fen()
+            ));
+        }
+    }
+    assert_eq!(compared, (BLOCK - 256 * PAGE).div_ceil(7));
+    assert!(
+        differ.is_empty(),
+        "{} of {compared} differ, e.g. {:?}",
+        differ.len(),
+        &differ[..differ.len().min(3)]
+    );
+}

@@ -178,7 +178,13 @@ impl<const PB: usize> BlockCache<PB> {
         if self.n_sets == 0 {
             return None;
         }
-        let key = key | (byte / PB) as u64;
+        // The page number has the 8 low bits of the key (`block_key`): a page past them would
+        // read the page of another block. No page there is ever inserted (`insert_page`).
+        let page = byte / PB;
+        if page >= MAX_PAGES {
+            return None;
+        }
+        let key = key | page as u64;
         let inpage = byte % PB;
         let si = self.set_of(key);
         let set = &self.sets()[si];
@@ -241,9 +247,10 @@ impl<const PB: usize> BlockCache<PB> {
                 }
                 None => {
                     // CLOCK: clear the referenced bit of used ways, evict the first unused one
-                    // (at most one full turn clears every bit).
+                    // (one full turn clears every bit; readers may set bits again meanwhile, so
+                    // after two turns the way under the hand is taken as it is).
                     let mut h = self.hands[si].load(Ordering::Relaxed) as usize % self.ways;
-                    loop {
+                    for _ in 0..2 * self.ways {
                         if set.frames[h].load(Ordering::Relaxed) & REF != 0 {
                             set.frames[h].fetch_and(!REF, Ordering::Relaxed);
                             h = (h + 1) % self.ways;
@@ -300,8 +307,41 @@ fn advise_huge(words: &[AtomicU64]) {
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 fn advise_huge(_words: &[AtomicU64]) {}
 
-/// Cache key of block `block` of the slice in slot `slot` (page number in the low 8 bits).
+/// Cache key of block `block` of the slice in slot `slot` (page number in the low 8 bits:
+/// at most [`MAX_PAGES`] pages of a block are cached).
 #[inline(always)]
 pub(crate) fn block_key(slot: usize, block: u64) -> u64 {
+    debug_assert!(block < 1 << 36, "block {block} overflows the cache key");
     ((slot as u64 + 1) << 44) | (block << 8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block of more than 256 pages (codec 6/7 files written with blocks of more than
+    /// 1,054,720 positions, distance files with more than 4,194,304) is cached page by page up
+    /// to page 255 only. Its later pages were looked up with the page number spilling into the
+    /// block number of the key: page 256 + k of block 0 read page k of block 1, another
+    /// position's value. The contract: a byte is read only from the page of its own block.
+    #[test]
+    fn a_page_past_the_cached_ones_never_reads_another_blocks_page() {
+        fn check<const PB: usize>() {
+            let c = BlockCache::<PB>::new(4 << 20);
+            let (b0, b1) = (block_key(7, 0), block_key(7, 1));
+            for k in [0usize, 3, 255] {
+                c.insert_page(b1, k, &vec![0xA5; PB]);
+                assert_eq!(c.byte(b1, k * PB + 5), Some(0xA5), "page {k} of block 1");
+                let past = (MAX_PAGES + k) * PB + 5;
+                assert_eq!(c.byte(b0, past), None, "page {} of block 0", MAX_PAGES + k);
+                assert_eq!(c.byte(b1, past), None, "page {} of block 1", MAX_PAGES + k);
+            }
+            // Pages past the limit are not inserted either.
+            c.insert_page(b0, MAX_PAGES, &vec![0x5A; PB]);
+            assert_eq!(c.byte(b0, MAX_PAGES * PB), None);
+            assert_eq!(c.byte(b1, 0), Some(0xA5));
+        }
+        check::<PAGE_BYTES>();
+        check::<DTC_PAGE_BYTES>();
+    }
 }
