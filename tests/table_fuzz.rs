@@ -465,3 +465,75 @@ fn encoded(meta: &TableMeta, values: &[u8], opts: &WriteOptions) -> Vec<u8> {
     write_table_with(&path, meta, values, opts).unwrap();
     std::fs::read(&path).unwrap()
 }
+
+/// `file` (4-byte offsets) laid out again with 8-byte offsets, the last block's end set to
+/// `last_end`, both checksums recomputed: a crafted file whose offset table passes every
+/// check but the file length it implies.
+fn widened_with_last_end(file: &[u8], last_end: u64) -> Vec<u8> {
+    let blocks = u32::from_le_bytes(file[52..56].try_into().unwrap()) as usize;
+    assert_eq!(file[19], 4, "4-byte offsets");
+    let mut b = file[..HEADER_LEN].to_vec();
+    b[19] = 8;
+    for i in 0..blocks {
+        let e = &file[HEADER_LEN + 8 * i..HEADER_LEN + 8 * i + 8];
+        let end = if i + 1 == blocks {
+            last_end
+        } else {
+            u64::from(u32::from_le_bytes(e[..4].try_into().unwrap()))
+        };
+        b.extend_from_slice(&end.to_le_bytes());
+        b.extend_from_slice(&e[4..8]);
+    }
+    b.extend_from_slice(&file[HEADER_LEN + 8 * blocks..]);
+    resum(b, blocks * 12)
+}
+
+/// A last offset near `u64::MAX` (found by a code review): header + table + data + checksum
+/// overflowed u64 when the reader computed the file's length (a panic with overflow checks,
+/// as in the test profile). Refused as a bad offset table, value files and distance files,
+/// both access modes.
+#[test]
+fn an_offset_table_ending_near_the_u64_limit_is_refused() {
+    use checkers_egdb::format::{write_dtc, DtcFile, RULES_ENGLISH};
+    let is_bad_table = |r: &Result<(), TableError>| matches!(r, Err(TableError::Corrupt { what: Fault::BadHeader(s), .. }) if s.contains("offset table"));
+    let (good, _) = sample();
+    // The layout change alone keeps the file good.
+    let real_end = {
+        let blocks = u32::from_le_bytes(good[52..56].try_into().unwrap()) as usize;
+        let e = HEADER_LEN + 8 * (blocks - 1);
+        u64::from(u32::from_le_bytes(good[e..e + 4].try_into().unwrap()))
+    };
+    assert!(open_bytes(&widened_with_last_end(good, real_end))
+        .iter()
+        .all(|r| r.is_ok()));
+    for end in [u64::MAX, u64::MAX - 3] {
+        for r in open_bytes(&widened_with_last_end(good, end)) {
+            let r = r.map(|_| ());
+            assert!(is_bad_table(&r), "value file, last end {end}: {r:?}");
+        }
+    }
+    // A distance file of the same slice.
+    let (_, vals) = sample();
+    let meta = sample_meta(vals);
+    let dist: Vec<u32> = (0..vals.len() as u32).map(|i| i % 40).collect();
+    let mask = bitvec::bitvec![u64, bitvec::order::Lsb0; 0; dist.len()];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("0101-nn.dtc");
+    let opts = WriteOptions {
+        block_positions: 100,
+        ..Default::default()
+    };
+    write_dtc(&path, &meta, &dist, &mask, &opts).unwrap();
+    let file = std::fs::read(&path).unwrap();
+    let blocks = u32::from_le_bytes(file[52..56].try_into().unwrap()) as usize;
+    assert!(blocks > 1);
+    let e = HEADER_LEN + 8 * (blocks - 1);
+    let real_end = u64::from(u32::from_le_bytes(file[e..e + 4].try_into().unwrap()));
+    std::fs::write(&path, widened_with_last_end(&file, real_end)).unwrap();
+    assert!(DtcFile::open(&path, RULES_ENGLISH).is_ok());
+    for end in [u64::MAX, u64::MAX - 3] {
+        std::fs::write(&path, widened_with_last_end(&file, end)).unwrap();
+        let r = DtcFile::open(&path, RULES_ENGLISH).map(|_| ());
+        assert!(is_bad_table(&r), "distance file, last end {end}: {r:?}");
+    }
+}

@@ -540,7 +540,16 @@ impl DtcFile {
             prev = end;
         }
         let data_start = HEADER_LEN as u64 + table_len;
-        let file_len = data_start + prev + 8;
+        // The last offset is any u64 in a crafted file (8-byte entries): no overflow.
+        let file_len = data_start
+            .checked_add(prev)
+            .and_then(|x| x.checked_add(8))
+            .ok_or_else(|| {
+                bad(Fault::BadHeader(format!(
+                    "offset table entry {}",
+                    n_blocks.saturating_sub(1)
+                )))
+            })?;
         if file_len > len {
             return Err(bad(Fault::Truncated {
                 len,

@@ -465,7 +465,16 @@ impl TableFile {
         }
         let data_len = prev;
         let data_start = HEADER_LEN as u64 + table_len;
-        let file_len = data_start + data_len + 8;
+        // The last offset is any u64 in a crafted file (8-byte entries): no overflow.
+        let file_len = data_start
+            .checked_add(data_len)
+            .and_then(|x| x.checked_add(8))
+            .ok_or_else(|| {
+                self.fault(Fault::BadHeader(format!(
+                    "offset table entry {}",
+                    n_blocks.saturating_sub(1)
+                )))
+            })?;
         if file_len > len {
             return Err(self.fault(Fault::Truncated {
                 len,
