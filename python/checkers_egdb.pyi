@@ -26,7 +26,9 @@ class ProbeError(OSError):
 
 class Tablebase:
     """Tables opened from ``directory`` (files opened lazily) with a block cache of
-    ``cache_mb`` MiB (0 = none), under ``rules`` (``"english"``, ``"russian"``,
+    ``cache_mb`` MiB (0 = none; the value, distance and depth-to-win caches get this budget
+    each, so up to three times ``cache_mb`` with ``probe_dtc``, ``probe_dtw`` and ``line``),
+    under ``rules`` (``"english"``, ``"russian"``,
     ``"brazilian"``, ``"italian"``, ``"giveaway"``, ``"pool"``, ``"spanish"``, ``"czech"``;
     default ``None``: the rules in the files' headers). Probes, moves and lines follow the
     variant's rules. Thread-safe; batch calls release the GIL.

@@ -52,8 +52,8 @@ pub struct DecodedTables {
     met: Mutex<Vec<Slice>>,
     /// Bytes of decoded slices allowed during the current unit (under a budget).
     room: AtomicU64,
-    /// The spill source, opened on first use.
-    spill: OnceLock<Tablebase>,
+    /// The spill source, opened on first use, under the store's rules.
+    spill: OnceLock<Box<dyn SpillSource>>,
     /// Slices released at least once, and those of them decoded again afterwards (read
     /// after their last listed reader, through chains of captures): [`DecodedTables::release_done`]
     /// keeps the latter from then on, so a slice is not decoded again for every later unit.
@@ -367,22 +367,28 @@ impl DecodedTables {
         fits
     }
 
-    /// The spill source (a [`Tablebase`] over the same directory), opened on first use.
-    fn spill(&self) -> Result<&Tablebase, ProbeError> {
+    /// The spill source (a [`Tablebase`] over the same directory, typed by the store's rules:
+    /// it refuses files of other rules, as the store does), opened on first use.
+    fn spill(&self) -> Result<&dyn SpillSource, ProbeError> {
         if let Some(t) = self.spill.get() {
-            return Ok(t);
+            return Ok(t.as_ref());
         }
         let _g = self.loading.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(t) = self.spill.get() {
-            return Ok(t);
+            return Ok(t.as_ref());
         }
         let cache = spill_cache_bytes(self.budget.unwrap_or(0)) as usize;
-        let tb = Tablebase::builder(&self.dir)
-            .cache_bytes(cache)
-            .verify_on_open(true)
-            .allow_empty(true)
-            .open()?;
-        Ok(self.spill.get_or_init(|| tb))
+        let tb: Box<dyn SpillSource> = crate::with_engine!(self.variant(), r => {
+            Box::new(
+                Tablebase::builder(&self.dir)
+                    .rules(r)
+                    .cache_bytes(cache)
+                    .verify_on_open(true)
+                    .allow_empty(true)
+                    .open()?,
+            )
+        });
+        Ok(self.spill.get_or_init(|| tb).as_ref())
     }
 
     /// A lookup `look` (of a quiet Black-to-move position) through the spill source (the
@@ -391,7 +397,7 @@ impl DecodedTables {
     #[inline(never)]
     fn spilled<T>(
         &self,
-        look: impl Fn(&Tablebase) -> Result<T, ProbeError>,
+        look: impl Fn(&dyn SpillSource) -> Result<T, ProbeError>,
     ) -> Result<T, ProbeError> {
         self.counters
             .spilled_lookups
@@ -616,6 +622,19 @@ impl DecodedTables {
             Some(v) => crate::with_engine!(v, r => crate::probe::resolve_with(r, self, p)),
             None => crate::probe::resolve(self, p),
         }
+    }
+}
+
+/// What the store reads spilled slices through: a [`Tablebase`] of the store's rules (any
+/// variant's, chosen at run time).
+trait SpillSource: RawSource + Send + Sync {
+    /// [`Tablebase::rescan`].
+    fn rescan(&self) -> Result<u64, ProbeError>;
+}
+
+impl<R: Rules> SpillSource for Tablebase<R> {
+    fn rescan(&self) -> Result<u64, ProbeError> {
+        Tablebase::rescan(self)
     }
 }
 

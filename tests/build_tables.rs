@@ -252,6 +252,41 @@ fn tiny_memory_budget_gives_identical_files() {
     assert!(v.starts_with("ok:"), "{v}");
 }
 
+/// The same under a variant's rules (found by a code review): the dependency store served the
+/// slices that do not fit through a spill source opened for English, which refused the
+/// variant's files ("rules"), so `build --rules russian --memory 64K` failed as soon as a
+/// lookup spilled (from 2 pieces on). The tight 3-piece build must give the unbounded one's bytes, and `verify` (whose
+/// store spills the same way) must pass under the tight budget too.
+#[test]
+fn tiny_memory_budget_gives_identical_files_for_a_variant() {
+    let tmp = tempfile::tempdir().unwrap();
+    let free = tmp.path().join("free");
+    let tight = tmp.path().join("tight");
+    ok(&egdb(
+        &[
+            "build", "--rules", "russian", "--pieces", "3", "--quiet", "--memory", "1T",
+        ],
+        &free,
+    ));
+    let out = ok(&egdb(
+        &[
+            "build", "--rules", "russian", "--pieces", "3", "--memory", "64K",
+        ],
+        &tight,
+    ));
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("dependencies"))
+        .unwrap_or_else(|| panic!("no dependencies line in {out}"));
+    assert!(
+        !line.contains(" 0 lookups through the block cache"),
+        "{line}"
+    );
+    assert_eq!(files(&free), files(&tight));
+    let v = ok(&egdb(&["verify", "--quiet", "--memory", "64K"], &tight));
+    assert!(v.starts_with("ok:"), "{v}");
+}
+
 /// The writer's backlog is bounded as the memory model charges it
 /// (`memory::writer_backlog_bytes`): when a unit starts, the files of every unit before the
 /// previous one are written. Checked from the observer at every unit start of a 4-piece build.

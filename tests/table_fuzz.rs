@@ -537,3 +537,41 @@ fn an_offset_table_ending_near_the_u64_limit_is_refused() {
         assert!(is_bad_table(&r), "distance file, last end {end}: {r:?}");
     }
 }
+
+/// A distance file rewritten in place after it was opened (same length, another offset
+/// table): distance files are memory-mapped and their offsets read from the map at each
+/// decode, so the new offsets must be checked there too (found by a code review: an end past
+/// the map, or before its start, sliced out of bounds, a panic). Now an error, never a panic.
+#[test]
+fn a_distance_file_rewritten_in_place_gives_errors_not_a_panic() {
+    use checkers_egdb::format::{write_dtc, DtcFile, RULES_ENGLISH};
+    use std::io::{Seek, SeekFrom, Write};
+    let (_, vals) = sample();
+    let meta = sample_meta(vals);
+    let dist: Vec<u32> = (0..vals.len() as u32).map(|i| i % 40).collect();
+    let mask = bitvec::bitvec![u64, bitvec::order::Lsb0; 0; dist.len()];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("0101-nn.dtc");
+    let opts = WriteOptions {
+        block_positions: 100,
+        ..Default::default()
+    };
+    write_dtc(&path, &meta, &dist, &mask, &opts).unwrap();
+    let file = std::fs::read(&path).unwrap();
+    assert_eq!(file[19], 4, "4-byte offsets");
+    let blocks = u32::from_le_bytes(file[52..56].try_into().unwrap()) as u64;
+    let f = DtcFile::open(&path, RULES_ENGLISH).unwrap();
+    assert!(f.decode_block(1).is_ok());
+    // Block 1's end (entry 1) far past the file, then block 1's start (entry 0) past its end.
+    for (entry, value) in [(1u64, u32::MAX), (0, u32::MAX - 1)] {
+        let mut w = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        w.seek(SeekFrom::Start(HEADER_LEN as u64 + 8 * entry))
+            .unwrap();
+        w.write_all(&value.to_le_bytes()).unwrap();
+        drop(w);
+        for b in 0..blocks {
+            let _ = f.decode_block(b);
+        }
+        assert!(f.decode_block(1).is_err(), "entry {entry} = {value}");
+    }
+}

@@ -42,7 +42,9 @@ typedef struct EgdbStats {
 
 /* Open the tables (*.egdb) in directory dir with a block cache of cache_mb MiB (0 = no cache:
  * every lookup decodes its block and conditional lookups return EGDB_NOT_IN_CACHE; a budget
- * above half the physical memory is reduced to that; a negative size is an error). Files are opened lazily on first use. Returns NULL on
+ * above half the physical memory is reduced to that; a negative size is an error). The value
+ * cache and the distance cache each get this budget: a handle that also answers distances
+ * (egdb_lookup_dtc, egdb_best_move) may hold up to twice cache_mb. Files are opened lazily on first use. Returns NULL on
  * failure with a message in errbuf (capacity errlen, may be NULL), also kept for
  * egdb_last_error. */
 EgdbHandle *egdb_open(const char *dir, int cache_mb, char *errbuf, size_t errlen);

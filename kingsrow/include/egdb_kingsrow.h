@@ -160,7 +160,8 @@ int egdb_identify(const char *directory, EGDB_TYPE *egdb_type, int *max_pieces);
  * egdb_identify reports): a win/loss/draw handle, or for `<tables>/mtc` and `<tables>/dtw`
  * a moves-to-conversion or depth-to-win handle (answers above), with a block cache of
  * `cache_mb` MiB (0 = no cache; more than half
- * the physical memory is reduced to that). Tables are opened lazily on first use. Returns
+ * the physical memory is reduced to that; a moves-to-conversion or depth-to-win handle keeps
+ * a value cache and a distance cache of this budget each, up to twice cache_mb). Tables are opened lazily on first use. Returns
  * NULL on failure (NULL or missing directory, no complete tables, `pieces` out of range, a
  * negative cache, a layout other than EGDB_NORMAL or EGDB_ROW_REVERSED) after passing the
  * reason to msg_fn (may be NULL); msg_fn also receives one line on success. Messages end

@@ -74,7 +74,9 @@ impl ItemError {
 ///
 /// `Tablebase(directory, cache_mb=64, rules=None)`: files are opened lazily on first use;
 /// decompressed blocks are kept in a shared cache of `cache_mb` MiB (0 = none; more than half
-/// the physical memory is reduced to that). `rules` (`"english"`, `"russian"`,
+/// the physical memory is reduced to that). The value, distance-to-conversion and
+/// depth-to-win caches get this budget each: an object that also answers `probe_dtc`,
+/// `probe_dtw` or `line` may hold up to three times `cache_mb`. `rules` (`"english"`, `"russian"`,
 /// `"brazilian"`, `"italian"`, `"giveaway"`, `"pool"`, `"spanish"`, `"czech"`; default: the
 /// rules in the files' headers): probes, moves and lines follow that variant's rules.
 /// Thread-safe: share one object between threads.

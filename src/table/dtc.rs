@@ -647,8 +647,13 @@ impl DtcFile {
         if start == end {
             return Ok(DtcBlock::Const(check));
         }
-        let data = &self.map[self.data_start + start..self.data_start + end];
         let fault = |f: Fault| TableError::corrupt(&self.path, f);
+        // The offsets are read from the map on every call: a file rewritten in place after it
+        // was opened may hold any bytes there (checked at open only), so no unchecked slice.
+        let data = (start <= end)
+            .then(|| self.map.get(self.data_start + start..self.data_start + end))
+            .flatten()
+            .ok_or_else(|| fault(Fault::BlockChecksum(b)))?;
         if xxh64(data, 0) as u32 != check {
             return Err(fault(Fault::BlockChecksum(b)));
         }
