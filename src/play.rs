@@ -5,8 +5,9 @@
 //!
 //! - [`Metric::Dtc`], distance to conversion (issue 9): a *conversion* is a capture or any man
 //!   move (crowning included); the winner converts as soon as possible, the loser as late as
-//!   possible. Following the best moves always ends a won game: within a slice the distance
-//!   falls by one every ply, and a conversion moves to a slice built earlier. Needs the `.dtc`
+//!   possible. Following the best moves always ends a won game: between conversions the
+//!   distance falls by one every ply, and conversions (captures and man moves) can never be
+//!   undone, so there are finitely many. Needs the `.dtc`
 //!   files of `egdb build --dtc`.
 //! - [`Metric::Dtw`], depth to win (issue 33): the winner ends the game (the loser to move with
 //!   no legal move) as fast as possible, the loser as late as possible; every move counts. A

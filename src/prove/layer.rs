@@ -417,8 +417,23 @@ impl Layer {
             }
             let (v, my_ply) = (m.value[i], m.ply[i]);
             let want_win = goal == Goal::Win || v == Wld::Win;
+            let moves = rules.moves(&p);
+            if moves.is_empty() {
+                // No legal move: a leaf the checker values by the terminal rule (a win for the
+                // side to move in giveaway, reached by the opponent's move), no record.
+                let tv = tb.rules().no_move_value();
+                let ok = if want_win {
+                    tv == Wld::Win
+                } else {
+                    tv != Wld::Loss
+                };
+                if ok {
+                    continue;
+                }
+                return Ok(None);
+            }
             let mut chosen: Option<(Move, Option<usize>)> = None;
-            for mv in rules.moves(&p) {
+            for mv in moves {
                 let c = p.apply(&mv);
                 let ok = match self.child_for(m, &c, claimant) {
                     Some((cv, cply)) => {
