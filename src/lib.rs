@@ -234,7 +234,7 @@ pub mod certificate {
     //! independently of the prover, against the tables ([`table_set`]).
     pub use crate::proofcheck::{
         check_certificate, check_file, table_set, CheckError, CheckReport, CheckedProof, Claim,
-        TableSet, MAX_FILE, MAX_LINE,
+        RootSummary, TableSet, MAX_FILE, MAX_LINE,
     };
     pub use crate::prove::cert::{
         certificate_text, check_writable, write_atomic, write_certificate, CertError, Proof,

@@ -505,6 +505,9 @@ pub fn parse_games(text: &str) -> Result<Vec<Game>, PdnError> {
                     .map_or(w.len(), |(i, _)| i);
                 if cut < w.len() && is_move(&w[..cut]) && w[cut..].starts_with(char::is_alphabetic)
                 {
+                    if g.moves.len() >= MAX_GAME_MOVES {
+                        return Err(c.err(format!("a game with more than {MAX_GAME_MOVES} moves")));
+                    }
                     g.moves.push(w[..cut].to_string());
                     g.comments.push((g.moves.len(), w[cut..].replace('}', ")")));
                     in_moves = true;
@@ -559,5 +562,22 @@ mod tests {
         // A game without a result ends at the next tags.
         let games = parse_games("[A \"1\"]\n1. 9-14\n[A \"2\"]\n1. 9-13").unwrap();
         assert_eq!(games.len(), 2);
+    }
+
+    /// The game-length limit holds for every way a move is read: plain moves and moves run
+    /// into text (`9-14a`, read as the move and a comment), which skipped the check.
+    #[test]
+    fn game_length_limit_covers_moves_run_into_text() {
+        let want = format!("a game with more than {MAX_GAME_MOVES} moves");
+        for tok in ["9-14 ", "9-14a "] {
+            let ok = parse_games(&tok.repeat(MAX_GAME_MOVES)).unwrap();
+            assert_eq!(ok[0].moves.len(), MAX_GAME_MOVES, "{tok:?}");
+            let e = parse_games(&tok.repeat(MAX_GAME_MOVES + 1)).unwrap_err();
+            assert!(e.message.contains(&want), "{tok:?}: {}", e.message);
+        }
+        // Both kinds mixed: the limit counts them together.
+        let mixed = "9-14 9-14a ".repeat(MAX_GAME_MOVES / 2) + "9-14a";
+        let e = parse_games(&mixed).unwrap_err();
+        assert!(e.message.contains(&want), "{}", e.message);
     }
 }

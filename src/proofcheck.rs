@@ -127,37 +127,92 @@ pub struct CheckReport {
     pub proofs: Vec<CheckedProof>,
 }
 
+/// What the verified proofs of one root establish (see [`CheckReport::roots`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RootSummary {
+    /// The root.
+    pub root: Position,
+    /// The value for the side to move that the proofs settle: `Some(v)` when they settle it
+    /// (a win claim by either side, or not-lose claims by both), `None` when they only bound
+    /// it.
+    pub value: Option<Wld>,
+    /// Whether a not-lose proof by the side to move is among them (with `value == None`: the
+    /// side to move does not lose).
+    pub notlose_by_side: bool,
+    /// Number of proofs of this root.
+    pub proofs: usize,
+    /// Records of those proofs, summed.
+    pub records: usize,
+    /// Distinct positions reached by the walk of each of those proofs, summed.
+    pub positions: usize,
+}
+
 impl CheckReport {
-    /// The value for the side to move at each root (in order of first appearance) that the
-    /// verified proofs establish: `Some(v)` when they settle it (a win claim by either side, or
-    /// not-lose claims by both), `None` when they only bound it.
-    pub fn values(&self) -> Vec<(Position, Option<Wld>)> {
+    /// One summary per distinct root, in order of first appearance in the file; time and memory
+    /// linear in the number of proofs.
+    pub fn roots(&self) -> Vec<RootSummary> {
+        /// Claims seen for a root: win / not-lose, by the side to move / by the opponent.
+        #[derive(Default)]
+        struct Seen {
+            win_side: bool,
+            win_opp: bool,
+            notlose_side: bool,
+            notlose_opp: bool,
+            proofs: usize,
+            records: usize,
+            positions: usize,
+        }
         let mut order: Vec<Position> = Vec::new();
+        let mut seen: HashMap<Position, Seen> = HashMap::new();
         for p in &self.proofs {
-            if !order.contains(&p.root) {
+            let s = seen.entry(p.root).or_insert_with(|| {
                 order.push(p.root);
+                Seen::default()
+            });
+            let by_side = p.claimant == p.root.side;
+            match (p.claim, by_side) {
+                (Claim::Win, true) => s.win_side = true,
+                (Claim::Win, false) => s.win_opp = true,
+                (Claim::NotLose, true) => s.notlose_side = true,
+                (Claim::NotLose, false) => s.notlose_opp = true,
             }
+            s.proofs += 1;
+            s.records += p.records;
+            s.positions += p.positions;
         }
         order
             .into_iter()
             .map(|root| {
-                let has = |c: Color, g: Claim| {
-                    self.proofs
-                        .iter()
-                        .any(|p| p.root == root && p.claimant == c && p.claim == g)
-                };
-                let me = root.side;
-                let v = if has(me, Claim::Win) {
+                let s = &seen[&root];
+                let value = if s.win_side {
                     Some(Wld::Win)
-                } else if has(me.opponent(), Claim::Win) {
+                } else if s.win_opp {
                     Some(Wld::Loss)
-                } else if has(me, Claim::NotLose) && has(me.opponent(), Claim::NotLose) {
+                } else if s.notlose_side && s.notlose_opp {
                     Some(Wld::Draw)
                 } else {
                     None
                 };
-                (root, v)
+                RootSummary {
+                    root,
+                    value,
+                    notlose_by_side: s.notlose_side,
+                    proofs: s.proofs,
+                    records: s.records,
+                    positions: s.positions,
+                }
             })
+            .collect()
+    }
+
+    /// The value for the side to move at each root (in order of first appearance) that the
+    /// verified proofs establish: `Some(v)` when they settle it (a win claim by either side, or
+    /// not-lose claims by both), `None` when they only bound it. Time linear in the number of
+    /// proofs ([`CheckReport::roots`]).
+    pub fn values(&self) -> Vec<(Position, Option<Wld>)> {
+        self.roots()
+            .into_iter()
+            .map(|r| (r.root, r.value))
             .collect()
     }
 }

@@ -1843,3 +1843,150 @@ fn the_search_resumes_after_a_layer_that_does_not_settle() {
         );
     }
 }
+
+/// Every position of 2 or 3 pieces with at least one piece per side (men off their crowning
+/// row), both sides to move, in a fixed order.
+fn positions_up_to_three() -> Vec<Position> {
+    let mut out = Vec::new();
+    let sets = |n: u32| -> Vec<u32> {
+        let mut v = Vec::new();
+        for a in 0..32 {
+            if n == 1 {
+                v.push(1u32 << a);
+            } else {
+                for b in a + 1..32 {
+                    v.push((1u32 << a) | (1 << b));
+                }
+            }
+        }
+        v
+    };
+    for (nb, nw) in [(1, 1), (2, 1), (1, 2)] {
+        for &black in &sets(nb) {
+            for &white in &sets(nw) {
+                if black & white != 0 {
+                    continue;
+                }
+                let all = black | white;
+                // Every subset of the occupied squares as the kings.
+                let mut kings = 0u32;
+                loop {
+                    // Black men never stand on 29-32, White men never on 1-4.
+                    if (black & !kings) & 0xf000_0000 == 0 && (white & !kings) & 0xf == 0 {
+                        for side in [Color::Black, Color::White] {
+                            out.push(Position {
+                                black,
+                                white,
+                                kings,
+                                side,
+                            });
+                        }
+                    }
+                    kings = kings.wrapping_sub(all) & all;
+                    if kings == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `egdb check-proof` on a certificate of several hundred thousand one-leaf proofs (every root
+/// is a position of the tables, so each proof is its root alone: one position, no record) prints one line per root, in
+/// order of first appearance, with the value the tables give (not the checker: `probe_wld` of
+/// the test's own tables) and the proofs of that root counted together, however far apart
+/// they are in the file. The summary used to compare every proof with every root (quadratic:
+/// hours at this size); the wall bound is a generous guard only.
+#[test]
+fn check_proof_prints_many_roots_in_linear_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t3");
+    checkers_egdb::build(&checkers_egdb::BuildOptions::new(&dir, 3)).unwrap();
+    let tb = Tablebase::open(&dir).unwrap();
+    let set = table_set(&dir, 3).unwrap();
+    let roots = positions_up_to_three();
+    assert!(roots.len() > 300_000, "{}", roots.len());
+    let proof = |root: Position, claimant: Color, goal: Goal| Proof {
+        rules: checkers_egdb::rules::Variant::English,
+        root,
+        claimant,
+        goal,
+        records: Vec::new(),
+    };
+    // Each root's proofs as the prover writes them (a win by the side that wins, a not-lose
+    // proof by each side of a draw); the second not-lose proof of each draw, and a second copy
+    // of every 5th win proof, go to the end of the file, in reverse order.
+    let mut head = Vec::new();
+    let mut tail = Vec::new();
+    let mut want = Vec::new();
+    for (i, &r) in roots.iter().enumerate() {
+        let v = tb.probe_wld(&r).unwrap();
+        let mut n = 1;
+        match v {
+            Wld::Win | Wld::Loss => {
+                let claimant = if v == Wld::Win {
+                    r.side
+                } else {
+                    r.side.opponent()
+                };
+                head.push(proof(r, claimant, Goal::Win));
+                if i % 5 == 0 {
+                    tail.push(proof(r, claimant, Goal::Win));
+                    n = 2;
+                }
+            }
+            Wld::Draw => {
+                head.push(proof(r, r.side, Goal::NotLose));
+                tail.push(proof(r, r.side.opponent(), Goal::NotLose));
+                n = 2;
+            }
+        }
+        want.push(format!(
+            "{}\t{}\tproofs={n} records=0 positions={n}",
+            r.to_fen(),
+            v.as_str()
+        ));
+    }
+    assert!(want.iter().any(|l| l.contains("\tdraw\t")));
+    assert!(want.iter().any(|l| l.contains("\tloss\t")));
+    head.extend(tail.into_iter().rev());
+    let cert = tmp.path().join("many.cert");
+    std::fs::write(&cert, certificate_text(&set, &head)).unwrap();
+    drop(head);
+
+    let out_path = tmp.path().join("out.txt");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(["check-proof", "--dir", dir.to_str().unwrap()])
+        .arg(&cert)
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let bound = std::time::Duration::from_secs(120);
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > bound {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!(
+                "egdb check-proof on {} roots still running after {bound:?}",
+                roots.len()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "{err}");
+    let got = std::fs::read_to_string(&out_path).unwrap();
+    let got: Vec<&str> = got.lines().collect();
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g, w);
+    }
+}

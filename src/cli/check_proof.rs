@@ -7,7 +7,7 @@
 //! `notloss` or `notwin` (a single not-lose proof); exit status 0. A rejected certificate gives
 //! one `egdb: error: ...` line naming the fault and exit status 1.
 use super::CliResult;
-use checkers_egdb::certificate::{check_file, Claim};
+use checkers_egdb::certificate::check_file;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -26,26 +26,22 @@ pub fn run(args: Args) -> CliResult {
     let report = check_file(&args.file, &args.dir)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    for (root, value) in report.values() {
-        let mine: Vec<_> = report.proofs.iter().filter(|p| p.root == root).collect();
-        let text = match value {
+    // One pass over the proofs (`roots`), not one per root: a certificate of many roots is
+    // printed in time linear in its size.
+    for r in report.roots() {
+        let text = match r.value {
             Some(v) => v.as_str(),
             // Only a not-lose proof: by the side to move or by the opponent.
-            None if mine
-                .iter()
-                .any(|p| p.claimant == root.side && p.claim == Claim::NotLose) =>
-            {
-                "notloss"
-            }
+            None if r.notlose_by_side => "notloss",
             None => "notwin",
         };
         writeln!(
             out,
             "{}\t{text}\tproofs={} records={} positions={}",
-            root.to_fen(),
-            mine.len(),
-            mine.iter().map(|p| p.records).sum::<usize>(),
-            mine.iter().map(|p| p.positions).sum::<usize>()
+            r.root.to_fen(),
+            r.proofs,
+            r.records,
+            r.positions
         )?;
     }
     out.flush()?;
