@@ -15,12 +15,13 @@
 //!
 //! Errors are JSON `{"error": MESSAGE, "kind": KIND}`: 400 `bad_fen` (the parser's message) or
 //! `bad_request`, 404 `outside_tables` (too many pieces, a missing slice) or `no_such_material`,
-//! 503 `busy` (more than `--max-concurrent` requests in flight: refused, never queued), 408
-//! after `--timeout-ms`, 500 `table_error` for a damaged file (named by its file name, never the
+//! 503 `busy` (more than `--max-concurrent` requests in flight: refused, never queued; a
+//! request that timed out counts until its table work ends), 408 after `--timeout-ms`, 500 `table_error` for a damaged file (named by its file name, never the
 //! server's path). Nothing from a request names a file: the tables are opened once from
 //! the `--dir` directories, and the page is compiled into the binary. At most
-//! `--max-connections` connections are open at once (one more gets 503 and is closed), and
-//! one idle for `--idle-timeout-ms` (nothing read or written) is closed.
+//! `--max-connections` connections are open at once (one more gets 503 and is closed), one
+//! idle for `--idle-timeout-ms` (nothing read or written) is closed, and so is one whose
+//! request head has not arrived whole within `--idle-timeout-ms`, however it is trickled.
 use super::values::{self, Eval, ScoredMove};
 use super::CliResult;
 use axum::extract::{Extension, Path as UrlPath, Query, State};
@@ -73,7 +74,8 @@ pub struct Args {
     /// Address to listen on; port 0 picks a free port (the address is printed on stdout).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub bind: SocketAddr,
-    /// Most requests handled at once; more are answered 503 at once.
+    /// Most requests handled at once (a request that timed out counts until its table work
+    /// ends); more are answered 503 at once.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub max_concurrent: u32,
     /// Time limit of one request in milliseconds (408 after it).
@@ -83,7 +85,9 @@ pub struct Args {
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub max_connections: u32,
     /// A connection on which nothing is read or written for this many milliseconds is closed
-    /// (a client that sends no request, or stops in the middle of its headers).
+    /// (a client that sends no request, or stops in the middle of its headers). Also the most
+    /// time a request's head (request line and headers) may take to arrive, from the
+    /// connection's opening or the previous answer, however slowly it is trickled.
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub idle_timeout_ms: u64,
 }
