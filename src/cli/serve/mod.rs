@@ -16,9 +16,10 @@
 //! Errors are JSON `{"error": MESSAGE, "kind": KIND}`: 400 `bad_fen` (the parser's message) or
 //! `bad_request`, 404 `outside_tables` (too many pieces, a missing slice) or `no_such_material`,
 //! 503 `busy` (more than `--max-concurrent` requests in flight: refused, never queued; a
-//! request that timed out counts until its table work ends), 408 after `--timeout-ms`, 500 `table_error` for a damaged file (named by its file name, never the
-//! server's path). Nothing from a request names a file: the tables are opened once from
-//! the `--dir` directories, and the page is compiled into the binary. At most
+//! request that timed out counts until its table work ends), 408 after `--timeout-ms`, 500
+//! `table_error` for a damaged file (named by its file name, never the server's path).
+//! Nothing from a request names a file: the tables are opened once from the `--dir`
+//! directories, and the page is compiled into the binary. At most
 //! `--max-connections` connections are open at once (one more gets 503 and is closed), one
 //! idle for `--idle-timeout-ms` (nothing read or written) is closed, and so is one whose
 //! request head has not arrived whole within `--idle-timeout-ms`, however it is trickled.
