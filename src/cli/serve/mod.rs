@@ -15,15 +15,17 @@
 //!
 //! Errors are JSON `{"error": MESSAGE, "kind": KIND}`: 400 `bad_fen` (the parser's message) or
 //! `bad_request`, 404 `outside_tables` (too many pieces, a missing slice) or `no_such_material`,
-//! 503 `busy` (more than `--max-concurrent` requests in flight: refused, never queued), 408
-//! after `--timeout-ms`, 500 `table_error` for a damaged file (named by its file name, never the
-//! server's path). Nothing from a request names a file: the tables are opened once from
-//! the `--dir` directories, and the page is compiled into the binary. At most
-//! `--max-connections` connections are open at once (one more gets 503 and is closed), and
-//! one idle for `--idle-timeout-ms` (nothing read or written) is closed.
+//! 503 `busy` (more than `--max-concurrent` requests in flight: refused, never queued; a
+//! request that timed out counts until its table work ends), 408 after `--timeout-ms`, 500
+//! `table_error` for a damaged file (named by its file name, never the server's path).
+//! Nothing from a request names a file: the tables are opened once from the `--dir`
+//! directories, and the page is compiled into the binary. At most
+//! `--max-connections` connections are open at once (one more gets 503 and is closed), one
+//! idle for `--idle-timeout-ms` (nothing read or written) is closed, and so is one whose
+//! request head has not arrived whole within `--idle-timeout-ms`, however it is trickled.
 use super::values::{self, Eval, ScoredMove};
 use super::CliResult;
-use axum::extract::{Path as UrlPath, Query, State};
+use axum::extract::{Extension, Path as UrlPath, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -73,7 +75,8 @@ pub struct Args {
     /// Address to listen on; port 0 picks a free port (the address is printed on stdout).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub bind: SocketAddr,
-    /// Most requests handled at once; more are answered 503 at once.
+    /// Most requests handled at once (a request that timed out counts until its table work
+    /// ends); more are answered 503 at once.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub max_concurrent: u32,
     /// Time limit of one request in milliseconds (408 after it).
@@ -83,7 +86,9 @@ pub struct Args {
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub max_connections: u32,
     /// A connection on which nothing is read or written for this many milliseconds is closed
-    /// (a client that sends no request, or stops in the middle of its headers).
+    /// (a client that sends no request, or stops in the middle of its headers). Also the most
+    /// time a request's head (request line and headers) may take to arrive, from the
+    /// connection's opening or the previous answer, however slowly it is trickled.
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub idle_timeout_ms: u64,
 }
@@ -96,24 +101,20 @@ struct Guarded {
     idle: Duration,
 }
 
-impl axum::serve::Listener for Guarded {
-    type Io = IdleIo;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (IdleIo, SocketAddr) {
+impl Guarded {
+    /// The next connection within the limit (accept errors are retried as `axum::serve`
+    /// does: at once for the client's, after 1 s for the server's own, e.g. too many files).
+    async fn accept(&mut self) -> IdleIo {
         loop {
-            let (stream, addr) = axum::serve::Listener::accept(&mut self.listener).await;
+            let (stream, _) = axum::serve::Listener::accept(&mut self.listener).await;
             match self.permits.clone().try_acquire_owned() {
                 Ok(permit) => {
-                    return (
-                        IdleIo {
-                            inner: stream,
-                            idle: self.idle,
-                            deadline: Box::pin(tokio::time::sleep(self.idle)),
-                            _permit: permit,
-                        },
-                        addr,
-                    )
+                    return IdleIo {
+                        inner: stream,
+                        idle: self.idle,
+                        deadline: Box::pin(tokio::time::sleep(self.idle)),
+                        _permit: permit,
+                    }
                 }
                 Err(_) => {
                     // Best effort, never waiting: the socket is closed on drop.
@@ -125,14 +126,63 @@ impl axum::serve::Listener for Guarded {
             }
         }
     }
+}
 
-    fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        self.listener.local_addr()
+/// Serve `router` on the connections of `listener` until Ctrl-C, then finish the requests
+/// under way (each connection closes after its current answer) and return.
+///
+/// Each connection is HTTP/1 (hyper) with a header read timeout of `head`: a request's head
+/// (request line and headers) must arrive whole within `head` of the connection being ready
+/// for it (opened, or the previous answer sent), however slowly it is trickled; otherwise the
+/// connection is closed. [`IdleIo`]'s idle timeout alone is reset by every byte, so a client
+/// sending one header byte now and then would hold its connection for ever. (`axum::serve`
+/// builds hyper without a timer, which turns hyper's header read timeout off.)
+async fn serve_connections(
+    mut listener: Guarded,
+    router: Router,
+    head: Duration,
+) -> std::io::Result<()> {
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(());
+    let mut conns = tokio::task::JoinSet::new();
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    loop {
+        tokio::select! {
+            io = listener.accept() => {
+                let service = hyper_util::service::TowerToHyperService::new(router.clone());
+                let mut stop = stop_rx.clone();
+                conns.spawn(async move {
+                    let mut builder = hyper::server::conn::http1::Builder::new();
+                    builder
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .header_read_timeout(head);
+                    let conn =
+                        builder.serve_connection(hyper_util::rt::TokioIo::new(io), service);
+                    tokio::pin!(conn);
+                    tokio::select! {
+                        _ = conn.as_mut() => return,
+                        _ = stop.changed() => conn.as_mut().graceful_shutdown(),
+                    }
+                    // A failed connection (reset, timed out, bad request) concerns its client.
+                    let _ = conn.await;
+                });
+            }
+            r = &mut ctrl_c => {
+                r?;
+                break;
+            }
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+        }
     }
+    drop(listener);
+    let _ = stop_tx.send(());
+    while conns.join_next().await.is_some() {}
+    Ok(())
 }
 
 /// A connection that fails with `TimedOut` (and is then closed) once `idle` has passed
-/// without a byte read or written; it holds one of the listener's connection permits.
+/// without a byte read or written; it holds one of the listener's connection permits. (A
+/// trickled request head is bounded by hyper's header read timeout: [`serve_connections`].)
 struct IdleIo {
     inner: tokio::net::TcpStream,
     idle: Duration,
@@ -456,11 +506,19 @@ pub fn probe_json<R: Rules>(tb: &Tablebase<R>, p: &Position) -> Result<Value, Pr
     }))
 }
 
-/// Run blocking table work off the async threads.
+/// Run blocking table work off the async threads, holding the request's `slot` until the work
+/// ends: a request that times out (408) drops this future, not the work, and the work keeps
+/// its place among the `--max-concurrent` until it is done.
 async fn blocking<T: Send + 'static>(
+    slot: Slot,
     f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(f).await.map_err(|e| {
+    tokio::task::spawn_blocking(move || {
+        let _slot = slot;
+        f()
+    })
+    .await
+    .map_err(|e| {
         ApiError(
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal",
@@ -471,11 +529,12 @@ async fn blocking<T: Send + 'static>(
 
 async fn api_probe(
     State(app): State<Arc<App>>,
+    Extension(slot): Extension<Slot>,
     Params(q): Params,
 ) -> Result<Json<Value>, ApiError> {
     let i = app.pick(&q)?;
     let p = parse_fen_param(&q, app.served[i].tb.variant())?;
-    blocking(move || {
+    blocking(slot, move || {
         Ok(Json(
             checkers_egdb::with_tablebase!(&app.served[i].tb, tb => probe_json(tb, &p))?,
         ))
@@ -483,7 +542,11 @@ async fn api_probe(
     .await
 }
 
-async fn api_line(State(app): State<Arc<App>>, Params(q): Params) -> Result<Json<Value>, ApiError> {
+async fn api_line(
+    State(app): State<Arc<App>>,
+    Extension(slot): Extension<Slot>,
+    Params(q): Params,
+) -> Result<Json<Value>, ApiError> {
     let i = app.pick(&q)?;
     let p = parse_fen_param(&q, app.served[i].tb.variant())?;
     let max = match q.get("max") {
@@ -506,7 +569,7 @@ async fn api_line(State(app): State<Arc<App>>, Params(q): Params) -> Result<Json
                 .map_err(|e| ApiError(StatusCode::BAD_REQUEST, "bad_request", e.to_string()))?,
         ),
     };
-    blocking(move || {
+    blocking(slot, move || {
         let tb = &app.served[i].tb;
         let (start, line) = checkers_egdb::with_tablebase!(tb, tb => {
             (values::eval(tb, &p)?, values::line(tb, &p, max, metric)?)
@@ -599,14 +662,33 @@ fn asset(kind: &'static str, body: &'static str) -> Response {
     ([(header::CONTENT_TYPE, kind)], body).into_response()
 }
 
-/// Refuse (503) instead of queueing when `--max-concurrent` requests are in flight; count the
-/// peak for `/api/health`.
+/// One request's place among the `--max-concurrent`: its permit and its count in `in_flight`,
+/// both given back when the last clone is dropped. [`limit`] holds one for the request, and
+/// the request's table work ([`blocking`]) another until the work ends, so that work left
+/// running by a timeout (408) still counts: new requests are refused (503) meanwhile.
+#[derive(Clone)]
+struct Slot(#[allow(dead_code)] Arc<SlotHeld>);
+
+struct SlotHeld {
+    app: Arc<App>,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl Drop for SlotHeld {
+    fn drop(&mut self) {
+        self.app.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Refuse (503) instead of queueing when `--max-concurrent` requests (or their table work,
+/// still running after a timeout) are in flight; count the peak for `/api/health`. The
+/// request gets its [`Slot`] as an extension.
 async fn limit(
     State(app): State<Arc<App>>,
-    req: axum::extract::Request,
+    mut req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    let Ok(_permit) = app.permits.clone().try_acquire_owned() else {
+    let Ok(permit) = app.permits.clone().try_acquire_owned() else {
         return ApiError(
             StatusCode::SERVICE_UNAVAILABLE,
             "busy",
@@ -614,16 +696,15 @@ async fn limit(
         )
         .into_response();
     };
-    // Counted down on drop, so a request whose client went away is not counted for ever.
-    struct InFlight<'a>(&'a AtomicUsize);
-    impl Drop for InFlight<'_> {
-        fn drop(&mut self) {
-            self.0.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
+    // Counted down when the slot is dropped, so a request whose client went away is not
+    // counted for ever.
     let now = app.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-    let _counted = InFlight(&app.in_flight);
     app.peak.fetch_max(now, Ordering::SeqCst);
+    let slot = Slot(Arc::new(SlotHeld {
+        app: app.clone(),
+        _permit: permit,
+    }));
+    req.extensions_mut().insert(slot);
     next.run(req).await
 }
 
@@ -731,11 +812,12 @@ pub fn run(args: Args) -> CliResult {
             permits: Arc::new(Semaphore::new(args.max_connections as usize)),
             idle: Duration::from_millis(args.idle_timeout_ms),
         };
-        axum::serve(listener, router(app))
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await?;
+        serve_connections(
+            listener,
+            router(app),
+            Duration::from_millis(args.idle_timeout_ms),
+        )
+        .await?;
         Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
     })
 }
