@@ -29,16 +29,33 @@ pub fn target(path: &Path) -> std::io::Result<PathBuf> {
     }
 }
 
-/// The temporary file used for `target`: `.NAME.tmp.PID` in the same directory.
-fn temp_for(target: &Path) -> std::io::Result<PathBuf> {
+/// A new temporary file for `target`, `.NAME.tmp.PID.N` in the same directory, created empty
+/// and open for writing. A name that exists is never opened (another writer's: another
+/// thread, or a process with the same id in another container or on another host sharing the
+/// directory); the next `N` is tried, up to 1,000 times.
+fn temp_for(target: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let name = target
         .file_name()
         .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;
-    Ok(target.with_file_name(format!(
-        ".{}.tmp.{}",
-        name.to_string_lossy(),
-        std::process::id()
-    )))
+    let mut tries = 0;
+    loop {
+        let tmp = target.with_file_name(format!(
+            ".{}.tmp.{}.{}",
+            name.to_string_lossy(),
+            std::process::id(),
+            COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 1000 => tries += 1,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Check, before any long work, that [`replace`] can write `path`: [`target`] accepts it and
@@ -49,8 +66,8 @@ fn temp_for(target: &Path) -> std::io::Result<PathBuf> {
 /// As [`target`]; the error of creating the temporary file (a missing or read-only
 /// directory).
 pub fn check_writable(path: &Path) -> std::io::Result<()> {
-    let tmp = temp_for(&target(path)?)?;
-    std::fs::File::create(&tmp)?;
+    let (tmp, f) = temp_for(&target(path)?)?;
+    drop(f);
     let _ = std::fs::remove_file(&tmp);
     Ok(())
 }
@@ -62,9 +79,9 @@ pub fn check_writable(path: &Path) -> std::io::Result<()> {
 /// As `target`; I/O errors of create, write, fsync or rename.
 pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<PathBuf> {
     let target = target(path)?;
-    let tmp = temp_for(&target)?;
+    let (tmp, f) = temp_for(&target)?;
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = f;
         f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::rename(&tmp, &target)
@@ -121,5 +138,27 @@ mod tests {
             .collect();
         names.sort();
         assert_eq!(names, ["a.tmp", "a.txt", "link"]);
+    }
+
+    /// Another writer's temporary file under the name this process would use next is never
+    /// opened or truncated (found by a code review; the name was `.NAME.tmp.PID` alone, so
+    /// two threads, or two processes with the same id sharing the directory, collided).
+    #[test]
+    fn a_temporary_name_in_use_is_left_alone() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("state.txt");
+        let pid = std::process::id();
+        let theirs: Vec<PathBuf> = (0..1000)
+            .map(|n| d.path().join(format!(".state.txt.tmp.{pid}.{n}")))
+            .chain([d.path().join(format!(".state.txt.tmp.{pid}"))])
+            .collect();
+        for t in &theirs {
+            std::fs::write(t, b"theirs").unwrap();
+        }
+        replace(&f, b"mine").unwrap();
+        assert_eq!(std::fs::read(&f).unwrap(), b"mine");
+        for t in &theirs {
+            assert_eq!(std::fs::read(t).unwrap(), b"theirs", "{}", t.display());
+        }
     }
 }

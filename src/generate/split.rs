@@ -50,7 +50,7 @@ use crate::index::SliceIndex;
 use crate::rules::Retro;
 use crate::slice::Slice;
 use crate::table::dtc::{distance_layout, dtc_path, encode_distance_blocks};
-use crate::table::write::{encode_blocks, layout, temp_path, BlockInfo, EncodedBlock};
+use crate::table::write::{create_temp, encode_blocks, layout, BlockInfo, EncodedBlock};
 use crate::table::{table_path, FileKind, TableError, TableMeta, WriteOptions};
 use bitvec::prelude::{BitSlice, BitVec, Lsb0};
 use rayon::prelude::*;
@@ -1005,9 +1005,9 @@ fn plan_file(
         at += l;
     }
     let file_len = at + 8;
-    let (_, tmp) = temp_path(path)?;
+    let (_, tmp, f) = create_temp(path)?;
     let created = (|| {
-        let mut f = File::create(&tmp).map_err(|e| TableError::io(&tmp, "create", e))?;
+        let mut f = f;
         f.write_all(&head)
             .map_err(|e| TableError::io(&tmp, "write", e))?;
         f.set_len(file_len)

@@ -366,9 +366,9 @@ pub fn write_pack(
 /// Write `head` then the bytes of each `(source, length)` to `dest`, atomically (a temporary
 /// file next to it, fsync, rename, directory fsync), streaming; the bytes written.
 fn write_streamed(dest: &Path, head: &[u8], sources: &[(&Source, u64)]) -> Result<u64, TableError> {
-    let (dir, tmp) = super::write::temp_path(dest)?;
+    let (dir, tmp, out) = super::write::create_temp(dest)?;
     let result = (|| {
-        let mut out = std::fs::File::create(&tmp).map_err(|e| TableError::io(&tmp, "create", e))?;
+        let mut out = out;
         out.write_all(head)
             .map_err(|e| TableError::io(&tmp, "write", e))?;
         let mut total = head.len() as u64;

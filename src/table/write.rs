@@ -130,6 +130,9 @@ pub fn write_table_with(
     write_atomic(path, &bytes)
 }
 
+/// The `N` of the next temporary file name of this process ([`temp_path`]).
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
 /// The directory of `path` and a fresh temporary file name next to it,
 /// `.NAME.tmp.PID.N` (what `generate::remove_stale_temp_files` removes once its writer is gone).
 ///
@@ -140,7 +143,6 @@ pub(crate) fn temp_path(path: &Path) -> Result<(PathBuf, PathBuf), TableError> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
     let name = path
         .file_name()
         .ok_or_else(|| TableError::Invalid(format!("{} has no file name", path.display())))?;
@@ -148,17 +150,43 @@ pub(crate) fn temp_path(path: &Path) -> Result<(PathBuf, PathBuf), TableError> {
         ".{}.tmp.{}.{}",
         name.to_string_lossy(),
         std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
+        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
     Ok((dir, tmp))
+}
+
+/// A new temporary file for `path` ([`temp_path`]), created empty: a name that exists
+/// already is never opened (it may be another writer's: a process with the same id in
+/// another container or on another host sharing the directory), the next one is tried.
+/// Returns (directory, temporary path, the file open for writing).
+///
+/// # Errors
+/// As [`temp_path`]; [`TableError::Io`] if the file cannot be created (or 1,000 names in a
+/// row exist).
+pub(crate) fn create_temp(path: &Path) -> Result<(PathBuf, PathBuf, File), TableError> {
+    let mut tries = 0;
+    loop {
+        let (dir, tmp) = temp_path(path)?;
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((dir, tmp, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 1000 => {
+                tries += 1;
+            }
+            Err(e) => return Err(TableError::io(&tmp, "create", e)),
+        }
+    }
 }
 
 /// Write `bytes` to `path` atomically: temporary file in the same directory, fsync, rename,
 /// directory fsync (best effort). Returns the bytes written.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<u64, TableError> {
-    let (dir, tmp) = temp_path(path)?;
+    let (dir, tmp, f) = create_temp(path)?;
     let result = (|| {
-        let mut f = File::create(&tmp).map_err(|e| TableError::io(&tmp, "create", e))?;
+        let mut f = f;
         f.write_all(bytes)
             .map_err(|e| TableError::io(&tmp, "write", e))?;
         f.sync_all().map_err(|e| TableError::io(&tmp, "fsync", e))?;
@@ -709,4 +737,40 @@ fn assemble(
     let fc = xxh64(&out, 0);
     out.extend_from_slice(&fc.to_le_bytes());
     Ok(out)
+}
+
+#[cfg(test)]
+mod temp_tests {
+    use super::*;
+
+    /// A temporary name in use is never opened (found by a code review: `File::create`
+    /// truncated another writer's temporary file of the same name, e.g. a process with the
+    /// same id in another container writing the same directory). The files already there
+    /// under the next names keep their bytes, and the table is written whole.
+    #[test]
+    fn temporary_names_in_use_are_skipped_not_truncated() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("0101-nn.egdb");
+        let next = TEMP_COUNTER.load(Ordering::Relaxed);
+        let theirs: Vec<PathBuf> = (next..next + 40)
+            .map(|n| {
+                d.path()
+                    .join(format!(".0101-nn.egdb.tmp.{}.{n}", std::process::id()))
+            })
+            .collect();
+        for t in &theirs {
+            std::fs::write(t, b"another writer's").unwrap();
+        }
+        let bytes = b"the table's bytes".repeat(100);
+        assert_eq!(write_atomic(&path, &bytes).unwrap(), bytes.len() as u64);
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
+        for t in &theirs {
+            assert_eq!(
+                std::fs::read(t).unwrap(),
+                b"another writer's",
+                "{}",
+                t.display()
+            );
+        }
+    }
 }
