@@ -8,46 +8,33 @@ use std::time::{Duration, Instant};
 
 const EGDB: &str = env!("CARGO_BIN_EXE_egdb");
 
-/// The 3-piece tables (`egdb build --pieces 3`), once per test binary.
-fn t3() -> &'static Path {
-    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    &DIR.get_or_init(|| {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("t3");
-        let out = egdb(&[
-            "build",
-            "--pieces",
-            "3",
-            "--quiet",
-            "--dir",
-            dir.to_str().unwrap(),
-        ]);
-        assert!(out.status.success(), "{}", text(&out));
-        (tmp, dir)
-    })
-    .1
+/// A table directory built once per test binary by `egdb build --quiet ARGS` (the cell keeps
+/// it alive).
+fn built(cell: &'static OnceLock<(tempfile::TempDir, PathBuf)>, args: &[&str]) -> &'static Path {
+    &cell
+        .get_or_init(|| {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join("t");
+            let mut a = vec!["build", "--quiet", "--dir", dir.to_str().unwrap()];
+            a.extend_from_slice(args);
+            let out = egdb(&a);
+            assert!(out.status.success(), "{}", text(&out));
+            (tmp, dir)
+        })
+        .1
 }
 
-/// The 4-piece tables with their distance files (`egdb build --pieces 4 --dtc`), once per
-/// test binary (for `/api/line`).
+/// The 3-piece tables (`egdb build --pieces 3`).
+fn t3() -> &'static Path {
+    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    built(&DIR, &["--pieces", "3"])
+}
+
+/// The 4-piece tables with their distance files (`egdb build --pieces 4 --dtc`, for
+/// `/api/line`).
 fn t4_dtc() -> &'static Path {
     static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    &DIR.get_or_init(|| {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("t4");
-        let out = egdb(&[
-            "build",
-            "--pieces",
-            "4",
-            "--dtc",
-            "--quiet",
-            "--dir",
-            dir.to_str().unwrap(),
-        ]);
-        assert!(out.status.success(), "{}", text(&out));
-        (tmp, dir)
-    })
-    .1
+    built(&DIR, &["--pieces", "4", "--dtc"])
 }
 
 fn egdb(args: &[&str]) -> Output {

@@ -466,6 +466,23 @@ fn encoded(meta: &TableMeta, values: &[u8], opts: &WriteOptions) -> Vec<u8> {
     std::fs::read(&path).unwrap()
 }
 
+/// A distance file of the sample's slice (distances `i % 40`, blocks of 100 positions) written
+/// into `dir`: its path and bytes.
+fn dtc_sample(dir: &std::path::Path) -> (std::path::PathBuf, Vec<u8>) {
+    let (_, vals) = sample();
+    let meta = sample_meta(vals);
+    let dist: Vec<u32> = (0..vals.len() as u32).map(|i| i % 40).collect();
+    let mask = bitvec::bitvec![u64, bitvec::order::Lsb0; 0; dist.len()];
+    let path = dir.join("0101-nn.dtc");
+    let opts = WriteOptions {
+        block_positions: 100,
+        ..Default::default()
+    };
+    checkers_egdb::format::write_dtc(&path, &meta, &dist, &mask, &opts).unwrap();
+    let file = std::fs::read(&path).unwrap();
+    (path, file)
+}
+
 /// `file` (4-byte offsets) laid out again with 8-byte offsets, the last block's end set to
 /// `last_end`, both checksums recomputed: a crafted file whose offset table passes every
 /// check but the file length it implies.
@@ -494,7 +511,7 @@ fn widened_with_last_end(file: &[u8], last_end: u64) -> Vec<u8> {
 /// both access modes.
 #[test]
 fn an_offset_table_ending_near_the_u64_limit_is_refused() {
-    use checkers_egdb::format::{write_dtc, DtcFile, RULES_ENGLISH};
+    use checkers_egdb::format::{DtcFile, RULES_ENGLISH};
     let is_bad_table = |r: &Result<(), TableError>| matches!(r, Err(TableError::Corrupt { what: Fault::BadHeader(s), .. }) if s.contains("offset table"));
     let (good, _) = sample();
     // The layout change alone keeps the file good.
@@ -513,18 +530,8 @@ fn an_offset_table_ending_near_the_u64_limit_is_refused() {
         }
     }
     // A distance file of the same slice.
-    let (_, vals) = sample();
-    let meta = sample_meta(vals);
-    let dist: Vec<u32> = (0..vals.len() as u32).map(|i| i % 40).collect();
-    let mask = bitvec::bitvec![u64, bitvec::order::Lsb0; 0; dist.len()];
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("0101-nn.dtc");
-    let opts = WriteOptions {
-        block_positions: 100,
-        ..Default::default()
-    };
-    write_dtc(&path, &meta, &dist, &mask, &opts).unwrap();
-    let file = std::fs::read(&path).unwrap();
+    let (path, file) = dtc_sample(dir.path());
     let blocks = u32::from_le_bytes(file[52..56].try_into().unwrap()) as usize;
     assert!(blocks > 1);
     let e = HEADER_LEN + 8 * (blocks - 1);
@@ -544,20 +551,10 @@ fn an_offset_table_ending_near_the_u64_limit_is_refused() {
 /// the map, or before its start, sliced out of bounds, a panic). Now an error, never a panic.
 #[test]
 fn a_distance_file_rewritten_in_place_gives_errors_not_a_panic() {
-    use checkers_egdb::format::{write_dtc, DtcFile, RULES_ENGLISH};
+    use checkers_egdb::format::{DtcFile, RULES_ENGLISH};
     use std::io::{Seek, SeekFrom, Write};
-    let (_, vals) = sample();
-    let meta = sample_meta(vals);
-    let dist: Vec<u32> = (0..vals.len() as u32).map(|i| i % 40).collect();
-    let mask = bitvec::bitvec![u64, bitvec::order::Lsb0; 0; dist.len()];
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("0101-nn.dtc");
-    let opts = WriteOptions {
-        block_positions: 100,
-        ..Default::default()
-    };
-    write_dtc(&path, &meta, &dist, &mask, &opts).unwrap();
-    let file = std::fs::read(&path).unwrap();
+    let (path, file) = dtc_sample(dir.path());
     assert_eq!(file[19], 4, "4-byte offsets");
     let blocks = u32::from_le_bytes(file[52..56].try_into().unwrap()) as u64;
     let f = DtcFile::open(&path, RULES_ENGLISH).unwrap();
