@@ -1,5 +1,5 @@
 //! Atomic replacement of a whole file: the bytes go to a temporary file beside the target
-//! (`.NAME.tmp.PID`), which is flushed to disk (`fsync`) and renamed over the target, so a
+//! (`.NAME.tmp.PID.N`), which is flushed to disk (`fsync`) and renamed over the target, so a
 //! reader or a crash sees the old file or the new one, never a part. Used for the files the
 //! command line writes (pictures, SVG plots), certificates and the verification journal;
 //! table files have their own writer with the same steps (`table::write`).
@@ -29,12 +29,20 @@ pub fn target(path: &Path) -> std::io::Result<PathBuf> {
     }
 }
 
+/// The `N` of the next temporary file name of this process ([`create_temp`]).
+pub(crate) static TEMP_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// A new temporary file for `target`, `.NAME.tmp.PID.N` in the same directory, created empty
-/// and open for writing. A name that exists is never opened (another writer's: another
-/// thread, or a process with the same id in another container or on another host sharing the
-/// directory); the next `N` is tried, up to 1,000 times.
-fn temp_for(target: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// and open for writing (the one helper of every atomic writer here: this module, the table
+/// writer, the split solver's and `egdb pack`'s files; the name is what
+/// `generate::remove_stale_temp_files` removes once its writer is gone). A name that exists
+/// is never opened (another writer's: another thread, or a process with the same id in
+/// another container or on another host sharing the directory); the next `N` is tried, up to
+/// 1,000 times.
+///
+/// # Errors
+/// `InvalidInput` for a path without a file name; the error of creating the file.
+pub(crate) fn create_temp(target: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
     let name = target
         .file_name()
         .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;
@@ -44,7 +52,7 @@ fn temp_for(target: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
             ".{}.tmp.{}.{}",
             name.to_string_lossy(),
             std::process::id(),
-            COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            TEMP_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ));
         match std::fs::OpenOptions::new()
             .write(true)
@@ -58,6 +66,44 @@ fn temp_for(target: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
     }
 }
 
+/// Take an advisory `flock` on `file` without waiting: exclusive or shared. `Ok(true)` when
+/// taken, or when the filesystem has no `flock` (`ENOLCK`, `EOPNOTSUPP`: some network
+/// filesystems; the caller goes on unlocked, [`LockOutcome`] says which); `Ok(false)` when
+/// another open file holds a conflicting lock. Released when the file is closed (by the
+/// kernel too, when the process ends in any way).
+///
+/// # Errors
+/// Any other `flock` error.
+pub(crate) fn try_lock(file: &std::fs::File, exclusive: bool) -> std::io::Result<LockOutcome> {
+    use std::os::fd::AsRawFd;
+    let op = if exclusive {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_SH
+    } | libc::LOCK_NB;
+    // SAFETY: flock on a descriptor owned by `file`, open for the whole call.
+    if unsafe { libc::flock(file.as_raw_fd(), op) } == 0 {
+        return Ok(LockOutcome::Locked);
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EWOULDBLOCK) => Ok(LockOutcome::Busy),
+        Some(libc::ENOLCK) | Some(libc::EOPNOTSUPP) => Ok(LockOutcome::Unsupported),
+        _ => Err(e),
+    }
+}
+
+/// What [`try_lock`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LockOutcome {
+    /// The lock is held.
+    Locked,
+    /// Another open file holds a conflicting lock.
+    Busy,
+    /// The filesystem does not support `flock`: nothing is locked.
+    Unsupported,
+}
+
 /// Check, before any long work, that [`replace`] can write `path`: [`target`] accepts it and
 /// a temporary file can be created beside it (it is removed again). Nothing is written to
 /// `path`.
@@ -66,7 +112,7 @@ fn temp_for(target: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
 /// As [`target`]; the error of creating the temporary file (a missing or read-only
 /// directory).
 pub fn check_writable(path: &Path) -> std::io::Result<()> {
-    let (tmp, f) = temp_for(&target(path)?)?;
+    let (tmp, f) = create_temp(&target(path)?)?;
     drop(f);
     let _ = std::fs::remove_file(&tmp);
     Ok(())
@@ -79,7 +125,7 @@ pub fn check_writable(path: &Path) -> std::io::Result<()> {
 /// As `target`; I/O errors of create, write, fsync or rename.
 pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<PathBuf> {
     let target = target(path)?;
-    let (tmp, f) = temp_for(&target)?;
+    let (tmp, f) = create_temp(&target)?;
     let result = (|| {
         let mut f = f;
         f.write_all(bytes)?;

@@ -558,3 +558,28 @@ fn three_pieces_with_distance_caches_of_a_few_large_pages_equal_the_oracle() {
         assert!(tb.stats().blocks_decoded > 10, "budget {budget}");
     }
 }
+
+/// A handle opened before the distance files were built finds them after `rescan` (a missing
+/// `.dtc` was once remembered for good), and answers as a handle opened afterwards does.
+#[test]
+fn distance_files_built_later_are_found_after_a_rescan() {
+    let d = tempfile::tempdir().unwrap();
+    build(&BuildOptions::new(d.path(), 3)).unwrap();
+    let tb = Tablebase::open(d.path()).unwrap();
+    // Two kings against one, won in 33 plies (the published longest 2K v K win, as in
+    // `verify_rederives_distances_and_finds_a_changed_one`).
+    let p = pos("B:WK14:BK1,K2");
+    assert!(
+        matches!(
+            tb.probe_dtc(&p),
+            Err(checkers_egdb::ProbeError::MissingDtc { .. })
+        ),
+        "{:?}",
+        tb.probe_dtc(&p)
+    );
+    build_dtc(d.path(), 3);
+    tb.rescan().unwrap();
+    assert_eq!(tb.probe_dtc(&p), Ok(Dtc::Win(33)));
+    let fresh = Tablebase::open(d.path()).unwrap();
+    assert_eq!(fresh.probe_dtc(&p), Ok(Dtc::Win(33)));
+}

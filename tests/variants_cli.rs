@@ -258,3 +258,54 @@ fn info_stats_and_verify_name_the_rules() {
         "egdb: rules: english"
     );
 }
+
+/// Depth to win is built for English only: asked for on a variant's tables, `line`, `moves`
+/// and `probe` say so in one line instead of "missing ... build it with egdb build --dtw"
+/// (a build the variant refuses).
+#[test]
+fn depth_to_win_on_a_variants_tables_is_refused_naming_the_metric_to_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = egdb(&[
+        "build", "--rules", "russian", "--pieces", "2", "--dtc", "--dir", d, "--quiet",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The variant's own build refuses --dtw (what the old message sent the user to).
+    let out = egdb(&[
+        "build", "--rules", "russian", "--pieces", "2", "--dtw", "--dir", d,
+    ]);
+    assert!(!out.status.success());
+    for args in [
+        vec!["line", "--dir", d, "--metric", "dtw", "W:WK32:BK26"],
+        vec![
+            "moves",
+            "--dir",
+            d,
+            "--values",
+            "--metric",
+            "dtw",
+            "W:WK32:BK26",
+        ],
+        vec!["probe", "--dir", d, "--dtw", "W:WK32:BK26"],
+    ] {
+        let out = egdb(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            err.contains("English tables only") && err.contains("--metric dtc"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+    // DTC still answers.
+    let out = egdb(&["line", "--dir", d, "--metric", "dtc", "W:WK32:BK26"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

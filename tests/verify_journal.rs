@@ -717,3 +717,45 @@ fn depth_to_win_files_are_journaled_and_a_changed_one_drops_only_the_depth_recor
         "{out}"
     );
 }
+
+/// A journal another `egdb verify` has open (its lock file `FILE.lock` locked, here by this
+/// test) is refused with one line naming it, and left as it was.
+#[test]
+fn a_journal_in_use_by_another_verify_is_refused_and_kept() {
+    use std::os::fd::AsRawFd;
+    let d = tempfile::tempdir().unwrap();
+    build(d.path(), "2");
+    let jd = tempfile::tempdir().unwrap();
+    let j = jd.path().join("v.journal");
+    let o = verify(d.path(), Some(&j));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let before = std::fs::read(&j).unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(jd.path().join("v.journal.lock"))
+        .unwrap();
+    // SAFETY: flock on a descriptor owned by `lock`, open for the call.
+    let locked = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    assert_eq!(locked, 0);
+    let o = verify(d.path(), Some(&j));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("in use by another egdb verify"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(std::fs::read(&j).unwrap(), before);
+    drop(lock);
+    let o = verify(d.path(), Some(&j));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

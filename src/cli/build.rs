@@ -203,6 +203,16 @@ impl BuildObserver for Bars {
             )
         });
     }
+    fn unlocked(&self, dir: &std::path::Path) {
+        // Printed even with --quiet: nothing keeps another build out of the directory.
+        self.multi.suspend(|| {
+            eprintln!(
+                "egdb: warning: the filesystem of {} does not support locks (flock): the build \
+                 runs without excluding other builds of this directory",
+                super::one_line(&dir.display().to_string())
+            )
+        });
+    }
     fn finish(&self) {
         self.overall.finish_and_clear();
     }

@@ -71,6 +71,9 @@ pub fn run(args: Args) -> CliResult {
         Some(m) => m,
         None => tb.default_metric(&pos)?,
     };
+    if metric == Metric::Dtw {
+        super::dtw_english_only(tb.variant())?;
+    }
     let start = tb.probe_metric(&pos, metric)?;
     let l = tb.line(&pos, metric, args.max_plies)?;
     let key = metric.as_str();

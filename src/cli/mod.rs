@@ -47,6 +47,20 @@ pub fn one_line(s: &str) -> String {
         .collect()
 }
 
+/// Refuse depth to win on tables of a variant: `egdb build --dtw` builds `.dtw` files for
+/// English only, so "missing ... build it with --dtw" would send the user to a build that
+/// refuses.
+pub fn dtw_english_only(variant: checkers_egdb::rules::Variant) -> CliResult {
+    if variant == checkers_egdb::rules::Variant::English {
+        return Ok(());
+    }
+    Err(format!(
+        "depth to win (DTW) is built for English tables only (egdb build --dtw); these are \
+         {variant} tables: use distance to conversion (--metric dtc, egdb build --dtc)"
+    )
+    .into())
+}
+
 /// Default table directory (overridden by `--dir` or the `EGDB_DIR` environment variable).
 pub const DEFAULT_DIR: &str = "egdb";
 

@@ -78,6 +78,7 @@ fn run_values(args: &Args, pos: &Position, rules: Option<Variant>) -> CliResult 
     // Asked for by name: every move's DTW, each file needed must be there (a drawn position
     // whose moves all draw needs none, and gets its `-` column all the same).
     let dtw = if args.metric == Some(Metric::Dtw) {
+        super::dtw_english_only(tb.variant())?;
         Some(tb.scored_moves(pos, Metric::Dtw)?)
     } else if tb.has_dtw(pos)? {
         scored_or_absent(&tb, pos, Metric::Dtw)?

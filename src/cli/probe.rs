@@ -175,6 +175,9 @@ pub fn run(args: Args) -> CliResult {
         Access::Pread
     };
     let variant = super::variant_of(args.rules.as_deref(), &args.dir)?;
+    if args.dtw {
+        super::dtw_english_only(variant)?;
+    }
     checkers_egdb::with_engine!(variant, r => answer(&args, access, r))
 }
 

@@ -336,6 +336,9 @@ pub fn drive(
     // Before touching anything: another build on the directory makes this one refuse (and
     // leave the directories alone: they may be the other build's).
     let lock = DirLock::acquire(&opts.dir, opts.slice.is_none())?;
+    if lock.unsupported() {
+        observer.unlocked(&opts.dir);
+    }
     let result = drive_locked(opts, observer, runner);
     if result.is_err() {
         // Still under the lock: no other build can have started in the directory.

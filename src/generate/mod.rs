@@ -172,18 +172,26 @@ pub const LOCK_FILE: &str = ".egdb-build.lock";
 #[derive(Debug)]
 pub struct DirLock {
     _file: Option<std::fs::File>,
+    unsupported: bool,
 }
 
 impl DirLock {
+    /// Whether the directory's filesystem has no `flock` (`ENOLCK`, `EOPNOTSUPP`), so that
+    /// nothing is locked: two builds of the directory at once would each redo the other's
+    /// units (the files stay exact, each written atomically).
+    pub fn unsupported(&self) -> bool {
+        self.unsupported
+    }
+
     /// Take the lock on `dir` (which must exist) without waiting.
     ///
     /// # Errors
     /// [`BuildError::Busy`] when another build holds it, [`BuildError::Io`] if the lock file
     /// cannot be created or opened (other than for want of write access: then it is opened
     /// read-only, or, when it does not exist, no lock is taken) or `flock` fails. A filesystem
-    /// without `flock` support (some network filesystems) is built on unlocked.
+    /// without `flock` support (some network filesystems) is built on unlocked
+    /// ([`DirLock::unsupported`]; `egdb build` warns).
     pub fn acquire(dir: &Path, exclusive: bool) -> Result<DirLock, BuildError> {
-        use std::os::fd::AsRawFd;
         let path = dir.join(LOCK_FILE);
         let io = |path: &Path, e| BuildError::Io {
             path: path.to_path_buf(),
@@ -208,32 +216,34 @@ impl DirLock {
                 match std::fs::File::open(&path) {
                     Ok(f) => f,
                     Err(e2) if e2.kind() == std::io::ErrorKind::NotFound => {
-                        return Ok(DirLock { _file: None })
+                        return Ok(DirLock {
+                            _file: None,
+                            unsupported: false,
+                        })
                     }
                     Err(_) => return Err(io(&path, e)),
                 }
             }
             Err(e) => return Err(io(&path, e)),
         };
-        let op = if exclusive {
-            libc::LOCK_EX
-        } else {
-            libc::LOCK_SH
-        } | libc::LOCK_NB;
-        // SAFETY: flock on a descriptor owned by `file`, open for the whole call.
-        if unsafe { libc::flock(file.as_raw_fd(), op) } != 0 {
-            let e = std::io::Error::last_os_error();
-            match e.raw_os_error() {
-                Some(libc::EWOULDBLOCK) => {
-                    return Err(BuildError::Busy {
-                        dir: dir.to_path_buf(),
-                    })
-                }
-                Some(libc::ENOLCK) | Some(libc::EOPNOTSUPP) => {}
-                _ => return Err(io(&path, e)),
+        match crate::atomic::try_lock(&file, exclusive).map_err(|e| io(&path, e))? {
+            crate::atomic::LockOutcome::Locked => {}
+            crate::atomic::LockOutcome::Busy => {
+                return Err(BuildError::Busy {
+                    dir: dir.to_path_buf(),
+                })
+            }
+            crate::atomic::LockOutcome::Unsupported => {
+                return Ok(DirLock {
+                    _file: Some(file),
+                    unsupported: true,
+                })
             }
         }
-        Ok(DirLock { _file: Some(file) })
+        Ok(DirLock {
+            _file: Some(file),
+            unsupported: false,
+        })
     }
 }
 
@@ -358,6 +368,11 @@ pub trait BuildObserver: Sync {
     }
     /// Every unit is solved and written (not called when the build fails).
     fn finish(&self) {}
+    /// The directory's filesystem does not support locks ([`DirLock::unsupported`]): the
+    /// build goes on without excluding other builds of `dir`. Called before the first unit.
+    fn unlocked(&self, dir: &Path) {
+        let _ = dir;
+    }
 }
 
 /// A [`BuildObserver`] that ignores everything.

@@ -40,7 +40,14 @@ struct DtcLoaded {
     slot: usize,
 }
 
-type DtcSlot = OnceLock<Result<Box<DtcLoaded>, ProbeError>>;
+/// A slice's distance file (`.dtc` or `.dtw`): opened once (or its error, kept), or known
+/// missing as of a directory listing ([`Tablebase::rescan`] makes it looked for again).
+#[derive(Default)]
+struct DtcSlot {
+    loaded: OnceLock<Result<Box<DtcLoaded>, ProbeError>>,
+    /// The scan generation (plus one) at which the file was last found missing; 0: never.
+    missing_at: AtomicU64,
+}
 
 /// Distance to conversion of a position, from the side to move's view, in plies (issue 9's
 /// metric: a conversion is a capture or any man move; the winner converts as soon as possible,
@@ -339,6 +346,7 @@ impl<R: Rules> TablebaseBuilder<R> {
             counters: Striped::new(),
             opened: AtomicU64::new(0),
             slices_present: AtomicU64::new(0),
+            scans: AtomicU64::new(0),
             dir: self.dir,
             access: self.access,
             verify_on_open: self.verify_on_open,
@@ -383,6 +391,9 @@ pub struct Tablebase<R: Rules = English> {
     counters: Striped,
     opened: AtomicU64,
     slices_present: AtomicU64,
+    /// Directory listings so far ([`Tablebase::rescan`]): a distance file found missing is
+    /// looked for again after the next one.
+    scans: AtomicU64,
     /// Distance files, opened on first use (one per slice, like the WLD slots).
     dtc_slots: SlotTable<DtcSlot>,
     /// Decoded distance blocks (same cache design as the WLD blocks, its own budget).
@@ -474,8 +485,8 @@ impl<R: Rules> Tablebase<R> {
     }
 
     /// List the directory again and make newly written files available (files already known
-    /// keep their state: a slice opened before is not reopened). Returns the number of slice
-    /// files known after the scan.
+    /// keep their state: a slice opened before is not reopened; distance files found missing
+    /// before are looked for again). Returns the number of slice files known after the scan.
     ///
     /// # Errors
     /// [`ProbeError::Io`] if the directory cannot be listed.
@@ -488,6 +499,7 @@ impl<R: Rules> Tablebase<R> {
         // file's slices stay unknown here and its error comes with the first probe that needs
         // one of them (the slice file is then looked for, then the material file again).
         self.packs.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.scans.fetch_add(1, Ordering::AcqRel);
         let listed =
             crate::table::pack::list(&self.dir, crate::table::FileKind::Wld).map_err(io)?;
         for entry in listed {
@@ -1084,14 +1096,38 @@ impl<R: Rules> Tablebase<R> {
             &self.dtc_slots
         };
         let slot = slots.get(s, true).ok_or_else(missing)?;
-        let r = slot.get_or_init(|| {
-            let kind = if dtw {
-                crate::table::FileKind::Dtw
-            } else {
-                crate::table::FileKind::Dtc
-            };
-            // Its own file, or its member of the material file (`egdb pack`).
-            let src = self.source_of(s, kind)?.ok_or_else(missing)?;
+        if let Some(r) = slot.loaded.get() {
+            return r.as_deref().map_err(Clone::clone);
+        }
+        // A file found missing is not looked for again until the next rescan (a stat per
+        // probe otherwise), but it is not kept missing for good: a distance file built later
+        // is found after `rescan`.
+        let scan = self.scans.load(Ordering::Acquire) + 1;
+        if slot.missing_at.load(Ordering::Acquire) == scan {
+            return Err(missing());
+        }
+        let kind = if dtw {
+            crate::table::FileKind::Dtw
+        } else {
+            crate::table::FileKind::Dtc
+        };
+        // Its own file, or its member of the material file (`egdb pack`).
+        let src = match self.source_of(s, kind) {
+            Ok(Some(src)) => src,
+            Ok(None) => {
+                slot.missing_at.store(scan, Ordering::Release);
+                return Err(missing());
+            }
+            // A damaged material file: kept, like a damaged file.
+            Err(e) => {
+                return slot
+                    .loaded
+                    .get_or_init(|| Err(e))
+                    .as_deref()
+                    .map_err(Clone::clone)
+            }
+        };
+        let r = slot.loaded.get_or_init(|| {
             let file = crate::table::DtcFile::open_source(&src, Some(s), R::ID, kind)?;
             if self.verify_on_open {
                 file.verify_checksum()?;

@@ -13,7 +13,6 @@ use std::cell::RefCell;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use xxhash_rust::xxh64::{xxh64, Xxh64};
 
 /// Default positions per block: 65,520 (a multiple of 20 just under 2^16; 16,380 stored 2-bit
@@ -130,55 +129,27 @@ pub fn write_table_with(
     write_atomic(path, &bytes)
 }
 
-/// The `N` of the next temporary file name of this process ([`temp_path`]).
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// The directory of `path` and a fresh temporary file name next to it,
-/// `.NAME.tmp.PID.N` (what `generate::remove_stale_temp_files` removes once its writer is gone).
+/// A new temporary file for `path` (`.NAME.tmp.PID.N` beside it, created empty, never an
+/// existing file: [`crate::atomic::create_temp`]). Returns (directory, temporary path, the
+/// file open for writing).
 ///
 /// # Errors
-/// [`TableError::Invalid`] when `path` has no file name.
-pub(crate) fn temp_path(path: &Path) -> Result<(PathBuf, PathBuf), TableError> {
+/// [`TableError::Invalid`] when `path` has no file name; [`TableError::Io`] if the file cannot
+/// be created (or 1,000 names in a row exist).
+pub(crate) fn create_temp(path: &Path) -> Result<(PathBuf, PathBuf, File), TableError> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let name = path
-        .file_name()
-        .ok_or_else(|| TableError::Invalid(format!("{} has no file name", path.display())))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp.{}.{}",
-        name.to_string_lossy(),
-        std::process::id(),
-        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    Ok((dir, tmp))
-}
-
-/// A new temporary file for `path` ([`temp_path`]), created empty: a name that exists
-/// already is never opened (it may be another writer's: a process with the same id in
-/// another container or on another host sharing the directory), the next one is tried.
-/// Returns (directory, temporary path, the file open for writing).
-///
-/// # Errors
-/// As [`temp_path`]; [`TableError::Io`] if the file cannot be created (or 1,000 names in a
-/// row exist).
-pub(crate) fn create_temp(path: &Path) -> Result<(PathBuf, PathBuf, File), TableError> {
-    let mut tries = 0;
-    loop {
-        let (dir, tmp) = temp_path(path)?;
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-        {
-            Ok(f) => return Ok((dir, tmp, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 1000 => {
-                tries += 1;
-            }
-            Err(e) => return Err(TableError::io(&tmp, "create", e)),
-        }
+    if path.file_name().is_none() {
+        return Err(TableError::Invalid(format!(
+            "{} has no file name",
+            path.display()
+        )));
     }
+    let (tmp, f) =
+        crate::atomic::create_temp(path).map_err(|e| TableError::io(path, "create", e))?;
+    Ok((dir, tmp, f))
 }
 
 /// Write `bytes` to `path` atomically: temporary file in the same directory, fsync, rename,
@@ -751,7 +722,7 @@ mod temp_tests {
     fn temporary_names_in_use_are_skipped_not_truncated() {
         let d = tempfile::tempdir().unwrap();
         let path = d.path().join("0101-nn.egdb");
-        let next = TEMP_COUNTER.load(Ordering::Relaxed);
+        let next = crate::atomic::TEMP_COUNTER.load(std::sync::atomic::Ordering::Relaxed);
         let theirs: Vec<PathBuf> = (next..next + 40)
             .map(|n| {
                 d.path()

@@ -23,7 +23,8 @@
 //! only depth-to-win files did, every depth-to-win record is dropped (a slice's depths read
 //! those of slices in earlier units) and the value and distance records are kept.
 //! [`Journal::open`] reports either. Files added since are recorded before work resumes. A last line
-//! without its newline (a run killed while writing) is ignored.
+//! without its newline (a run killed while writing) is ignored. One run at a time: an open
+//! journal holds an exclusive `flock` on `FILE.lock` ([`JournalError::Busy`] for another).
 
 use crate::slice::Slice;
 use std::collections::HashMap;
@@ -43,6 +44,16 @@ pub enum JournalError {
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
+    },
+    /// Another `egdb verify` has the journal open (its lock file `FILE.lock` is locked): two
+    /// runs appending to one journal could record a file as verified under the other run's
+    /// checksum.
+    #[error("verify journal {} is in use by another egdb verify (lock {}); wait for it to finish or give another --journal", path.display(), lock.display())]
+    Busy {
+        /// The journal.
+        path: PathBuf,
+        /// Its lock file.
+        lock: PathBuf,
     },
     /// The journal is not one (another file given by mistake) or a line is malformed.
     #[error("verify journal {}: line {line}: {why} (not a journal written by egdb verify; remove it or give another path)", path.display())]
@@ -105,6 +116,10 @@ impl Part {
 pub struct Journal {
     path: PathBuf,
     file: File,
+    /// The lock file `FILE.lock`, locked (`flock`, exclusive) while the journal is open; the
+    /// kernel releases it when the process ends in any way. `None` where the filesystem has
+    /// no locks.
+    _lock: Option<File>,
     done: HashMap<(Part, Slice), u64>,
     /// What was dropped of an earlier journal because files changed, and why (the first such
     /// file): "started afresh: ..." or "kept its value records and dropped its distance
@@ -144,7 +159,10 @@ impl Journal {
     /// [`JournalError::Io`]: reading or writing the journal failed, or `path` is not a regular
     /// file (a directory, a device, a FIFO) or is a symbolic link to nothing;
     /// [`JournalError::Malformed`] for a file that is not a journal (its first line is checked
-    /// before the rest is read) or has a malformed line (quoted cut to 80 characters).
+    /// before the rest is read) or has a malformed line (quoted cut to 80 characters);
+    /// [`JournalError::Busy`] while another process has the journal open (an exclusive
+    /// `flock` on `FILE.lock` beside it, created if missing and left there; on a filesystem
+    /// without locks the journal is used unlocked).
     pub fn open(
         path: &Path,
         current: &HashMap<(Part, Slice), u64>,
@@ -165,6 +183,27 @@ impl Journal {
         // (`/dev/null`), a FIFO or a directory would be replaced by the atomic rewrite, so it is
         // refused untouched.
         let path = &crate::atomic::target(path).map_err(io)?;
+        let lock = lock_path(path);
+        let lock_file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock)
+            .map_err(|source| JournalError::Io {
+                path: lock.clone(),
+                source,
+            })?;
+        let lock_file = match crate::atomic::try_lock(&lock_file, true).map_err(io)? {
+            crate::atomic::LockOutcome::Locked => Some(lock_file),
+            crate::atomic::LockOutcome::Unsupported => None,
+            crate::atomic::LockOutcome::Busy => {
+                return Err(JournalError::Busy {
+                    path: path.to_path_buf(),
+                    lock,
+                })
+            }
+        };
         let existing = match File::open(path) {
             Ok(f) => Some(read_journal(path, f)?),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -268,6 +307,7 @@ impl Journal {
         Ok(Journal {
             path: path.to_path_buf(),
             file,
+            _lock: lock_file,
             done,
             restarted,
         })
@@ -362,6 +402,13 @@ fn quote(s: &str) -> String {
     }
 }
 
+/// The lock file of the journal at `path`: `FILE.lock` beside it.
+fn lock_path(path: &Path) -> std::path::PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".lock");
+    std::path::PathBuf::from(s)
+}
+
 /// Where a journal started afresh keeps its earlier records: `FILE.old` beside it.
 fn old_path(path: &Path) -> std::path::PathBuf {
     let mut s = path.as_os_str().to_owned();
@@ -431,4 +478,32 @@ fn parse(
     // A record of work on a file that is not recorded cannot be trusted.
     done.retain(|k, _| files.contains_key(k));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two runs must not append to one journal (found by a code review: each could record a
+    /// file as verified under the other's checksum). The second open is refused while the
+    /// first is open, and allowed once it is closed; the journal keeps the first's records.
+    #[test]
+    fn a_journal_open_elsewhere_is_refused_until_closed() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("v.journal");
+        let s: Slice = "0101-nn".parse().unwrap();
+        let current = HashMap::from([((Part::Wld, s), 0x1234u64)]);
+        let mut first = Journal::open(&path, &current).unwrap();
+        match Journal::open(&path, &current) {
+            Err(JournalError::Busy { path: p, lock }) => {
+                assert_eq!(p, crate::atomic::target(&path).unwrap());
+                assert_eq!(lock, lock_path(&p));
+            }
+            other => panic!("expected Busy, got {:?}", other.map(|_| ())),
+        }
+        first.record(Part::Wld, &s, 6).unwrap();
+        drop(first);
+        let again = Journal::open(&path, &current).unwrap();
+        assert_eq!(again.done(Part::Wld, &s), Some(6));
+    }
 }
