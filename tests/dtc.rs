@@ -11,6 +11,7 @@ use checkers_egdb::{build, BuildOptions};
 use checkers_egdb::{Dtc, Tablebase};
 use checkers_egdb::{Position, Wld};
 use std::path::Path;
+use std::sync::OnceLock;
 
 fn pos(fen: &str) -> Position {
     Position::from_fen(fen).unwrap()
@@ -30,9 +31,33 @@ fn oracle_dtc(v: Wld, d: Option<u32>) -> Dtc {
     }
 }
 
+/// The oracle of every position with at most `n` pieces (3 or 4), computed once per test
+/// binary and shared by the tests (the 4-piece one, 14 million positions, takes the longest).
+fn oracle(n: u32) -> &'static dtc_oracle::Oracle {
+    static O3: OnceLock<dtc_oracle::Oracle> = OnceLock::new();
+    static O4: OnceLock<dtc_oracle::Oracle> = OnceLock::new();
+    match n {
+        3 => O3.get_or_init(|| dtc_oracle::solve(3)),
+        4 => O4.get_or_init(|| dtc_oracle::solve(4)),
+        _ => panic!("oracle of {n} pieces: 3 or 4"),
+    }
+}
+
+/// Tables (values and distances) of at most 4 pieces, built once per test binary; tests only
+/// read them (copies or conversions go to their own directories).
+fn tables4() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        build_dtc(dir.path(), 4);
+        dir
+    })
+    .path()
+}
+
 /// Every position with at most `n` pieces: `probe_dtc` equals the oracle.
 fn compare_with_oracle(tb: &Tablebase, n: u32) -> usize {
-    let o = dtc_oracle::solve(n);
+    let o = oracle(n);
     use rayon::prelude::*;
     let bad: Vec<String> = o
         .positions
@@ -224,9 +249,7 @@ fn lines_end_in_wins_and_random_losers_still_lose() {
 /// built both in one pass and from existing WLD files. About a minute on 2 cores in release.
 #[test]
 fn four_pieces_equal_the_oracle() {
-    let dir = tempfile::tempdir().unwrap();
-    build_dtc(dir.path(), 4);
-    let tb = Tablebase::open(dir.path()).unwrap();
+    let tb = Tablebase::open(tables4()).unwrap();
     let n = compare_with_oracle(&tb, 4);
     assert!(n > 10_000_000);
 }
@@ -389,7 +412,7 @@ fn command_line_distance_commands() {
 fn longest_distances_equal_the_oracle_with_every_codec() {
     use checkers_egdb::longest_dtc;
     use std::collections::BTreeMap;
-    let o = dtc_oracle::solve(3);
+    let o = oracle(3);
     // (bm, bk, wm, wk, side to move) -> (longest win, longest loss)
     type Key = (u8, u8, u8, u8, char);
     let mut want: BTreeMap<Key, (Option<u32>, Option<u32>)> = BTreeMap::new();
@@ -471,9 +494,7 @@ fn four_pieces_with_other_value_block_sizes_and_a_small_cache_equal_the_oracle()
     use checkers_egdb::{convert_dir, ConvertOptions, Slice};
     use rayon::prelude::*;
     use std::collections::HashMap;
-    let dir = tempfile::tempdir().unwrap();
-    build_dtc(dir.path(), 4);
-    let o = dtc_oracle::solve(4);
+    let o = oracle(4);
     let mut ix: HashMap<Slice, SliceIndex> = HashMap::new();
     let mut order: Vec<(Slice, u64, u32)> = o
         .positions
@@ -490,7 +511,7 @@ fn four_pieces_with_other_value_block_sizes_and_a_small_cache_equal_the_oracle()
     for bp in [1_000, 100_000] {
         let out = tempfile::tempdir().unwrap();
         let dst = out.path().join("t");
-        let mut c = ConvertOptions::new(dir.path(), &dst, checkers_egdb::format::CODEC_2BIT_ZSTD);
+        let mut c = ConvertOptions::new(tables4(), &dst, checkers_egdb::format::CODEC_2BIT_ZSTD);
         c.block_positions = bp;
         convert_dir(&c, &|_, _| {}).unwrap();
         let tb = Tablebase::builder(&dst)
@@ -501,7 +522,6 @@ fn four_pieces_with_other_value_block_sizes_and_a_small_cache_equal_the_oracle()
             .par_chunks(1 << 20)
             .flat_map_iter(|chunk| {
                 let tb = &tb;
-                let o = &o;
                 chunk.iter().filter_map(move |&(_, _, i)| {
                     let (p, i) = (&o.positions[i as usize], i as usize);
                     let want = oracle_dtc(o.value[i], o.dtc[i]);
