@@ -59,6 +59,10 @@ pub struct DecodedTables {
     /// keeps the latter from then on, so a slice is not decoded again for every later unit.
     released_once: Mutex<std::collections::HashSet<Slice>>,
     sticky: Mutex<std::collections::HashSet<Slice>>,
+    /// Slices handed over by [`DecodedTables::insert`] whose new file is not known to be
+    /// written yet ([`DecodedTables::written`]): never dropped, since their file may still be
+    /// missing or, when a damaged file is being rewritten, the old damaged one.
+    unwritten: Mutex<std::collections::HashSet<Slice>>,
     counters: Counters,
     /// This store's generation for the lookup memo ([`LOOKUP_MEMO`]): unique among all
     /// stores of the process, and renewed whenever a decoded slice is dropped (`&mut self`).
@@ -181,6 +185,7 @@ impl DecodedTables {
             spill: OnceLock::new(),
             released_once: Mutex::new(Default::default()),
             sticky: Mutex::new(Default::default()),
+            unwritten: Mutex::new(Default::default()),
             counters: Counters::default(),
             generation: next_generation(),
         }
@@ -247,6 +252,27 @@ impl DecodedTables {
             .fetch_max(total, Ordering::Relaxed);
     }
 
+    /// Whether the decoded values of `slice` may be dropped: its file exists and is the one
+    /// its values were written to (not a slice handed over and still in the writer's queue,
+    /// whose path may hold nothing or a damaged file being replaced).
+    fn droppable(&self, slice: &Slice) -> bool {
+        !self
+            .unwritten
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(slice)
+            && table_path(&self.dir, slice).exists()
+    }
+
+    /// The files of `slices` (handed over by [`DecodedTables::insert`]) are written: their
+    /// values may be dropped from now on and read again from the files.
+    pub fn written(&self, slices: &[Slice]) {
+        let mut u = self.unwritten.lock().unwrap_or_else(|p| p.into_inner());
+        for s in slices {
+            u.remove(s);
+        }
+    }
+
     /// Drop the decoded values of `slice` (a later lookup decodes its file again, or spills).
     /// Returns whether it was resident.
     fn drop_slice(&mut self, slice: &Slice) -> bool {
@@ -268,7 +294,8 @@ impl DecodedTables {
     /// (`crate::memory::last_reads`). Slices absent from it (reached only through chains of
     /// captures, which any later unit may reach again) are kept; under a budget they are the
     /// first evicted ([`DecodedTables::begin_unit`]). A slice whose file does not exist yet
-    /// (still in the writer's queue) is kept until a later call.
+    /// (still in the writer's queue), or handed over and not yet [`DecodedTables::written`],
+    /// is kept until a later call.
     /// A slice decoded again after being released (read past its last listed reader, through
     /// chains of captures) is kept from then on, like the unlisted ones.
     pub fn release_done(&mut self, done: usize, last: &std::collections::HashMap<Slice, usize>) {
@@ -281,7 +308,7 @@ impl DecodedTables {
             .collect();
         *self.sticky.get_mut().unwrap_or_else(|p| p.into_inner()) = sticky;
         for s in candidates {
-            if table_path(&self.dir, &s).exists() {
+            if self.droppable(&s) {
                 self.release(&s);
             }
         }
@@ -304,7 +331,7 @@ impl DecodedTables {
     /// memory, e.g. [`crate::memory::UNIT_BYTES_PER_POSITION`] per position) are admitted,
     /// already resident ones first (`crate::memory::admit`); other resident slices are
     /// evicted while the total does not fit (`crate::memory::evictions`), except freshly
-    /// solved slices whose file does not exist yet.
+    /// solved slices whose new file is not written yet.
     pub fn begin_unit(&mut self, unit: &Unit, unit_bytes: u64) {
         let Some(budget) = self.budget else {
             return;
@@ -330,7 +357,7 @@ impl DecodedTables {
         for s in evict {
             // A slice solved in this run may still be in the writer's queue: keep it until its
             // file exists.
-            if table_path(&self.dir, &s).exists() && self.drop_slice(&s) {
+            if self.droppable(&s) && self.drop_slice(&s) {
                 self.counters.evicted.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -449,7 +476,8 @@ impl DecodedTables {
     /// true value for the side to move at *every* position, capture positions and positions
     /// without a move included (as `crate::generate::solve::SolvedSlice::values` holds
     /// them): [`DecodedTables::lookup`] reads them without a capture search. A slice already
-    /// present is left as it is.
+    /// present is left as it is. The slice stays resident until [`DecodedTables::written`]
+    /// says its file is written.
     ///
     /// # Errors
     /// [`ProbeError::TooManyPieces`] for a slice beyond the slot table.
@@ -466,6 +494,10 @@ impl DecodedTables {
             }
         });
         if fresh {
+            self.unwritten
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(*slice);
             self.note_resident(slice, d.packed.len() as u64);
         }
         Ok(())

@@ -705,6 +705,8 @@ impl Runner for LocalRunner {
                 Ok(w)
             });
             let solving = (|| -> Result<(), BuildError> {
+                // Units whose files are known written (`DecodedTables::written`).
+                let mut marked = 0usize;
                 for (i, job) in plan.jobs.iter().enumerate() {
                     let u = job.unit;
                     if let Some(missing) = first_missing_dependency(u, &present) {
@@ -719,6 +721,11 @@ impl Runner for LocalRunner {
                         return Ok(());
                     }
                     ws.wait_before(i);
+                    // The units before i - 1 are written: their slices may leave the store.
+                    while marked + 1 < i {
+                        deps.written(&plan.jobs[marked].unit.slices);
+                        marked += 1;
+                    }
                     observer.unit_started(u);
                     let previous = i
                         .checked_sub(1)

@@ -117,3 +117,41 @@ fn the_lookup_memo_follows_releases_and_new_stores() {
         assert_eq!(b.lookup(p).unwrap(), Wld::Draw, "{p:?}");
     }
 }
+
+/// A slice handed over while its old file is damaged (a build rewriting a damaged unit) is
+/// never dropped before its new file is written: under a budget too small to keep it, a
+/// later unit's eviction or release used to drop it because *a* file existed, and the
+/// lookups then read the damaged file (a dependency error on the build's own fresh slice,
+/// found by a code review). Once `written`, it may go, and is read from the file.
+#[test]
+fn a_handed_over_slice_is_kept_until_its_file_is_written() {
+    use crate::board::Wld;
+    use crate::slice::Slice;
+    let tmp = tempfile::tempdir().unwrap();
+    let s: Slice = "0101-nn".parse().unwrap();
+    // The old file: damaged (not a table at all).
+    std::fs::write(crate::table::table_path(tmp.path(), &s), b"damaged").unwrap();
+    let ix = SliceIndex::new(s);
+    let quiet: Vec<Position> = (0..ix.size())
+        .map(|i| ix.unrank(i).unwrap())
+        .filter(|p| !p.has_capture())
+        .collect();
+    let n = ix.size() as usize;
+    // One byte of budget: nothing fits, every resident slice not kept is evicted.
+    let mut a = DecodedTables::with_budget(tmp.path(), Some(1));
+    a.insert(&s, &vec![Wld::Win as u8; n]).unwrap();
+    let other = build_order(3)
+        .into_iter()
+        .find(|u| !u.slices.contains(&s))
+        .unwrap();
+    a.begin_unit(&other, 0);
+    let last = std::collections::HashMap::from([(s, 0usize)]);
+    a.release_done(0, &last);
+    for p in &quiet {
+        assert_eq!(a.lookup(p).unwrap(), Wld::Win, "{p:?}");
+    }
+    // Written (here: still the damaged file, so a read from it must fail): now it goes.
+    a.written(&[s]);
+    a.begin_unit(&other, 0);
+    assert!(a.lookup(&quiet[0]).is_err(), "read from the damaged file");
+}
