@@ -496,7 +496,12 @@ fn convert_file(it: &Item, rules: u32, wopts: &WriteOptions) -> Result<Outcome, 
         }
         c.bytes_before = bytes.len() as u64;
         c.bytes_after = bytes.len() as u64;
-        if std::fs::read(&it.dst).is_ok_and(|d| d == bytes) {
+        // Only a regular file of the same length is read and compared (a FIFO or device named
+        // like the file would block the read or never end; the rename replaces it).
+        let same = std::fs::symlink_metadata(&it.dst)
+            .is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64)
+            && std::fs::read(&it.dst).is_ok_and(|d| d == bytes);
+        if same {
             c.skipped = 1;
         } else {
             write(&bytes)?;

@@ -43,13 +43,20 @@ pub fn unit_bytes_per_position(dtc: bool) -> u64 {
 
 /// Bytes the writer may still hold while a unit is solved: the solved values of the previous
 /// unit of the build (`previous_positions`, both slices), 1 byte per position plus the capture
-/// mask (1 bit per position), waiting to be compressed and written. The builder starts a unit
-/// only once every unit before the previous one is written, so this bounds the backlog; it is
-/// part of the memory a unit is charged with ([`crate::store::DecodedTables::begin_unit`],
-/// [`predict`]). Distance data (`--dtc`) is not counted here (the unit's share is, see
-/// [`unit_bytes_per_position`]).
-pub fn writer_backlog_bytes(previous_positions: u64) -> u64 {
-    previous_positions + previous_positions.div_ceil(8)
+/// mask (1 bit per position), and with `dtc` its distances too (2 bytes and a bit per
+/// position: `solve::DtcSlice`), waiting to be compressed and written. The builder starts a
+/// unit only once every unit before the previous one is written, so this bounds the backlog;
+/// it is part of the memory a unit is charged with
+/// ([`crate::store::DecodedTables::begin_unit`], [`predict`]). (The distances were left out
+/// before 2026-12-06, found by a code review: a `--dtc` build's peak was predicted too low by
+/// about 2.1 bytes per position of the previous unit.)
+pub fn writer_backlog_bytes(previous_positions: u64, dtc: bool) -> u64 {
+    let values = previous_positions + previous_positions.div_ceil(8);
+    if dtc {
+        values + 2 * previous_positions + previous_positions.div_ceil(8)
+    } else {
+        values
+    }
 }
 
 /// Bytes of a slice of `positions` positions decoded in the dependency store (2 bits per
@@ -359,17 +366,19 @@ pub fn predict(
     budget: Option<u64>,
     positions_per_byte: f64,
 ) -> Vec<StepPrediction> {
-    predict_for(units, budget, positions_per_byte, UNIT_BYTES_PER_POSITION)
+    predict_for(units, budget, positions_per_byte, false)
 }
 
-/// [`predict`] with the unit being solved charged `unit_bytes_per_position` bytes per
-/// position ([`unit_bytes_per_position`]: 2, or 7 for a build with `--dtc`).
+/// [`predict`] for a build with its distance passes (`dtc`, `egdb build --dtc`) or without:
+/// the unit being solved is charged [`unit_bytes_per_position`] bytes per position (2, or 7
+/// with `dtc`) and the writer's backlog (the previous unit's values, and distances with `dtc`).
 pub fn predict_for(
     units: &[&Unit],
     budget: Option<u64>,
     positions_per_byte: f64,
-    unit_bytes_per_position: u64,
+    dtc: bool,
 ) -> Vec<StepPrediction> {
+    let unit_bytes_per_position = unit_bytes_per_position(dtc);
     let last = last_reads(units);
     let mut resident: HashMap<Slice, u64> = HashMap::new();
     let mut resident_bytes = 0u64;
@@ -379,7 +388,7 @@ pub fn predict_for(
     for (i, u) in units.iter().enumerate() {
         let positions: u64 = u.sizes.iter().sum();
         let unit_bytes = positions * unit_bytes_per_position;
-        let writer_bytes = writer_backlog_bytes(previous);
+        let writer_bytes = writer_backlog_bytes(previous, dtc);
         previous = positions;
         let reads = unit_reads(u);
         let mut spilled = 0u64;
@@ -538,6 +547,23 @@ mod tests {
     /// Without a budget the predicted resident set of step `i` is, by brute force over the
     /// plan, the slices read at step `i` plus those read or produced before `i` that some step
     /// `>= i` still reads; under a budget it never exceeds the room left by the unit and cache.
+    /// With `--dtc` the writer also holds the previous unit's distances: `solve::DtcSlice`
+    /// keeps a `u16` and a don't-care bit per position beside the value byte and capture bit
+    /// of `SolvedSlice` (found by a code review: the distances were not counted).
+    #[test]
+    fn the_writer_backlog_of_a_dtc_build_counts_the_distances() {
+        let plan = crate::plan::build_order(4);
+        let units: Vec<&Unit> = plan.iter().collect();
+        let with = predict_for(&units, None, 65.0, true);
+        for i in 1..units.len() {
+            let prev: u64 = units[i - 1].sizes.iter().sum();
+            let value = prev + prev.div_ceil(8);
+            let distance = 2 * prev + prev.div_ceil(8);
+            assert_eq!(with[i].writer_bytes, value + distance, "step {i}");
+            assert_eq!(with[i].unit_bytes, 7 * units[i].sizes.iter().sum::<u64>());
+        }
+    }
+
     #[test]
     fn prediction_releases_and_respects_budget() {
         let plan = crate::plan::build_order(4);

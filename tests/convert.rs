@@ -512,3 +512,49 @@ fn positions_past_page_255_of_a_large_block_read_their_own_block() {
         &differ[..differ.len().min(3)]
     );
 }
+
+/// A FIFO in the target named like a distance file the conversion copies (found by a code
+/// review: the copy path read the target's entry to compare it, and a FIFO's open blocks
+/// until a writer comes, so the run hung holding the target's lock): the file is written
+/// over it, the run ends (a 60 s guard), and the target's file is the source's, byte for byte.
+#[test]
+fn a_fifo_named_like_a_file_to_copy_is_replaced_not_read() {
+    let src = tempfile::tempdir().unwrap();
+    let mut o = BuildOptions::new(src.path(), 2);
+    o.dtc = true;
+    build(&o).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let dst = out.path().join("t");
+    std::fs::create_dir(&dst).unwrap();
+    let name = "0101-nn.dtc";
+    let fifo = std::ffi::CString::new(dst.join(name).to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo reads the NUL-terminated path it is given, owned by this frame.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_egdb"))
+        .args(["convert", "--quiet", "--codec", "4", "--dir"])
+        .arg(src.path())
+        .arg("--out")
+        .arg(&dst)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("egdb convert still running after 60 s (blocked on the FIFO)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.success());
+    assert!(std::fs::symlink_metadata(dst.join(name)).unwrap().is_file());
+    assert_eq!(
+        std::fs::read(dst.join(name)).unwrap(),
+        std::fs::read(src.path().join(name)).unwrap()
+    );
+}

@@ -548,10 +548,18 @@ mod with_mpi {
         let out = mpirun(
             3,
             b.path(),
-            &["--quiet", "--dtc", "--split-above", "0"],
+            &["-v", "--dtc", "--split-above", "0"],
             &[align],
         );
         assert!(out.status.success(), "{}", text(&out));
+        // Each distance pass over existing value files ran split too (it ran whole on one
+        // rank before, whatever its size: found by a code review).
+        let err = String::from_utf8_lossy(&out.stderr);
+        let split = err
+            .lines()
+            .filter(|l| l.starts_with("built ") && l.contains(" split over 3 ranks ("))
+            .count();
+        assert_eq!(split, build_order(PIECES).len(), "{}", text(&out));
         assert!(
             files(b.path()) == want,
             "files differ from the single-process build"

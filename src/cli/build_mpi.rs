@@ -1196,7 +1196,10 @@ mod imp {
                         continue;
                     }
                     let Some(k) = sched.next() else { break };
-                    if !plan.jobs[k].wld_done && split_unit(units[k], opts, size as usize) {
+                    // Split by size and memory whether or not the value files exist: a
+                    // distance pass alone holds most of the unit's state (`--dtc` over
+                    // existing value files, or a run killed between a unit's two files).
+                    if split_unit(units[k], opts, size as usize) {
                         pending_split = Some(k);
                         break;
                     }

@@ -123,8 +123,7 @@ pub fn run(args: Args) -> CliResult {
         return Ok(());
     }
     let refs: Vec<&Unit> = units.iter().collect();
-    let per = unit_bytes_per_position(args.dtc);
-    let pred = args.memory.map(|b| predict_for(&refs, b.0, ppb, per));
+    let pred = args.memory.map(|b| predict_for(&refs, b.0, ppb, args.dtc));
     let join = |v: Vec<String>| {
         if v.is_empty() {
             "-".to_string()

@@ -734,7 +734,7 @@ impl Runner for LocalRunner {
                     deps.begin_unit(
                         u,
                         u.sizes.iter().sum::<u64>() * per
-                            + crate::memory::writer_backlog_bytes(previous),
+                            + crate::memory::writer_backlog_bytes(previous, opts.dtc),
                     );
                     let t0 = Instant::now();
                     let mut solved = solve_unit(u, &deps, &plan.unit_options(job), observer)?;

@@ -484,6 +484,16 @@ impl DtcFile {
             });
         }
         let file = super::read::open_file(path).map_err(|e| TableError::io(path, "open", e))?;
+        // The length of the file opened, not of the path stat-ed before (a file swapped in
+        // between would be mapped past its end: SIGBUS on the first read there).
+        let md = file
+            .metadata()
+            .map_err(|e| TableError::io(path, "stat", e))?;
+        if !md.is_file() {
+            return Err(TableError::NotAFile {
+                path: path.to_path_buf(),
+            });
+        }
         let bad = |f: Fault| TableError::corrupt(&name, f);
         let (base, len) = src.span(md.len()).map_err(bad)?;
         let min = HEADER_LEN as u64 + 8;
