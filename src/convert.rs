@@ -110,6 +110,9 @@ pub struct ConvertReport {
     /// Entries of the source that are not table files (not copied), by name, sorted; hidden
     /// entries (names starting with `.`: a build's lock, temporary files) left out.
     pub ignored: Vec<String>,
+    /// The target's filesystem has no `flock` ([`crate::generate::DirLock::unsupported`]):
+    /// nothing kept a build or another conversion out of it meanwhile (`egdb convert` warns).
+    pub unlocked: bool,
 }
 
 impl ConvertReport {
@@ -411,7 +414,7 @@ pub fn convert_dir(
     std::fs::create_dir_all(dst)
         .map_err(|e| ConvertError::Write(TableError::io(dst, "create directory", e)))?;
     refuse_same(src, dst)?;
-    let _lock = crate::generate::DirLock::acquire(dst, true).map_err(ConvertError::Busy)?;
+    let lock = crate::generate::DirLock::acquire(dst, true).map_err(ConvertError::Busy)?;
     match crate::table::dir_rules(dst) {
         Ok(Some(r)) if r != rules => {
             return Err(ConvertError::OtherRules {
@@ -448,6 +451,7 @@ pub fn convert_dir(
         rules,
         codec: to,
         ignored,
+        unlocked: lock.unsupported(),
         ..ConvertReport::default()
     };
     for o in &outcomes {

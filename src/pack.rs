@@ -26,6 +26,10 @@ pub struct PackReport {
     pub kinds: Vec<(FileKind, u64, u64, u64)>,
     /// Bytes of the table files after.
     pub bytes: u64,
+    /// The directory's filesystem has no `flock` ([`crate::generate::DirLock::unsupported`]):
+    /// nothing kept a build, conversion or another pack out of it meanwhile (`egdb pack` and
+    /// `unpack` warn).
+    pub unlocked: bool,
 }
 
 /// Why packing or unpacking stopped (nothing of the material named was removed).
@@ -104,8 +108,11 @@ fn bytes_of(path: &Path) -> u64 {
 /// [`PackError`]: the directory, the lock, the first damaged or unreadable file (slice file or
 /// material file) or failed write; what was packed before stays packed and readable.
 pub fn pack_dir(dir: &Path, progress: &mut dyn FnMut(&Path)) -> Result<PackReport, PackError> {
-    let _lock = lock(dir)?;
-    let mut report = PackReport::default();
+    let lock = lock(dir)?;
+    let mut report = PackReport {
+        unlocked: lock.unsupported(),
+        ..PackReport::default()
+    };
     for kind in kinds() {
         let all = entries(dir, kind)?;
         let mut by_material: BTreeMap<Material, Vec<(Slice, Source)>> = BTreeMap::new();
@@ -164,8 +171,11 @@ pub fn pack_dir(dir: &Path, progress: &mut dyn FnMut(&Path)) -> Result<PackRepor
 /// # Errors
 /// As [`pack_dir`].
 pub fn unpack_dir(dir: &Path, progress: &mut dyn FnMut(&Path)) -> Result<PackReport, PackError> {
-    let _lock = lock(dir)?;
-    let mut report = PackReport::default();
+    let lock = lock(dir)?;
+    let mut report = PackReport {
+        unlocked: lock.unsupported(),
+        ..PackReport::default()
+    };
     for kind in kinds() {
         let all = entries(dir, kind)?;
         let before = all

@@ -132,6 +132,13 @@ pub fn run(args: Args) -> CliResult {
             rep.check_reference
         );
     }
+    if rep.unlocked {
+        eprintln!(
+            "egdb: warning: the filesystem of {} does not support locks (flock): nothing kept \
+             other builds or conversions out of the directory meanwhile",
+            super::one_line(&args.out.display().to_string())
+        );
+    }
     if !rep.ignored.is_empty() {
         let names: Vec<String> = rep
             .ignored

@@ -16,7 +16,14 @@ pub struct Args {
     pub quiet: bool,
 }
 
-fn summary(verb: &str, r: &PackReport) {
+fn summary(verb: &str, r: &PackReport, dir: &std::path::Path) {
+    if r.unlocked {
+        eprintln!(
+            "egdb: warning: the filesystem of {} does not support locks (flock): nothing kept \
+             other builds, conversions or packs out of the directory meanwhile",
+            super::one_line(&dir.display().to_string())
+        );
+    }
     for (kind, slices, before, after) in &r.kinds {
         let what = match kind {
             FileKind::Wld => "values (.egdb)",
@@ -38,7 +45,7 @@ pub fn run_pack(args: Args) -> CliResult {
             eprintln!("wrote {}", p.display());
         }
     })?;
-    summary("packed", &r);
+    summary("packed", &r, &args.dir);
     Ok(())
 }
 
@@ -50,6 +57,6 @@ pub fn run_unpack(args: Args) -> CliResult {
             eprintln!("unpacked and removed {}", p.display());
         }
     })?;
-    summary("unpacked", &r);
+    summary("unpacked", &r, &args.dir);
     Ok(())
 }

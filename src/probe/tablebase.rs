@@ -40,6 +40,28 @@ struct DtcLoaded {
     slot: usize,
 }
 
+/// What tells one file under a path from another: device, inode, length and modification
+/// time (a material file packed again is a new file, renamed over the old one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FileId {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime_ns: i128,
+}
+
+impl FileId {
+    fn of(md: &std::fs::Metadata) -> FileId {
+        use std::os::unix::fs::MetadataExt;
+        FileId {
+            dev: md.dev(),
+            ino: md.ino(),
+            len: md.len(),
+            mtime_ns: i128::from(md.mtime()) * 1_000_000_000 + i128::from(md.mtime_nsec()),
+        }
+    }
+}
+
 /// A slice's distance file (`.dtc` or `.dtw`): opened once (or its error, kept), or known
 /// missing as of a directory listing ([`Tablebase::rescan`] makes it looked for again).
 #[derive(Default)]
@@ -408,9 +430,13 @@ pub struct Tablebase<R: Rules = English> {
     /// error: asked again, they fail at once instead of being read and decoded again (a
     /// codec-5 decode takes milliseconds).
     bad_blocks: std::sync::Mutex<std::collections::HashMap<u64, ProbeError>>,
-    /// Indexes of the material files (`egdb pack`) read so far, by path: each is read once,
-    /// not once per slice opened; [`Tablebase::rescan`] forgets them.
-    packs: std::sync::Mutex<std::collections::HashMap<PathBuf, Arc<crate::table::pack::PackIndex>>>,
+    /// Indexes of the material files (`egdb pack`) read so far, by path, with the identity
+    /// of the file read ([`FileId`]): each is read once, not once per slice opened, and again
+    /// when the file under the path changed (packed again while this handle lives: its
+    /// members' offsets moved); [`Tablebase::rescan`] forgets them.
+    packs: std::sync::Mutex<
+        std::collections::HashMap<PathBuf, (FileId, Arc<crate::table::pack::PackIndex>)>,
+    >,
 }
 
 impl<R: Rules> std::fmt::Debug for Tablebase<R> {
@@ -578,23 +604,28 @@ impl<R: Rules> Tablebase<R> {
             return Ok(Some(Source::file(own)));
         }
         let pack = pack_path(&self.dir, &s.material, kind);
+        // The file under the path now (a stat per slice opened, not per probe).
+        let Ok(md) = std::fs::metadata(&pack) else {
+            return Ok(None);
+        };
+        let id = FileId::of(&md);
         let cached = self
             .packs
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&pack)
-            .cloned();
+            .filter(|(had, _)| *had == id)
+            .map(|(_, i)| i.clone());
         let index = match cached {
             Some(i) => i,
             None => {
-                if !pack.exists() {
-                    return Ok(None);
-                }
+                // Read after the stat: a file replaced in between has another identity, so
+                // the next slice opened reads its index again.
                 let i = Arc::new(read_index(&pack)?);
                 self.packs
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .insert(pack.clone(), i.clone());
+                    .insert(pack.clone(), (id, i.clone()));
                 i
             }
         };
