@@ -212,6 +212,14 @@ mod with_mpi {
         }
     }
 
+    /// Units a `-v` run of 3 ranks reports as split (`built ... split over 3 ranks (`).
+    fn split_units(o: &Output) -> usize {
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .filter(|l| l.starts_with("built ") && l.contains(" split over 3 ranks ("))
+            .count()
+    }
+
     fn text(o: &Output) -> String {
         format!(
             "status {:?}\nstdout:\n{}\nstderr:\n{}",
@@ -520,12 +528,12 @@ mod with_mpi {
             &[align],
         );
         assert!(out.status.success(), "{}", text(&out));
-        let err = String::from_utf8_lossy(&out.stderr);
-        let split = err
-            .lines()
-            .filter(|l| l.starts_with("built ") && l.contains(" split over 3 ranks ("))
-            .count();
-        assert_eq!(split, build_order(PIECES).len(), "{}", text(&out));
+        assert_eq!(
+            split_units(&out),
+            build_order(PIECES).len(),
+            "{}",
+            text(&out)
+        );
         assert!(
             files(a.path()) == want,
             "files differ from the single-process build"
@@ -554,12 +562,12 @@ mod with_mpi {
         assert!(out.status.success(), "{}", text(&out));
         // Each distance pass over existing value files ran split too (it ran whole on one
         // rank before, whatever its size: found by a code review).
-        let err = String::from_utf8_lossy(&out.stderr);
-        let split = err
-            .lines()
-            .filter(|l| l.starts_with("built ") && l.contains(" split over 3 ranks ("))
-            .count();
-        assert_eq!(split, build_order(PIECES).len(), "{}", text(&out));
+        assert_eq!(
+            split_units(&out),
+            build_order(PIECES).len(),
+            "{}",
+            text(&out)
+        );
         assert!(
             files(b.path()) == want,
             "files differ from the single-process build"
@@ -606,10 +614,7 @@ mod with_mpi {
         assert!(out.status.success(), "{}", text(&out));
         assert_same_files(t.path());
         let err = String::from_utf8_lossy(&out.stderr);
-        let split = err
-            .lines()
-            .filter(|l| l.starts_with("built ") && l.contains(" split over 3 ranks ("))
-            .count();
+        let split = split_units(&out);
         let whole = err
             .lines()
             .filter(|l| l.starts_with("built ") && l.contains(" s on rank "))
