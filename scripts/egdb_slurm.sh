@@ -38,4 +38,6 @@ export RAYON_NUM_THREADS=${SLURM_CPUS_PER_TASK:-$(nproc)}
 # srun needs Slurm built with PMIx/PMI2 matching the MPI (`--mpi=pmix` on most sites); with
 # Open MPI's own launcher inside the allocation use instead:
 #   mpirun --map-by ppr:1:node --bind-to none "$EGDB" build --mpi ...
-srun --cpu-bind=none "$EGDB" build --mpi --pieces "$PIECES" --memory "$MEMORY" --dir "$DIR"
+# --kill-on-bad-exit=1: a rank that dies (out of memory, a lost node) ends the whole step;
+# Slurm's default (KillOnBadExit=0) can leave the other ranks waiting on it until --time.
+srun --kill-on-bad-exit=1 --cpu-bind=none "$EGDB" build --mpi --pieces "$PIECES" --memory "$MEMORY" --dir "$DIR"
