@@ -721,8 +721,9 @@ impl Runner for LocalRunner {
                         return Ok(());
                     }
                     ws.wait_before(i);
-                    // The units before i - 1 are written: their slices may leave the store.
-                    while marked + 1 < i {
+                    // The units the writer has finished (at least those before i - 1): their
+                    // slices may leave the store.
+                    while marked < ws.written_below().min(i) {
                         deps.written(&plan.jobs[marked].unit.slices);
                         marked += 1;
                     }

@@ -901,6 +901,11 @@ impl WriterGate {
         self.changed.notify_all();
     }
 
+    /// Every unit below the number returned is written (its files renamed into place).
+    fn written_below(&self) -> usize {
+        self.lock().0
+    }
+
     /// The writer stopped (finished or failed): nobody waits any longer.
     fn stop(&self) {
         self.lock().1 = true;
