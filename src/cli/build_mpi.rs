@@ -620,6 +620,8 @@ mod imp {
                 sv.resolution_plies = None;
             }
             sum.add(&write_unit(dir, &solved, uo.codec).map_err(|e| e.to_string())?);
+            // Written: the slices handed over above may leave the store from now on.
+            deps.written(&u.slices);
             Ok(sum)
         };
         let mut sum = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
