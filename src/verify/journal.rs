@@ -183,7 +183,7 @@ impl Journal {
         // (`/dev/null`), a FIFO or a directory would be replaced by the atomic rewrite, so it is
         // refused untouched.
         let path = &crate::atomic::target(path).map_err(io)?;
-        let lock = lock_path(path);
+        let lock = beside(path, ".lock");
         let lock_file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -244,7 +244,7 @@ impl Journal {
                     // Every value may depend on the changed file: start afresh, but keep the
                     // earlier records beside it (a run on the wrong directory would otherwise
                     // throw away hours of verification).
-                    let old = old_path(path);
+                    let old = beside(path, ".old");
                     crate::atomic::replace(&old, bytes).map_err(io)?;
                     restarted = Some(format!(
                         "started afresh: {what} (the earlier journal is kept as {})",
@@ -402,17 +402,11 @@ fn quote(s: &str) -> String {
     }
 }
 
-/// The lock file of the journal at `path`: `FILE.lock` beside it.
-fn lock_path(path: &Path) -> std::path::PathBuf {
+/// `FILE` + `suffix` beside the journal at `path`: its lock file (`.lock`) and the earlier
+/// journal kept when one starts afresh (`.old`).
+fn beside(path: &Path, suffix: &str) -> std::path::PathBuf {
     let mut s = path.as_os_str().to_owned();
-    s.push(".lock");
-    std::path::PathBuf::from(s)
-}
-
-/// Where a journal started afresh keeps its earlier records: `FILE.old` beside it.
-fn old_path(path: &Path) -> std::path::PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push(".old");
+    s.push(suffix);
     std::path::PathBuf::from(s)
 }
 
@@ -497,7 +491,7 @@ mod tests {
         match Journal::open(&path, &current) {
             Err(JournalError::Busy { path: p, lock }) => {
                 assert_eq!(p, crate::atomic::target(&path).unwrap());
-                assert_eq!(lock, lock_path(&p));
+                assert_eq!(lock, beside(&p, ".lock"));
             }
             other => panic!("expected Busy, got {:?}", other.map(|_| ())),
         }
