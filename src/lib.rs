@@ -219,7 +219,10 @@ pub mod driver {
     //! each unit to a [`Runner`], which solves it ([`solve_unit`], reading its dependencies
     //! through a [`DecodedTables`] store) and writes it ([`write_unit`]). The build directory's
     //! lock is [`DirLock`]. A program that only builds uses [`crate::build`].
-    pub use crate::generate::split::{run_local, Exchange, Partition, SplitStats, BLOCK_ALIGN};
+    pub use crate::generate::split::{
+        run_local, set_round_updates_for_tests, Exchange, Partition, SplitStats, BLOCK_ALIGN,
+        EXCHANGE_ROUND_BYTES,
+    };
     pub use crate::generate::{
         build_unit_split, drive, remove_stale_temp_files, solve_unit, solve_unit_split, split_unit,
         write_unit, BuildPlan, DirLock, LocalRunner, Runner, SolvedUnit, UnitJob, UnitOptions,

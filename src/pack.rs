@@ -141,15 +141,9 @@ pub fn pack_dir(dir: &Path, progress: &mut dyn FnMut(&Path)) -> Result<PackRepor
                 }
                 check(src, s, kind)?;
             }
-            write_pack(&dest, kind, parts)?;
-            let index = read_index(&dest)?;
-            for mem in &index.members {
-                let src = Source {
-                    path: dest.clone(),
-                    range: Some((mem.offset, mem.len)),
-                };
-                check(&src, &mem.slice, kind)?;
-            }
+            // Every member of the new file is checked before it replaces an earlier one (whose
+            // members without a slice file exist nowhere else).
+            write_pack(&dest, kind, parts, &|src, s| check(src, s, kind))?;
             for (_, src) in loose {
                 std::fs::remove_file(&src.path)
                     .map_err(|e| TableError::io(&src.path, "remove", e))?;
@@ -187,8 +181,9 @@ pub fn unpack_dir(dir: &Path, progress: &mut dyn FnMut(&Path)) -> Result<PackRep
             let own = slice_path(dir, s, kind);
             if src.range.is_some() {
                 check(src, s, kind)?;
-                extract(src, &own)?;
-                check(&Source::file(own.clone()), s, kind)?;
+                // The copy is checked before it takes its name: a slice file is read before the
+                // member, so a bad one there would hide the good member.
+                extract(src, s, &own, &|src, s| check(src, s, kind))?;
             }
             report.bytes += bytes_of(&own);
         }

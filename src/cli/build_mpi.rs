@@ -41,7 +41,7 @@
 //! - **Split units** (`driver::split_unit`: more positions than `--split-above`, or a solver
 //!   state over `--memory`): rank 0 stops handing out units until every rank is idle, sends
 //!   SPLIT (the ASSIGN words) to every rank, and all ranks, rank 0's MPI thread included (with
-//!   a dependency store of its own), solve the unit together
+//!   rank 0's one dependency store, its idle worker thread's), solve the unit together
 //!   ([`solve_unit_split`](checkers_egdb::driver::solve_unit_split) over `MpiExchange`:
 //!   non-blocking `MPI_Ialltoallv`/`MPI_Iallreduce`, polled with sleeps so waiting ranks do
 //!   not spin), then write its files ([`build_unit_split`](checkers_egdb::driver::build_unit_split):
@@ -1087,6 +1087,11 @@ mod imp {
         let mut sched = Scheduler::new(&deps, &sizes);
         // Every rank plans the units of --pieces; the count guards against other arguments.
         let count = build_order(opts.pieces).len();
+        // Rank 0's one dependency store (one `--memory`): its worker thread's units use it, and
+        // so does rank 0's part of a split unit, which runs only while that thread is idle.
+        let shared_store = std::sync::Mutex::new(
+            DecodedTables::with_budget(&opts.dir, opts.memory).for_variant(opts.rules),
+        );
         std::thread::scope(|scope| {
             // Rank 0's own worker: a thread fed through channels (only this thread calls MPI).
             let (to_local, local_rx) = mpsc::channel::<Option<usize>>();
@@ -1095,9 +1100,8 @@ mod imp {
                 let units = &units;
                 let dir = opts.dir.clone();
                 let kill_after = kill_hook(0);
+                let shared_store = &shared_store;
                 scope.spawn(move || {
-                    let mut store =
-                        DecodedTables::with_budget(&dir, opts.memory).for_variant(opts.rules);
                     for (n, k) in local_rx.iter().map_while(|x| x).enumerate() {
                         if kill_after == Some(n) {
                             // SAFETY: sending a signal to this process.
@@ -1106,7 +1110,12 @@ mod imp {
                             }
                         }
                         let uo = plan.unit_options(&plan.jobs[k]);
-                        let r = work(&dir, units[k], &uo, &mut store).map_err(|e| (k, e));
+                        let r = {
+                            let mut store = shared_store
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner);
+                            work(&dir, units[k], &uo, &mut store).map_err(|e| (k, e))
+                        };
                         if local_tx.send(r).is_err() {
                             return;
                         }
@@ -1128,7 +1137,6 @@ mod imp {
             };
             // A unit to be split over every rank: it starts when all ranks are idle.
             let mut pending_split: Option<usize> = None;
-            let mut split_store: Option<DecodedTables> = None;
             loop {
                 if let Some(k) = pending_split {
                     if holding.iter().all(Option::is_none) {
@@ -1140,13 +1148,15 @@ mod imp {
                                 TAG_SPLIT,
                             );
                         }
-                        // Rank 0's part runs on this thread (the one that calls MPI), with a
-                        // store of its own.
-                        let store = split_store.get_or_insert_with(|| {
-                            DecodedTables::with_budget(&opts.dir, opts.memory)
-                                .for_variant(opts.rules)
-                        });
-                        let rep = match work_split(world, &opts.dir, units[k], &uo, store) {
+                        // Rank 0's part runs on this thread (the one that calls MPI), with
+                        // rank 0's store: its worker thread is idle (every rank is), so the
+                        // lock is free and one `--memory` holds for the whole rank.
+                        let mut store = shared_store
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
+                        let split = work_split(world, &opts.dir, units[k], &uo, &mut store);
+                        drop(store);
+                        let rep = match split {
                             Ok(Some(rep)) => rep,
                             Ok(None) => die(world, "internal error: rank 0 gathered no split unit"),
                             Err(fail) => {

@@ -782,7 +782,8 @@ impl Runner for LocalRunner {
 /// ([`crate::memory::unit_bytes_per_position`]: 2 bytes per position, 7 with `--dtc`) exceeds
 /// [`BuildOptions::memory`], the budget of one rank; or when its state and its dependencies
 /// decoded ([`crate::memory::unit_reads_decoded_bytes`]) exceed that budget whole but fit next
-/// to one rank's share of the state. The last rule keeps dependency lookups out of the block
+/// to one rank's share of the state and its exchange buffers
+/// ([`super::split::EXCHANGE_ROUND_BYTES`]). The last rule keeps dependency lookups out of the block
 /// cache, which is many times slower when it holds a small part of them (docs/mpi.md,
 /// "Dependencies through the block cache"). The files do not depend on the choice.
 pub fn split_unit(unit: &Unit, opts: &BuildOptions, ranks: usize) -> bool {
@@ -802,7 +803,8 @@ pub fn split_unit(unit: &Unit, opts: &BuildOptions, ranks: usize) -> bool {
         return true;
     }
     let deps = crate::memory::unit_reads_decoded_bytes(unit);
-    let share = n.div_ceil(ranks as u64) * per_position;
+    let share = (n.div_ceil(ranks as u64) * per_position)
+        .saturating_add(super::split::EXCHANGE_ROUND_BYTES);
     state.saturating_add(deps) > m && share.saturating_add(deps) <= m
 }
 

@@ -316,6 +316,12 @@ impl Side {
     }
 
     /// The longest ply resolved here so far.
+    /// The chunks of [`CHUNK`] positions the propagation walks this array in (the last one
+    /// shorter).
+    pub(super) fn chunks(&self) -> usize {
+        self.state.len().div_ceil(CHUNK)
+    }
+
     pub(super) fn longest(&self) -> u32 {
         self.longest.load(Ordering::Relaxed)
     }
@@ -500,7 +506,7 @@ fn initial_pass_by<E: Send>(
 /// `preds` (tagging those resolved at `ply + 1`). Returns whether any position was resolved at
 /// `ply`.
 pub fn propagate_ply<R: Retro>(rules: R, side: &Side, preds: &Side, ply: u32) -> bool {
-    let (found, remote) = propagate_ply_split(rules, side, preds, ply);
+    let (found, remote) = propagate_ply_split(rules, side, preds, ply, 0..side.chunks());
     debug_assert!(
         remote.is_empty(),
         "a whole array has no remote predecessors"
@@ -512,12 +518,16 @@ pub fn propagate_ply<R: Retro>(rules: R, side: &Side, preds: &Side, ply: u32) ->
 /// updates of predecessors outside the range of `preds` held here are not applied but
 /// returned, each as `index << 1 | successor is a win` (index in the whole slice of
 /// `preds`), in no particular order; [`super::split`] sends them to the ranks holding them.
-/// Returns (whether any position held here was resolved at `ply`, those updates).
+/// Only the chunks `chunks` of `side` ([`Side::chunks`]; a range past the end is cut) are
+/// propagated, so that a split ply can run in rounds of bounded exchange buffers; every
+/// chunk must be propagated exactly once per ply.
+/// Returns (whether any position of those chunks was resolved at `ply`, those updates).
 pub(super) fn propagate_ply_split<R: Retro>(
     rules: R,
     side: &Side,
     preds: &Side,
     ply: u32,
+    chunks: std::ops::Range<usize>,
 ) -> (bool, Vec<u64>) {
     let cur = (ply & 1) as u8;
     let next = cur ^ 1;
@@ -530,6 +540,8 @@ pub(super) fn propagate_ply_split<R: Retro>(
         .state
         .par_chunks(CHUNK)
         .enumerate()
+        .skip(chunks.start)
+        .take(chunks.end.saturating_sub(chunks.start))
         .map(|(c, chunk)| {
             if !side.dirty[cur as usize][c].swap(false, Ordering::Relaxed) {
                 return (false, Vec::new());

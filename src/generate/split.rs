@@ -8,8 +8,11 @@
 //! 2. **Propagation**, one bulk-synchronous step per ply: each rank propagates its positions
 //!    resolved at this ply; updates of predecessors in its own range are applied at once,
 //!    the others are sorted, cut by owner and delta-coded (varints of the differences of
-//!    `index << 1 | successor is a win`), and one [`Exchange::all_to_all`] moves them; each
-//!    rank applies what it receives with the same rules. The updates of a ply commute (a
+//!    `index << 1 | successor is a win`), and [`Exchange::all_to_all`] moves them; each
+//!    rank applies what it receives with the same rules. A ply runs in rounds: a rank
+//!    exchanges once it holds [`ROUND_UPDATES`] updates for others (or has propagated all of
+//!    its range), and every rank takes part in as many rounds as the busiest one needs, so
+//!    the buffers stay under [`EXCHANGE_ROUND_BYTES`] whatever the unit. The updates of a ply commute (a
 //!    position refuted by one move and won by another cannot be both: its counter still
 //!    counts the winning move), so the order in which ranks apply them does not matter and
 //!    the values are those of the unsplit solver. An [`Exchange::all_max`] of "resolved
@@ -64,6 +67,38 @@ use xxhash_rust::xxh64::{xxh64, Xxh64};
 /// The alignment of the ranges of a split unit in a build: the table file's block (65,520
 /// positions), so each rank's range is whole blocks of the file.
 pub const BLOCK_ALIGN: u64 = crate::table::write::DEFAULT_BLOCK_POSITIONS as u64;
+
+/// Predecessor updates for other ranks one rank gathers before a round of a split ply's
+/// exchange (a ply runs in as many rounds as its busiest rank needs): 2^24 updates, 128 MiB
+/// as `u64`, with their coded copies and those received under [`EXCHANGE_ROUND_BYTES`].
+pub const ROUND_UPDATES: usize = 1 << 24;
+
+/// Chunks of each array propagated between two checks of a round's updates (256 chunks of
+/// 4,096 positions; 1 when a test set a round cap below 4,096).
+const ROUND_GROUP: usize = 1 << 8;
+
+/// The memory a rank needs for one round of a split ply's exchange, beside its share of the
+/// unit: [`ROUND_UPDATES`] (and what one group of chunks may add past them, assuming at most
+/// 4 remote updates per position of the group) at 8 bytes each, their coded copies (measured
+/// 1.1 bytes per update, docs/mpi.md; 4 allowed) and what it receives (as much again).
+/// Charged by [`super::driver::split_unit`] and `egdb plan --ranks`.
+pub const EXCHANGE_ROUND_BYTES: u64 =
+    (ROUND_UPDATES as u64 + 4 * (ROUND_GROUP as u64) * 4096 * 2) * (8 + 4 + 4);
+
+static ROUND_CAP: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(ROUND_UPDATES);
+
+/// The round cap in force ([`ROUND_UPDATES`] unless a test set another).
+fn round_updates() -> usize {
+    ROUND_CAP.load(std::sync::atomic::Ordering::Relaxed).max(1)
+}
+
+/// Tests only: the updates a rank gathers before a round of a split ply's exchange (at least
+/// 1; [`ROUND_UPDATES`] in a build), so that small units run their plies in many rounds. The
+/// values and files do not depend on it. Process-wide.
+#[doc(hidden)]
+pub fn set_round_updates_for_tests(n: usize) {
+    ROUND_CAP.store(n.max(1), std::sync::atomic::Ordering::Relaxed);
+}
 
 /// The collective operations a unit split over ranks needs. Every rank of the group calls
 /// the same operations in the same order (they are collective: each returns once every rank
@@ -135,6 +170,9 @@ pub struct SplitStats {
     /// Bytes this rank sent to other ranks for the distance pass's initial state (its
     /// requests for partner values and its answers to the others' requests).
     pub dtc_request_bytes: u64,
+    /// Exchange rounds of the propagations (WLD and distance pass together): one per ply,
+    /// more where a ply's updates for other ranks passed [`ROUND_UPDATES`] on some rank.
+    pub rounds: u64,
 }
 
 /// Why a split solve failed.
@@ -227,7 +265,8 @@ pub fn solve_split_local<R: Retro, E: Send>(
     // in the propagation's exchanges.
     agree(ex, init)?;
     let t1 = Instant::now();
-    let (ply, per_ply) = propagate_split(rules, &sides, &parts, ex);
+    let (ply, per_ply, rounds) = propagate_split(rules, &sides, &parts, ex);
+    stats.rounds += rounds;
     stats.updates_sent += per_ply.iter().map(|x| x.1).sum::<u64>();
     stats.bytes_per_ply = per_ply.iter().map(|x| x.0).collect();
     stats.updates_per_ply = per_ply.iter().map(|x| x.1).collect();
@@ -273,48 +312,70 @@ pub(crate) fn unit_parts(s: Slice, ranks: usize, align: u64) -> (Vec<Slice>, Vec
 /// The propagation of a split unit (the WLD solve's or the distance pass's: the sides'
 /// policy decides which moves stay in the unit), one bulk-synchronous step per ply until no
 /// rank resolved anything at a ply (past ply 0). Collective. Returns the plies and, per ply,
-/// the bytes and the updates this rank sent to other ranks.
+/// the bytes and the updates this rank sent to other ranks, and the exchange rounds.
 fn propagate_split<R: Retro>(
     rules: R,
     sides: &[Side],
     parts: &[Partition],
     ex: &dyn Exchange,
-) -> (u32, Vec<(u64, u64)>) {
+) -> (u32, Vec<(u64, u64)>, u64) {
     let (me, ranks) = (ex.rank(), ex.ranks());
     let other = |x: usize| if sides.len() == 1 { 0 } else { 1 - x };
+    let chunks = sides.iter().map(Side::chunks).max().unwrap_or(0);
+    let mut rounds = 0u64;
+    let cap = round_updates();
     let mut per_ply = Vec::new();
     let mut ply: u32 = 0;
     loop {
         let next = ((ply & 1) ^ 1) as u8;
-        let (a, b) = if sides.len() == 1 {
-            (
-                solve::propagate_ply_split(rules, &sides[0], &sides[0], ply),
-                (false, Vec::new()),
-            )
-        } else {
-            rayon::join(
-                || solve::propagate_ply_split(rules, &sides[0], &sides[1], ply),
-                || solve::propagate_ply_split(rules, &sides[1], &sides[0], ply),
-            )
-        };
-        let found = a.0 || b.0;
-        // Remote updates by target array: side x's predecessors are in side other(x).
-        let mut remote: Vec<Vec<u64>> = vec![Vec::new(); sides.len()];
-        remote[other(0)] = a.1;
-        if sides.len() == 2 {
-            remote[other(1)] = b.1;
-        }
-        let send = encode_updates(&mut remote, parts, ranks);
-        let sent = bytes_to_others(&send, me);
-        let updates = remote.iter().map(|v| v.len() as u64).sum::<u64>();
-        per_ply.push((sent, updates));
-        let received = ex.all_to_all(send);
-        received.par_iter().for_each(|msg| {
-            decode_updates(msg, sides.len(), |y, j, is_win| {
-                sides[y].apply(j as usize, is_win, next);
+        // The ply in rounds: each rank propagates groups of chunks (chunk c of both arrays
+        // together) until it holds `cap` updates for other ranks or has none left, then every
+        // rank exchanges and applies, until no rank has chunks left. Applying a round's
+        // updates before the next round's chunks are propagated is what the unsplit solver
+        // does too (it applies as it goes): they tag positions for the next ply only.
+        let (mut found, mut sent, mut updates, mut at) = (false, 0u64, 0u64, 0usize);
+        let any = loop {
+            let mut remote: Vec<Vec<u64>> = vec![Vec::new(); sides.len()];
+            while at < chunks && remote.iter().map(Vec::len).sum::<usize>() < cap {
+                let step = if cap < 4096 { 1 } else { ROUND_GROUP };
+                let group = at..(at + step).min(chunks);
+                let (a, b) = if sides.len() == 1 {
+                    (
+                        solve::propagate_ply_split(rules, &sides[0], &sides[0], ply, group.clone()),
+                        (false, Vec::new()),
+                    )
+                } else {
+                    rayon::join(
+                        || solve::propagate_ply_split(rules, &sides[0], &sides[1], ply, group.clone()),
+                        || solve::propagate_ply_split(rules, &sides[1], &sides[0], ply, group.clone()),
+                    )
+                };
+                found |= a.0 || b.0;
+                // Remote updates by target array: side x's predecessors are in side other(x).
+                remote[other(0)].extend(a.1);
+                if sides.len() == 2 {
+                    remote[other(1)].extend(b.1);
+                }
+                at = group.end;
+            }
+            let send = encode_updates(&mut remote, parts, ranks);
+            sent += bytes_to_others(&send, me);
+            updates += remote.iter().map(|v| v.len() as u64).sum::<u64>();
+            drop(remote);
+            let received = ex.all_to_all(send);
+            received.par_iter().for_each(|msg| {
+                decode_updates(msg, sides.len(), |y, j, is_win| {
+                    sides[y].apply(j as usize, is_win, next);
+                });
             });
-        });
-        let any = ex.all_max(&[u64::from(found)])[0] != 0;
+            drop(received);
+            rounds += 1;
+            let m = ex.all_max(&[u64::from(at < chunks), u64::from(found)]);
+            if m[0] == 0 {
+                break m[1] != 0;
+            }
+        };
+        per_ply.push((sent, updates));
         if !any && ply >= 1 {
             break;
         }
@@ -323,7 +384,7 @@ fn propagate_split<R: Retro>(
     for side in sides {
         side.check_propagated(ply);
     }
-    (ply, per_ply)
+    (ply, per_ply, rounds)
 }
 
 /// The distance pass (`--dtc`) of a unit split over the ranks of `ex`: the slices `slices`
@@ -433,7 +494,8 @@ pub fn dtc_split_local<R: Retro, E: Send>(
     agree(ex, init.map_err(DtcError::Lookup))?;
 
     // 3. The propagation, 4. the check and the distances.
-    let (ply, per_ply) = propagate_split(rules, &sides, parts, ex);
+    let (ply, per_ply, rounds) = propagate_split(rules, &sides, parts, ex);
+    stats.rounds += rounds;
     stats.dtc_plies = ply;
     stats.dtc_bytes_per_ply = per_ply.iter().map(|x| x.0).collect();
     stats.dtc_updates_sent += per_ply.iter().map(|x| x.1).sum::<u64>();

@@ -182,6 +182,12 @@ pub fn read_index(path: &Path) -> Result<PackIndex, TableError> {
             path.display()
         ))
     })?;
+    read_index_of(path, material, kind)
+}
+
+/// [`read_index`] of a file named otherwise (a temporary file), as a material file of
+/// `material` and `kind`.
+fn read_index_of(path: &Path, material: Material, kind: FileKind) -> Result<PackIndex, TableError> {
     let md = std::fs::metadata(path).map_err(|e| TableError::io(path, "stat", e))?;
     if !md.is_file() {
         return Err(TableError::NotAFile {
@@ -306,18 +312,26 @@ fn index_bytes(kind: FileKind, members: &[(Slice, u64)]) -> Vec<u8> {
     b
 }
 
+/// What a writer of this module calls on a member it wrote, before the file replaces anything:
+/// `(source, slice)` to check (e.g. open it and check its header and whole-file checksum).
+pub type MemberCheck<'a> = &'a dyn Fn(&Source, &Slice) -> Result<(), TableError>;
+
 /// Write the material file `dest` of `kind` from the given parts, atomically (a temporary
 /// file next to it, fsync, rename): each part is `(slice, source)`, in any order, all of one
 /// material (the one `dest` is named after). The parts' bytes are copied unchanged (streamed,
-/// not held in memory); the caller checks them first. Returns the bytes written.
+/// not held in memory); the caller checks them first. Before the rename, the temporary file's
+/// index is read back and `check` is called on each of its members: a file that fails never
+/// replaces an earlier `dest` (whose members may exist nowhere else). Returns the bytes written.
 ///
 /// # Errors
 /// [`TableError::Invalid`] for no parts, a part of another material or a slice twice;
-/// [`TableError::Io`] for a failed read or write (nothing is left at `dest` then).
+/// [`TableError::Io`] for a failed read or write; the error of reading the index back or of
+/// `check` (nothing is left at `dest` then, and an earlier `dest` is untouched).
 pub fn write_pack(
     dest: &Path,
     kind: FileKind,
     parts: &[(Slice, Source)],
+    check: MemberCheck<'_>,
 ) -> Result<u64, TableError> {
     let name = dest.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let (material, k) = material_of_pack_name(name).ok_or_else(|| {
@@ -360,12 +374,32 @@ pub fn write_pack(
         .map(|p| &p.1)
         .zip(lens.iter().map(|l| l.1))
         .collect();
-    write_streamed(dest, &index, &sources)
+    let slices: Vec<Slice> = parts.iter().map(|p| p.0).collect();
+    write_streamed(dest, &index, &sources, &|tmp| {
+        let back = read_index_of(tmp, material, kind)?;
+        if back.members.iter().map(|m| m.slice).ne(slices.iter().copied()) {
+            return Err(corrupt(tmp, "members differ from those written".into()));
+        }
+        for m in &back.members {
+            let src = Source {
+                path: tmp.to_path_buf(),
+                range: Some((m.offset, m.len)),
+            };
+            check(&src, &m.slice)?;
+        }
+        Ok(())
+    })
 }
 
 /// Write `head` then the bytes of each `(source, length)` to `dest`, atomically (a temporary
-/// file next to it, fsync, rename, directory fsync), streaming; the bytes written.
-fn write_streamed(dest: &Path, head: &[u8], sources: &[(&Source, u64)]) -> Result<u64, TableError> {
+/// file next to it, fsync, `before_rename` on the temporary file's path, rename, directory
+/// fsync), streaming; the bytes written.
+fn write_streamed(
+    dest: &Path,
+    head: &[u8],
+    sources: &[(&Source, u64)],
+    before_rename: &dyn Fn(&Path) -> Result<(), TableError>,
+) -> Result<u64, TableError> {
     let (dir, tmp, out) = super::write::create_temp(dest)?;
     let result = (|| {
         let mut out = out;
@@ -396,6 +430,7 @@ fn write_streamed(dest: &Path, head: &[u8], sources: &[(&Source, u64)]) -> Resul
         out.sync_all()
             .map_err(|e| TableError::io(&tmp, "fsync", e))?;
         drop(out);
+        before_rename(&tmp)?;
         std::fs::rename(&tmp, dest).map_err(|e| TableError::io(dest, "rename", e))?;
         if let Ok(d) = std::fs::File::open(&dir) {
             let _ = d.sync_all();
@@ -418,13 +453,22 @@ fn source_len(src: &Source) -> Result<u64, TableError> {
     }
 }
 
-/// Copy the bytes of `src` to the file `dest`, atomically (the `unpack` of one member).
+/// Copy the bytes of `src` (the file of `slice`) to the file `dest`, atomically (the `unpack`
+/// of one member); `check` is called on the copy before it replaces anything at `dest` (a
+/// slice file there is read before the member, so a bad copy would hide a good member).
 ///
 /// # Errors
-/// [`TableError::Io`].
-pub fn extract(src: &Source, dest: &Path) -> Result<u64, TableError> {
+/// [`TableError::Io`]; the error of `check` (nothing is left at `dest` then).
+pub fn extract(
+    src: &Source,
+    slice: &Slice,
+    dest: &Path,
+    check: MemberCheck<'_>,
+) -> Result<u64, TableError> {
     let len = source_len(src)?;
-    write_streamed(dest, &[], &[(src, len)])
+    write_streamed(dest, &[], &[(src, len)], &|tmp| {
+        check(&Source::file(tmp.to_path_buf()), slice)
+    })
 }
 
 /// Where `slice`'s file of `kind` is in `dir`: its own file `<slice>.<ext>` when that is a
@@ -569,7 +613,7 @@ mod tests {
             (s("1001-4n"), Source::file(b.clone())),
             (s("1001-1n"), Source::file(a.clone())),
         ];
-        let n = write_pack(&dest, FileKind::Dtc, &parts).unwrap();
+        let n = write_pack(&dest, FileKind::Dtc, &parts, &|_, _| Ok(())).unwrap();
         let ix = read_index(&dest).unwrap();
         assert_eq!(ix.members.len(), 2);
         assert_eq!(ix.members[0].slice, s("1001-1n"));
@@ -585,7 +629,7 @@ mod tests {
         let src = locate(dir.path(), &s("1001-1n"), FileKind::Dtc)
             .unwrap()
             .unwrap();
-        extract(&src, &out).unwrap();
+        extract(&src, &s("1001-1n"), &out, &|_, _| Ok(())).unwrap();
         assert_eq!(std::fs::read(&out).unwrap(), b"first member bytes");
         assert_eq!(
             locate(dir.path(), &s("1001-2n"), FileKind::Dtc).unwrap(),
@@ -615,6 +659,47 @@ mod tests {
         assert!(read_index(&wrong).is_err());
         // A member of another material is refused by the writer.
         let other = [(s("2001-1n"), Source::file(a))];
-        assert!(write_pack(&dest, FileKind::Dtc, &other).is_err());
+        assert!(write_pack(&dest, FileKind::Dtc, &other, &|_, _| Ok(())).is_err());
     }
+
+    #[test]
+    fn a_file_failing_its_check_replaces_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        std::fs::write(&a, b"member bytes").unwrap();
+        let dest = pack_path(dir.path(), &"1001".parse().unwrap(), FileKind::Dtc);
+        std::fs::write(&dest, b"the earlier material file").unwrap();
+        let parts = [(s("1001-1n"), Source::file(a.clone()))];
+        let seen = std::cell::RefCell::new(Vec::new());
+        let refuse = |src: &Source, sl: &Slice| {
+            seen.borrow_mut().push((*sl, src.range));
+            Err(TableError::Invalid("refused".into()))
+        };
+        assert!(write_pack(&dest, FileKind::Dtc, &parts, &refuse).is_err());
+        // The check saw the member as written (its offset past the index), and the earlier
+        // file and the directory are as they were (no temporary file left).
+        let index_len = (FIXED + ENTRY + 8) as u64;
+        assert_eq!(seen.borrow().as_slice(), &[(s("1001-1n"), Some((index_len, 12)))]);
+        assert_eq!(std::fs::read(&dest).unwrap(), b"the earlier material file");
+        let names = |d: &Path| {
+            let mut v: Vec<String> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(names(dir.path()), ["1001.dtc", "a"]);
+        // Extracting: a copy failing its check leaves nothing at its destination.
+        let out = dir.path().join("1001-1n.dtc");
+        assert!(extract(&Source::file(a.clone()), &s("1001-1n"), &out, &refuse).is_err());
+        assert!(!out.exists());
+        assert_eq!(names(dir.path()), ["1001.dtc", "a"]);
+        // And with a check that passes, both land.
+        write_pack(&dest, FileKind::Dtc, &parts, &|_, _| Ok(())).unwrap();
+        assert_eq!(read_index(&dest).unwrap().members.len(), 1);
+        extract(&Source::file(a), &s("1001-1n"), &out, &|_, _| Ok(())).unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), b"member bytes");
+    }
+
 }
