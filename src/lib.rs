@@ -220,8 +220,8 @@ pub mod driver {
     //! through a [`DecodedTables`] store) and writes it ([`write_unit`]). The build directory's
     //! lock is [`DirLock`]. A program that only builds uses [`crate::build`].
     pub use crate::generate::split::{
-        run_local, set_round_updates_for_tests, Exchange, Partition, SplitStats, BLOCK_ALIGN,
-        EXCHANGE_ROUND_BYTES,
+        exchange_round_bytes, round_updates, run_local, set_round_updates_for_tests, Exchange,
+        Partition, SplitStats, BLOCK_ALIGN, ROUND_UPDATES,
     };
     pub use crate::generate::{
         build_unit_split, drive, remove_stale_temp_files, solve_unit, solve_unit_split, split_unit,

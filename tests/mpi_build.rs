@@ -49,7 +49,9 @@ fn plan_ranks_lists_the_units_to_split() {
     // per position; 7 with --dtc, the figure measured for the distance pass in
     // docs/cli.md) exceeds 4 MiB, or when the state and the dependencies decoded (2 bits per
     // position of every slice read: same-count dependencies and every slice of each capture
-    // material) exceed it whole but fit next to a third of the state.
+    // material) exceed it whole but fit next to a third of the state and the buffers of one
+    // round of a ply's exchange (docs/mpi.md: 32 bytes per update of the round's cap, a 32nd of
+    // the positions held within [4096, 2^24]).
     let units = checkers_egdb::planning::build_order(5);
     let mut slice_size = std::collections::HashMap::new();
     let mut material_size: std::collections::HashMap<_, Vec<u64>> = Default::default();
@@ -84,7 +86,9 @@ fn plan_ranks_lists_the_units_to_split() {
                         .flat_map(|c| material_size.get(c).into_iter().flatten())
                         .map(|n| n.div_ceil(4))
                         .sum::<u64>();
-                per * n > m || (per * n + deps > m && per * n.div_ceil(3) + deps <= m)
+                let held = n.div_ceil(3);
+                let exchange = 32 * (held / 32).clamp(4096, 1 << 24);
+                per * n > m || (per * n + deps > m && per * held + exchange + deps <= m)
             })
             .map(|u| u.id)
             .collect();

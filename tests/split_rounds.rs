@@ -1,6 +1,6 @@
-//! A split unit's plies run in rounds of bounded exchange buffers (`driver::split::ROUND_UPDATES`
+//! A split unit's plies run in rounds of bounded exchange buffers (`driver::round_updates`
 //! updates for other ranks per rank and round, so that a rank's memory beside its share of the
-//! unit is `driver::EXCHANGE_ROUND_BYTES` whatever the unit): with the cap set to a few dozen
+//! unit is `driver::exchange_round_bytes` whatever the unit): with the cap set to a few dozen
 //! updates, every unit of up to 4 pieces split over 3 in-process ranks (`driver::run_local`, no
 //! MPI, ranges of 64 positions so that most updates cross ranks) runs many rounds per ply, and
 //! its value and distance files are byte-identical to a single-process `build --dtc`'s (whose

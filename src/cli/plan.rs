@@ -241,7 +241,7 @@ const MOVES_PER_POSITION: f64 = 2.5;
 /// Bytes per predecessor update sent between ranks (delta-coded varints): measured on the
 /// split units of `build --mpi --pieces 5` (docs/mpi.md, "Split units: measurements").
 const BYTES_PER_UPDATE: f64 = 1.1;
-use checkers_egdb::driver::EXCHANGE_ROUND_BYTES;
+use checkers_egdb::driver::exchange_round_bytes;
 
 /// The text of `egdb plan --ranks R --memory SIZE`: one line per split unit, then a summary
 /// (see [`Args::ranks`]). A unit is split, over all `ranks` ranks, when its solver state
@@ -270,7 +270,7 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>, dtc: bool) -> S
     // The memory a rank has left for decoded dependencies next to its share of the unit.
     let room = |u: &Unit| {
         let state = if split(u) {
-            size(u).div_ceil(ranks) * per_position + EXCHANGE_ROUND_BYTES
+            size(u).div_ceil(ranks) * per_position + exchange_round_bytes(size(u).div_ceil(ranks))
         } else {
             size(u) * per_position
         };
@@ -306,7 +306,7 @@ fn cluster_plan(units: &[Unit], ranks: u64, budget: Option<u64>, dtc: bool) -> S
     for u in units.iter().filter(|u| split(u)) {
         let n = size(u);
         // A rank's share of the state and one round of the ply exchange's buffers.
-        let per_rank = n.div_ceil(ranks) * per_position + EXCHANGE_ROUND_BYTES;
+        let per_rank = n.div_ceil(ranks) * per_position + exchange_round_bytes(n.div_ceil(ranks));
         let x =
             n as f64 * MOVES_PER_POSITION * (ranks - 1) as f64 / ranks as f64 * BYTES_PER_UPDATE;
         n_split += 1;

@@ -783,7 +783,7 @@ impl Runner for LocalRunner {
 /// [`BuildOptions::memory`], the budget of one rank; or when its state and its dependencies
 /// decoded ([`crate::memory::unit_reads_decoded_bytes`]) exceed that budget whole but fit next
 /// to one rank's share of the state and its exchange buffers
-/// ([`super::split::EXCHANGE_ROUND_BYTES`]). The last rule keeps dependency lookups out of the block
+/// ([`super::split::exchange_round_bytes`]). The last rule keeps dependency lookups out of the block
 /// cache, which is many times slower when it holds a small part of them (docs/mpi.md,
 /// "Dependencies through the block cache"). The files do not depend on the choice.
 pub fn split_unit(unit: &Unit, opts: &BuildOptions, ranks: usize) -> bool {
@@ -803,8 +803,8 @@ pub fn split_unit(unit: &Unit, opts: &BuildOptions, ranks: usize) -> bool {
         return true;
     }
     let deps = crate::memory::unit_reads_decoded_bytes(unit);
-    let share = (n.div_ceil(ranks as u64) * per_position)
-        .saturating_add(super::split::EXCHANGE_ROUND_BYTES);
+    let held = n.div_ceil(ranks as u64);
+    let share = (held * per_position).saturating_add(super::split::exchange_round_bytes(held));
     state.saturating_add(deps) > m && share.saturating_add(deps) <= m
 }
 

@@ -322,6 +322,11 @@ impl Side {
         self.state.len().div_ceil(CHUNK)
     }
 
+    /// Positions of this array (its range of the slice).
+    pub(super) fn held(&self) -> u64 {
+        self.state.len() as u64
+    }
+
     pub(super) fn longest(&self) -> u32 {
         self.longest.load(Ordering::Relaxed)
     }

@@ -12,7 +12,8 @@
 //!    rank applies what it receives with the same rules. A ply runs in rounds: a rank
 //!    exchanges once it holds [`ROUND_UPDATES`] updates for others (or has propagated all of
 //!    its range), and every rank takes part in as many rounds as the busiest one needs, so
-//!    the buffers stay under [`EXCHANGE_ROUND_BYTES`] whatever the unit. The updates of a ply commute (a
+//!    the buffers stay about a byte per position held ([`exchange_round_bytes`]) whatever
+//!    the unit. The updates of a ply commute (a
 //!    position refuted by one move and won by another cannot be both: its counter still
 //!    counts the winning move), so the order in which ranks apply them does not matter and
 //!    the values are those of the unsplit solver. An [`Exchange::all_max`] of "resolved
@@ -68,36 +69,52 @@ use xxhash_rust::xxh64::{xxh64, Xxh64};
 /// positions), so each rank's range is whole blocks of the file.
 pub const BLOCK_ALIGN: u64 = crate::table::write::DEFAULT_BLOCK_POSITIONS as u64;
 
-/// Predecessor updates for other ranks one rank gathers before a round of a split ply's
-/// exchange (a ply runs in as many rounds as its busiest rank needs): 2^24 updates, 128 MiB
-/// as `u64`, with their coded copies and those received under [`EXCHANGE_ROUND_BYTES`].
+/// The most predecessor updates for other ranks one rank gathers before a round of a split
+/// ply's exchange: 2^24 (128 MiB as `u64`). A rank holding `n` positions of the unit gathers
+/// [`round_updates`]`(n)`: `n / 32`, at least 4,096, at most this; a ply runs in as many
+/// rounds as its busiest rank needs.
 pub const ROUND_UPDATES: usize = 1 << 24;
 
-/// Chunks of each array propagated between two checks of a round's updates (256 chunks of
-/// 4,096 positions; 1 when a test set a round cap below 4,096).
+/// Chunks of each array propagated between two checks of a round's updates, at most (256
+/// chunks of 4,096 positions; fewer for smaller caps, so that a group adds about a cap's worth
+/// of updates at 4 remote updates a position).
 const ROUND_GROUP: usize = 1 << 8;
 
-/// The memory a rank needs for one round of a split ply's exchange, beside its share of the
-/// unit: [`ROUND_UPDATES`] (and what one group of chunks may add past them, assuming at most
-/// 4 remote updates per position of the group) at 8 bytes each, their coded copies (measured
-/// 1.1 bytes per update, docs/mpi.md; 4 allowed) and what it receives (as much again).
-/// Charged by [`super::driver::split_unit`] and `egdb plan --ranks`.
-pub const EXCHANGE_ROUND_BYTES: u64 =
-    (ROUND_UPDATES as u64 + 4 * (ROUND_GROUP as u64) * 4096 * 2) * (8 + 4 + 4);
-
-static ROUND_CAP: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(ROUND_UPDATES);
-
-/// The round cap in force ([`ROUND_UPDATES`] unless a test set another).
-fn round_updates() -> usize {
-    ROUND_CAP.load(std::sync::atomic::Ordering::Relaxed).max(1)
+/// The cap of [`round_updates`] without a test's override.
+fn round_rule(n: u64) -> usize {
+    (n / 32).clamp(4096, ROUND_UPDATES as u64) as usize
 }
 
-/// Tests only: the updates a rank gathers before a round of a split ply's exchange (at least
-/// 1; [`ROUND_UPDATES`] in a build), so that small units run their plies in many rounds. The
-/// values and files do not depend on it. Process-wide.
+/// Updates a rank holding `n` positions of a split unit gathers before a round of a ply's
+/// exchange: `n / 32` within `[4096, ROUND_UPDATES]` (or what a test set,
+/// [`set_round_updates_for_tests`]).
+pub fn round_updates(n: u64) -> usize {
+    match ROUND_CAP.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => round_rule(n),
+        t => t,
+    }
+}
+
+/// The memory one round of a split ply's exchange needs on a rank holding `n` positions of the
+/// unit, beside its share of the state: the round's updates ([`round_updates`], up to twice that
+/// with the last group of chunks, assuming at most 4 remote updates a position) at 8 bytes
+/// each, their coded copies (measured 1.1 bytes per update, docs/mpi.md; 4 allowed) and what
+/// it receives (as much again): 32 bytes per update of the cap, about a byte per position
+/// held (128 KiB at least, 512 MiB at most). Charged by [`super::driver::split_unit`] and
+/// `egdb plan --ranks`.
+pub fn exchange_round_bytes(n: u64) -> u64 {
+    32 * round_rule(n) as u64
+}
+
+/// 0: the rule of [`round_updates`]; else a test's cap.
+static ROUND_CAP: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Tests only: the updates a rank gathers before a round of a split ply's exchange (0 restores
+/// [`round_updates`]'s rule), so that small units run their plies in many rounds. The values
+/// and files do not depend on it, nor does [`exchange_round_bytes`]. Process-wide.
 #[doc(hidden)]
 pub fn set_round_updates_for_tests(n: usize) {
-    ROUND_CAP.store(n.max(1), std::sync::atomic::Ordering::Relaxed);
+    ROUND_CAP.store(n, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// The collective operations a unit split over ranks needs. Every rank of the group calls
@@ -171,7 +188,7 @@ pub struct SplitStats {
     /// requests for partner values and its answers to the others' requests).
     pub dtc_request_bytes: u64,
     /// Exchange rounds of the propagations (WLD and distance pass together): one per ply,
-    /// more where a ply's updates for other ranks passed [`ROUND_UPDATES`] on some rank.
+    /// more where a ply's updates for other ranks passed [`round_updates`] on some rank.
     pub rounds: u64,
 }
 
@@ -323,7 +340,9 @@ fn propagate_split<R: Retro>(
     let other = |x: usize| if sides.len() == 1 { 0 } else { 1 - x };
     let chunks = sides.iter().map(Side::chunks).max().unwrap_or(0);
     let mut rounds = 0u64;
-    let cap = round_updates();
+    let held: u64 = sides.iter().map(Side::held).sum();
+    let cap = round_updates(held);
+    let step = (cap / (2 * 4096 * 4)).clamp(1, ROUND_GROUP);
     let mut per_ply = Vec::new();
     let mut ply: u32 = 0;
     loop {
@@ -337,7 +356,6 @@ fn propagate_split<R: Retro>(
         let any = loop {
             let mut remote: Vec<Vec<u64>> = vec![Vec::new(); sides.len()];
             while at < chunks && remote.iter().map(Vec::len).sum::<usize>() < cap {
-                let step = if cap < 4096 { 1 } else { ROUND_GROUP };
                 let group = at..(at + step).min(chunks);
                 let (a, b) = if sides.len() == 1 {
                     (
