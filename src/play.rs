@@ -184,8 +184,9 @@ pub fn scored_moves<R: Rules>(
             (Dtc::Draw, _) => Dtc::Draw,
             (Dtc::Loss(_), true) => Dtc::Win(1),
             (Dtc::Win(_), true) => Dtc::Loss(1),
-            (Dtc::Loss(n), false) => Dtc::Win(n + 1),
-            (Dtc::Win(n), false) => Dtc::Loss(n + 1),
+            // Saturating: a distance near `u32::MAX` is refused by the readers, never a panic.
+            (Dtc::Loss(n), false) => Dtc::Win(n.saturating_add(1)),
+            (Dtc::Win(n), false) => Dtc::Loss(n.saturating_add(1)),
         };
         out.push(ScoredMove {
             mv,

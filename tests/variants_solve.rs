@@ -1,6 +1,6 @@
 //! The variants' tables end to end, against an independent forward solver.
 //!
-//! For giveaway, Italian, Russian and Brazilian draughts: every table of at most `n` pieces
+//! For giveaway, Italian, Russian, Brazilian, Pool, Spanish and Czech draughts: every table of at most `n` pieces
 //! built by the library's builder (`generate::build` with `BuildOptions::rules`, WLD and
 //! distance-to-conversion files, as `egdb build --rules NAME --dtc` does), then every
 //! position of at most `n` pieces, either side to move, probed through a `Tablebase` of the
@@ -31,7 +31,9 @@ mod probe_common;
 
 use checkers_egdb::rules::engine::Fast;
 use checkers_egdb::rules::paths::{apply, moves, Game};
-use checkers_egdb::rules::{brazilian, italian, russian, Giveaway, Rules, Variant};
+use checkers_egdb::rules::{
+    brazilian, czech, italian, pool, russian, spanish, Giveaway, Rules, Variant,
+};
 use checkers_egdb::{build, BuildOptions};
 use checkers_egdb::{verify_dir_opts, VerifyOptions};
 use checkers_egdb::{Dtc, Tablebase};
@@ -385,6 +387,11 @@ fn all_variants(n: u32) {
     if n >= 4 {
         main_road_facts(d.path(), Fast::<{ brazilian::ID }>, Variant::Brazilian);
     }
+    // Pool, Spanish and Czech: the only variants with flying kings and men that capture
+    // forward only (Spanish, Czech) or with Pool's rules, whose tables no other test builds.
+    check(Variant::Pool, Fast::<{ pool::ID }>, n);
+    check(Variant::Spanish, Fast::<{ spanish::ID }>, n);
+    check(Variant::Czech, Fast::<{ czech::ID }>, n);
 }
 
 #[test]

@@ -264,7 +264,7 @@ impl<const ID: u32> Retro for Fast<ID> {
 mod tests {
     use super::*;
     use crate::rules::paths::Paths;
-    use crate::rules::{brazilian, italian, russian};
+    use crate::rules::{brazilian, czech, italian, pool, russian, spanish};
 
     /// Every position reached in a few plies from a handful of starts: the engine's capture
     /// test, quiet moves and successor set agree with the path generator's.
@@ -314,5 +314,8 @@ mod tests {
         agrees::<{ italian::ID }>();
         agrees::<{ russian::ID }>();
         agrees::<{ brazilian::ID }>();
+        agrees::<{ pool::ID }>();
+        agrees::<{ spanish::ID }>();
+        agrees::<{ czech::ID }>();
     }
 }

@@ -654,10 +654,18 @@ impl DtcFile {
             rd_uint(table, (bi - 1) * el, w) as usize
         };
         let check = u32::from_le_bytes(table[bi * el + w..bi * el + w + 4].try_into().unwrap());
+        let fault = |f: Fault| TableError::corrupt(&self.path, f);
         if start == end {
+            // The writer never stores this constant (it marks "not constant" in its tables);
+            // read as a distance it would be a 4-billion-ply depth.
+            if check == NO_CONST {
+                return Err(fault(Fault::BlockDecode {
+                    block: b,
+                    why: format!("constant {NO_CONST:#x} (no distance)"),
+                }));
+            }
             return Ok(DtcBlock::Const(check));
         }
-        let fault = |f: Fault| TableError::corrupt(&self.path, f);
         // The offsets are read from the map on every call: a file rewritten in place after it
         // was opened may hold any bytes there (checked at open only), so no unchecked slice.
         let data = (start <= end)
@@ -898,4 +906,72 @@ mod tests {
         std::fs::write(&path, &a).unwrap();
         assert!(crate::table::TableFile::open(&path).is_err());
     }
+
+    /// A constant block whose stored constant is the writer's "no constant" marker
+    /// (0xFFFFFFFF), in a file whose header and file checksums were recomputed (as a crafted
+    /// file would have them): refused by `decode_block`, `get` and `decode_all`, never read as
+    /// a distance of 4 billion plies.
+    #[test]
+    fn a_constant_block_holding_the_no_constant_marker_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let s: Slice = "0201-nn".parse().unwrap();
+        let n = crate::index::SliceIndex::new(s).size() as usize;
+        // Block 0 (positions 0..1000) constant 5, the rest varied.
+        let d: Vec<u32> = (0..n as u32).map(|i| if i < 1000 { 5 } else { i % 40 }).collect();
+        let mask: BitVec<u64, Lsb0> = (0..n).map(|_| false).collect();
+        let meta = TableMeta {
+            slice: s,
+            positions: n as u64,
+            wins: 10,
+            losses: 20,
+            draws: n as u64 - 30,
+            longest: 39,
+        };
+        let opts = WriteOptions {
+            block_positions: 1000,
+            ..Default::default()
+        };
+        let path = dtc_path(dir.path(), &s);
+        write_dtc(&path, &meta, &d, &mask, &opts).unwrap();
+        let good = DtcFile::open(&path, crate::table::RULES_ENGLISH).unwrap();
+        assert_eq!(good.get(0).unwrap(), 5);
+        let (w, blocks) = (good.width, good.n_blocks as usize);
+        drop(good);
+        let mut b = std::fs::read(&path).unwrap();
+        // Entry 0 of the offset table: end offset (w bytes), then the block's check word,
+        // which holds the constant of a block without data.
+        let end0 = u64::from_le_bytes({
+            let mut x = [0u8; 8];
+            x[..w].copy_from_slice(&b[HEADER_LEN..HEADER_LEN + w]);
+            x
+        });
+        assert_eq!(end0, 0, "block 0 is stored as a constant");
+        let at = HEADER_LEN + w;
+        assert_eq!(b[at..at + 4], 5u32.to_le_bytes());
+        b[at..at + 4].copy_from_slice(&NO_CONST.to_le_bytes());
+        let mut h = Xxh64::new(0);
+        h.update(&b[..HEADER_SUMMED]);
+        h.update(&b[HEADER_LEN..HEADER_LEN + blocks * (w + 4)]);
+        let hc = h.digest();
+        b[HEADER_SUMMED..HEADER_LEN].copy_from_slice(&hc.to_le_bytes());
+        let body = b.len() - 8;
+        let fc = xxh64(&b[..body], 0);
+        b[body..].copy_from_slice(&fc.to_le_bytes());
+        std::fs::write(&path, &b).unwrap();
+        let f = DtcFile::open(&path, crate::table::RULES_ENGLISH).unwrap();
+        f.verify_checksum().unwrap();
+        assert!(matches!(
+            f.decode_block(0),
+            Err(TableError::Corrupt {
+                what: Fault::BlockDecode { block: 0, .. },
+                ..
+            })
+        ));
+        assert!(f.get(0).is_err());
+        assert!(f.decode_all().is_err());
+        assert!(f.decode_compact().is_err());
+        // The other blocks still read.
+        assert_eq!(f.get(1000).unwrap(), 1000 % 40);
+    }
+
 }

@@ -1139,6 +1139,12 @@ fn verify_dir_rules<R: Rules>(
     let any_dtc = infos
         .iter()
         .any(|f| crate::table::dtc_path(dir, &f.slice).exists());
+    // Depth-to-win files are decoded whole per unit too (`dtw::verify_dtw_files`), with or
+    // without distance-to-conversion files beside them.
+    let any_distances = any_dtc
+        || infos
+            .iter()
+            .any(|f| crate::table::dtw::dtw_path(dir, &f.slice).exists());
     let max_pieces = infos
         .iter()
         .map(|f| f.slice.material.pieces())
@@ -1317,9 +1323,10 @@ fn verify_dir_rules<R: Rules>(
     let mut k = 0;
     for (unit, files) in &steps {
         if let Some(u) = unit {
-            // The unit's own memory: the decoded distances of its slices when it has any.
-            // Also two bytes per position for the resolution plies of `derive_longest`.
-            let own = u.sizes.iter().sum::<u64>() * if any_dtc { 6 } else { 2 };
+            // The unit's own memory: the decoded distances of its slices when it has any (DTC
+            // or DTW files, 4 bytes a position), and two bytes per position for the resolution
+            // plies of `derive_longest`.
+            let own = unit_own_bytes(u.sizes.iter().sum::<u64>(), any_distances);
             src.begin_unit(u, own);
         }
         let mut unit_ok = true;
@@ -1573,4 +1580,12 @@ fn verify_dtc_files<R: Rules>(
         }
     }
     Ok(errors)
+}
+
+/// The memory a unit of `positions` positions holds beside its dependencies while it is
+/// verified: 2 bytes a position of resolution plies (`derive_longest`), and with distance
+/// files (`.dtc` or `.dtw`, decoded whole a unit at a time) their distances, a `u32` a position.
+fn unit_own_bytes(positions: u64, distances: bool) -> u64 {
+    let per = 2 + if distances { std::mem::size_of::<u32>() as u64 } else { 0 };
+    positions.saturating_mul(per)
 }
