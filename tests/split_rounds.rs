@@ -1,7 +1,7 @@
 //! A split unit's plies run in rounds of bounded exchange buffers (`driver::round_updates`
 //! updates for other ranks per rank and round, so that a rank's memory beside its share of the
 //! unit is `driver::exchange_round_bytes` whatever the unit): with the cap set to a few dozen
-//! updates, every unit of up to 4 pieces split over 3 in-process ranks (`driver::run_local`, no
+//! updates, every unit of up to 4 pieces of at least 24,576 positions split over 3 in-process ranks (`driver::run_local`, no
 //! MPI, ranges of 64 positions so that most updates cross ranks) runs many rounds per ply, and
 //! its value and distance files are byte-identical to a single-process `build --dtc`'s (whose
 //! files tests/build_tables.rs and tests/dtc_tables.rs check against published counts and an
@@ -29,7 +29,10 @@ fn plies_exchanged_in_many_small_rounds_give_the_single_process_files() {
         codec: CODEC_2BIT_ZSTD,
     };
     let (mut extra_rounds, mut units) = (0u64, 0);
-    for u in build_order(4) {
+    // The units whose ranges hold at least two chunks of 4,096 positions (rounds are cut
+    // between chunks); every unit split in one round a ply is tests/split_solve.rs's.
+    let big = |u: &checkers_egdb::Unit| u.sizes.iter().sum::<u64>() >= 3 * 2 * 4096;
+    for u in build_order(4).into_iter().filter(big) {
         let out = tempfile::tempdir().unwrap();
         let results = run_local(3, |ex| {
             let mut deps = DecodedTables::new(built.path());
@@ -54,7 +57,7 @@ fn plies_exchanged_in_many_small_rounds_give_the_single_process_files() {
         }
         units += 1;
     }
-    assert_eq!(units, build_order(4).len());
+    assert!(units >= 10, "{units} units");
     // The cap was reached: the largest 4-piece units' plies send thousands of updates.
     assert!(extra_rounds > 1_000, "only {extra_rounds} rounds past one a ply");
 }
