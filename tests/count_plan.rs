@@ -32,6 +32,17 @@ fn slice_sums_match_a055213_1_to_10() {
     assert_eq!(total, 39_271_258_813_439);
 }
 
+/// The index's slice sizes past the piece counts anyone builds: 11 to 24 pieces (12 men a side,
+/// men of both sides on the same rows, the largest slices near 5e18 positions, which the index
+/// asserts fit in `u64`) still add up to the published counts, so the overlap layout of the
+/// index is exact wherever it can be used.
+#[test]
+fn slice_sums_match_a055213_11_to_24() {
+    for n in 11..=24u32 {
+        assert_eq!(positions_by_slices(n), A055213[n as usize - 1], "n = {n}");
+    }
+}
+
 #[test]
 fn king_sub_counts() {
     // K v K, 2K v K, 2K v 2K, 3K v 2K (reference counts).

@@ -155,9 +155,15 @@ fn nonempty_slices_5_to_10() -> Vec<(Slice, u64)> {
         .collect()
 }
 
-/// A random legal position with `n` pieces (rejection sampling on square and piece type).
+/// A random legal position with 5 to 10 pieces (rejection sampling on square and piece type).
 fn random_position(seed: &[u64]) -> Option<Position> {
-    let n = 5 + (seed[0] % 6) as u32;
+    random_position_in(seed, 5, 10)
+}
+
+/// A random legal position with `lo..=hi` pieces (rejection sampling on square and piece
+/// type; `None` when the draws did not give one, e.g. more than 12 pieces a side).
+fn random_position_in(seed: &[u64], lo: u32, hi: u32) -> Option<Position> {
+    let n = lo + (seed[0] % u64::from(hi - lo + 1)) as u32;
     let mut p = Position {
         black: 0,
         white: 0,
@@ -170,7 +176,7 @@ fn random_position(seed: &[u64]) -> Option<Position> {
         let v = seed[k % seed.len()].rotate_left(k as u32 * 7)
             ^ (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         k += 1;
-        if k > 200 {
+        if k > 400 {
             return None;
         }
         let b: Bitboard = 1 << (v % 32);
@@ -222,4 +228,44 @@ proptest! {
             prop_assert_eq!(ix.unrank(i).unwrap(), p);
         }
     }
+
+    /// Past the piece counts anyone builds (11 to 24 pieces: up to 12 men a side on shared
+    /// rows, slices near 5e18 positions), `unrank` then `rank` is the identity; the slices'
+    /// sizes themselves are checked against A055213 in tests/count_plan.rs.
+    #[test]
+    fn sampled_unrank_rank_11_to_24(n in 11u32..=24, which in any::<u64>(), at in any::<u64>()) {
+        thread_local! {
+            static SLICES: Vec<Vec<(Slice, u64)>> = (11..=24)
+                .map(|n| {
+                    slices_with(n)
+                        .into_iter()
+                        .map(|s| (s, SliceIndex::new(s).size()))
+                        .filter(|&(_, size)| size > 0)
+                        .collect()
+                })
+                .collect();
+        }
+        let (s, size) = SLICES.with(|v| {
+            let v = &v[(n - 11) as usize];
+            v[(which % v.len() as u64) as usize]
+        });
+        let ix = SliceIndex::new(s);
+        let i = at % size;
+        let p = ix.unrank(i).unwrap();
+        prop_assert!(p.validate().is_ok());
+        prop_assert_eq!(p.occupied().count_ones(), n);
+        prop_assert_eq!(Slice::of(&p), s);
+        prop_assert_eq!(ix.rank(&p), i);
+    }
+
+    #[test]
+    fn sampled_rank_unrank_11_to_24(seed in proptest::collection::vec(any::<u64>(), 4..12)) {
+        if let Some(p) = random_position_in(&seed, 11, 24) {
+            let ix = SliceIndex::new(Slice::of(&p));
+            let i = ix.rank(&p);
+            prop_assert!(i < ix.size());
+            prop_assert_eq!(ix.unrank(i).unwrap(), p);
+        }
+    }
+
 }
