@@ -985,7 +985,20 @@ impl<R: Rules> Tablebase<R> {
         let s = Slice::of(&n);
         let t = self.loaded(&s, false)?;
         let index = t.index.rank(&n);
-        let d = self.distance_at(self.distance_loaded(&s, true)?, index, &self.dtw_cache)?;
+        let dl = self.distance_loaded(&s, true)?;
+        let d = self.distance_at(dl, index, &self.dtw_cache)?;
+        // A win ends on the winner's move (odd plies), a loss on the opponent's (even): a depth
+        // of the other parity is a file that does not belong to these values.
+        if (v == Wld::Win) != (d % 2 == 1) {
+            return Err(crate::table::TableError::corrupt(
+                dl.file.path(),
+                crate::table::Fault::BlockDecode {
+                    block: dl.block_div.divrem(index).0,
+                    why: format!("depth {d} at index {index}, whose value is {v:?}"),
+                },
+            )
+            .into());
+        }
         Ok(if v == Wld::Win {
             Dtc::Win(d)
         } else {
@@ -1162,6 +1175,21 @@ impl<R: Rules> Tablebase<R> {
             let file = crate::table::DtcFile::open_source(&src, Some(s), R::ID, kind)?;
             if self.verify_on_open {
                 file.verify_checksum()?;
+            }
+            // A distance file carries its value file's win and loss counts: one of another
+            // build (a copy, a rebuilt value file) is refused, not read as distances.
+            if let Ok(t) = self.loaded(s, false) {
+                let (dm, m) = (file.meta(), t.file.meta());
+                if (dm.wins, dm.losses) != (m.wins, m.losses) {
+                    return Err(crate::table::TableError::corrupt(
+                        file.path(),
+                        crate::table::Fault::BadHeader(format!(
+                            "{} wins, {} losses; the value file of {s} says {}, {}",
+                            dm.wins, dm.losses, m.wins, m.losses
+                        )),
+                    )
+                    .into());
+                }
             }
             Ok(Box::new(DtcLoaded {
                 block_div: Divider::new(u64::from(file.block_positions())),

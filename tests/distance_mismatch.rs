@@ -1,0 +1,125 @@
+//! A distance file (`.dtc`, `.dtw`) that does not belong to the value files beside it is
+//! refused by the probe, never read as distances: its header's win and loss counts must be the
+//! value file's (every build writes them so; `egdb verify` checks the same), and a depth to win
+//! must have the parity of the value (a win ends on the winner's move: odd plies; a loss on
+//! the other side's: even). The files are crafted as a copy from another build or a damaged
+//! writer would leave them: fields changed and every checksum recomputed.
+
+use checkers_egdb::format::{dtc_path, dtw_path};
+use checkers_egdb::{build, BuildOptions, Dtc, Position, ProbeError, Slice, Tablebase};
+use std::path::Path;
+use xxhash_rust::xxh64::{xxh64, Xxh64};
+
+const HEADER_LEN: usize = 64;
+const HEADER_SUMMED: usize = 56;
+
+fn rd32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+fn rd64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+/// Header checksum (header bytes 0..56 and the offset table: block count at 52, offset width
+/// at 19, docs/format.md) and whole-file checksum recomputed.
+fn resum(path: &Path, b: &mut [u8]) {
+    let table = rd32(b, 52) as usize * (b[19] as usize + 4);
+    let mut h = Xxh64::new(0);
+    h.update(&b[..HEADER_SUMMED]);
+    h.update(&b[HEADER_LEN..HEADER_LEN + table]);
+    let hc = h.digest();
+    b[HEADER_SUMMED..HEADER_LEN].copy_from_slice(&hc.to_le_bytes());
+    let body = b.len() - 8;
+    let fc = xxh64(&b[..body], 0);
+    b[body..].copy_from_slice(&fc.to_le_bytes());
+    std::fs::write(path, b).unwrap();
+}
+
+/// A won or lost position of `s` with Black to move and no capture (probed directly).
+fn decided_position(tb: &Tablebase, s: Slice) -> Position {
+    let ix = checkers_egdb::format::SliceIndex::new(s);
+    (0..ix.size())
+        .filter_map(|i| ix.unrank(i).ok())
+        .find(|p| {
+            !matches!(tb.probe_dtw(p), Ok(Dtc::Draw) | Err(_))
+                && tb.probe_dtc(p).is_ok_and(|d| d != Dtc::Draw)
+        })
+        .expect("a decided position")
+}
+
+#[test]
+fn distance_files_of_other_values_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = BuildOptions::new(dir.path(), 3);
+    o.dtc = true;
+    o.dtw = true;
+    build(&o).unwrap();
+    // 2 kings against a king (the published 2K v K: wins and losses, no capture everywhere).
+    let s: Slice = "0201-nn".parse().unwrap();
+    let p = {
+        let tb = Tablebase::open(dir.path()).unwrap();
+        decided_position(&tb, s)
+    };
+    for (path, dtw) in [(dtc_path(dir.path(), &s), false), (dtw_path(dir.path(), &s), true)] {
+        let good = std::fs::read(&path).unwrap();
+        let mut b = good.clone();
+        let (pos, wins, losses) = (rd64(&b, 24), rd64(&b, 32), rd64(&b, 40));
+        let w = if wins + losses < pos { wins + 1 } else { wins - 1 };
+        b[32..40].copy_from_slice(&w.to_le_bytes());
+        resum(&path, &mut b);
+        let tb = Tablebase::open(dir.path()).unwrap();
+        let r = if dtw { tb.probe_dtw(&p) } else { tb.probe_dtc(&p) };
+        match r {
+            Err(ProbeError::Table(e)) => {
+                assert!(e.to_string().contains("the value file of 0201-nn says"), "{e}")
+            }
+            other => panic!("{} with {w} wins read as {other:?}", path.display()),
+        }
+        std::fs::write(&path, &good).unwrap();
+        let tb = Tablebase::open(dir.path()).unwrap();
+        let r = if dtw { tb.probe_dtw(&p) } else { tb.probe_dtc(&p) };
+        assert!(r.is_ok(), "{r:?}");
+    }
+}
+
+/// A `.dtw` file whose every depth is one more than the value file allows (a uniform file: the
+/// depth is the header's uniform byte): refused at the first probe.
+#[test]
+fn a_depth_of_the_wrong_parity_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = BuildOptions::new(dir.path(), 3);
+    o.dtw = true;
+    build(&o).unwrap();
+    let tb = Tablebase::open(dir.path()).unwrap();
+    // A uniform depth-to-win file of a slice with a decided position that has a move (one
+    // without a move is a loss in 0 plies without reading the file).
+    let mut found = None;
+    for e in std::fs::read_dir(dir.path()).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_none_or(|x| x != "dtw") {
+            continue;
+        }
+        let b = std::fs::read(&path).unwrap();
+        if b[18] == 0xFF {
+            continue;
+        }
+        let s: Slice = path.file_stem().unwrap().to_str().unwrap().parse().unwrap();
+        let ix = checkers_egdb::format::SliceIndex::new(s);
+        if let Some(p) = (0..ix.size())
+            .filter_map(|i| ix.unrank(i).ok())
+            .find(|p| matches!(tb.probe_dtw(p), Ok(Dtc::Win(_) | Dtc::Loss(1..))))
+        {
+            found = Some((path, b, p));
+            break;
+        }
+    }
+    drop(tb);
+    let (path, mut b, p) = found.expect("a uniform .dtw file of a decided slice");
+    b[18] += 1;
+    resum(&path, &mut b);
+    let tb = Tablebase::open(dir.path()).unwrap();
+    match tb.probe_dtw(&p) {
+        Err(ProbeError::Table(e)) => assert!(e.to_string().contains("depth"), "{e}"),
+        other => panic!("{} with depth {} read as {other:?}", path.display(), b[18]),
+    }
+}
