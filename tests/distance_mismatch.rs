@@ -5,33 +5,19 @@
 //! the other side's: even). The files are crafted as a copy from another build or a damaged
 //! writer would leave them: fields changed and every checksum recomputed.
 
+mod forge;
+
 use checkers_egdb::format::{dtc_path, dtw_path};
 use checkers_egdb::{build, BuildOptions, Dtc, Position, ProbeError, Slice, Tablebase};
 use std::path::Path;
-use xxhash_rust::xxh64::{xxh64, Xxh64};
 
-const HEADER_LEN: usize = 64;
-const HEADER_SUMMED: usize = 56;
-
-fn rd32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
-}
 fn rd64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
 }
 
-/// Header checksum (header bytes 0..56 and the offset table: block count at 52, offset width
-/// at 19, docs/format.md) and whole-file checksum recomputed.
+/// The file's checksums recomputed (`forge::rechecksum`), written to `path`.
 fn resum(path: &Path, b: &mut [u8]) {
-    let table = rd32(b, 52) as usize * (b[19] as usize + 4);
-    let mut h = Xxh64::new(0);
-    h.update(&b[..HEADER_SUMMED]);
-    h.update(&b[HEADER_LEN..HEADER_LEN + table]);
-    let hc = h.digest();
-    b[HEADER_SUMMED..HEADER_LEN].copy_from_slice(&hc.to_le_bytes());
-    let body = b.len() - 8;
-    let fc = xxh64(&b[..body], 0);
-    b[body..].copy_from_slice(&fc.to_le_bytes());
+    forge::rechecksum(b);
     std::fs::write(path, b).unwrap();
 }
 

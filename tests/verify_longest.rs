@@ -2,13 +2,13 @@
 //! file (the longest resolution ply, shown by `egdb stats` and `/api/stats`) and of every
 //! distance file (the longest distance to conversion), so a header forged with recomputed
 //! checksums is reported, never shown as a fact.
+mod forge;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 const EGDB: &str = env!("CARGO_BIN_EXE_egdb");
-const HEADER_SUMMED: usize = 56;
-const HEADER_LEN: usize = 64;
 
 /// The 4-piece tables with distances (`egdb build --pieces 4 --dtc`), once per test binary.
 fn t4() -> &'static Path {
@@ -65,19 +65,9 @@ fn copy_t4(to: &Path) {
 /// header checksum (bytes 0..56 and the offset table) and the whole-file checksum, as a crafted
 /// file would have them (layout: docs/format.md).
 fn forge_longest(path: &Path, longest: u32) {
-    use xxhash_rust::xxh64::{xxh64, Xxh64};
     let mut b = std::fs::read(path).unwrap();
     b[48..52].copy_from_slice(&longest.to_le_bytes());
-    let blocks = u32::from_le_bytes(b[52..56].try_into().unwrap()) as usize;
-    let table_end = HEADER_LEN + blocks * (b[19] as usize + 4);
-    let mut h = Xxh64::new(0);
-    h.update(&b[..HEADER_SUMMED]);
-    h.update(&b[HEADER_LEN..table_end]);
-    let hc = h.digest();
-    b[HEADER_SUMMED..HEADER_LEN].copy_from_slice(&hc.to_le_bytes());
-    let body = b.len() - 8;
-    let fc = xxh64(&b[..body], 0);
-    b[body..].copy_from_slice(&fc.to_le_bytes());
+    forge::rechecksum(&mut b);
     std::fs::write(path, b).unwrap();
 }
 

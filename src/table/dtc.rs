@@ -844,6 +844,23 @@ mod tests {
         assert!(check_block(&m[..m.len() - 1], d.len()).is_err());
     }
 
+    /// A header for `n` positions of `s` (10 wins, 20 losses) and blocks of 1,000 positions.
+    fn sample_meta(s: Slice, n: usize, longest: u32) -> (TableMeta, WriteOptions) {
+        let meta = TableMeta {
+            slice: s,
+            positions: n as u64,
+            wins: 10,
+            losses: 20,
+            draws: n as u64 - 30,
+            longest,
+        };
+        let opts = WriteOptions {
+            block_positions: 1000,
+            ..Default::default()
+        };
+        (meta, opts)
+    }
+
     #[test]
     fn file_round_trip_with_dont_cares_and_long_distances() {
         let dir = tempfile::tempdir().unwrap();
@@ -860,18 +877,7 @@ mod tests {
             })
             .collect();
         let mask: BitVec<u64, Lsb0> = (0..n).map(|i| i % 13 == 5).collect();
-        let meta = TableMeta {
-            slice: s,
-            positions: n as u64,
-            wins: 10,
-            losses: 20,
-            draws: n as u64 - 30,
-            longest: 9999,
-        };
-        let opts = WriteOptions {
-            block_positions: 1000,
-            ..Default::default()
-        };
+        let (meta, opts) = sample_meta(s, n, 9999);
         let path = dtc_path(dir.path(), &s);
         write_dtc(&path, &meta, &d, &mask, &opts).unwrap();
         let f = DtcFile::open(&path, crate::table::RULES_ENGLISH).unwrap();
@@ -919,18 +925,7 @@ mod tests {
         // Block 0 (positions 0..1000) constant 5, the rest varied.
         let d: Vec<u32> = (0..n as u32).map(|i| if i < 1000 { 5 } else { i % 40 }).collect();
         let mask: BitVec<u64, Lsb0> = (0..n).map(|_| false).collect();
-        let meta = TableMeta {
-            slice: s,
-            positions: n as u64,
-            wins: 10,
-            losses: 20,
-            draws: n as u64 - 30,
-            longest: 39,
-        };
-        let opts = WriteOptions {
-            block_positions: 1000,
-            ..Default::default()
-        };
+        let (meta, opts) = sample_meta(s, n, 39);
         let path = dtc_path(dir.path(), &s);
         write_dtc(&path, &meta, &d, &mask, &opts).unwrap();
         let good = DtcFile::open(&path, crate::table::RULES_ENGLISH).unwrap();
