@@ -46,24 +46,42 @@ fn distance_files_of_other_values_are_refused() {
         let tb = Tablebase::open(dir.path()).unwrap();
         decided_position(&tb, s)
     };
-    for (path, dtw) in [(dtc_path(dir.path(), &s), false), (dtw_path(dir.path(), &s), true)] {
+    for (path, dtw) in [
+        (dtc_path(dir.path(), &s), false),
+        (dtw_path(dir.path(), &s), true),
+    ] {
         let good = std::fs::read(&path).unwrap();
         let mut b = good.clone();
         let (pos, wins, losses) = (rd64(&b, 24), rd64(&b, 32), rd64(&b, 40));
-        let w = if wins + losses < pos { wins + 1 } else { wins - 1 };
+        let w = if wins + losses < pos {
+            wins + 1
+        } else {
+            wins - 1
+        };
         b[32..40].copy_from_slice(&w.to_le_bytes());
         resum(&path, &mut b);
         let tb = Tablebase::open(dir.path()).unwrap();
-        let r = if dtw { tb.probe_dtw(&p) } else { tb.probe_dtc(&p) };
+        let r = if dtw {
+            tb.probe_dtw(&p)
+        } else {
+            tb.probe_dtc(&p)
+        };
         match r {
             Err(ProbeError::Table(e)) => {
-                assert!(e.to_string().contains("the value file of 0201-nn says"), "{e}")
+                assert!(
+                    e.to_string().contains("the value file of 0201-nn says"),
+                    "{e}"
+                )
             }
             other => panic!("{} with {w} wins read as {other:?}", path.display()),
         }
         std::fs::write(&path, &good).unwrap();
         let tb = Tablebase::open(dir.path()).unwrap();
-        let r = if dtw { tb.probe_dtw(&p) } else { tb.probe_dtc(&p) };
+        let r = if dtw {
+            tb.probe_dtw(&p)
+        } else {
+            tb.probe_dtc(&p)
+        };
         assert!(r.is_ok(), "{r:?}");
     }
 }

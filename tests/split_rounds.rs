@@ -52,12 +52,19 @@ fn plies_exchanged_in_many_small_rounds_give_the_single_process_files() {
             for path in [table_path, dtc_path] {
                 let want = std::fs::read(path(built.path(), s)).unwrap();
                 let got = std::fs::read(path(out.path(), s)).unwrap();
-                assert!(want == got, "{} of {s} in rounds of 40 updates", path(out.path(), s).display());
+                assert!(
+                    want == got,
+                    "{} of {s} in rounds of 40 updates",
+                    path(out.path(), s).display()
+                );
             }
         }
         units += 1;
     }
     assert!(units >= 10, "{units} units");
     // The cap was reached: the largest 4-piece units' plies send thousands of updates.
-    assert!(extra_rounds > 1_000, "only {extra_rounds} rounds past one a ply");
+    assert!(
+        extra_rounds > 1_000,
+        "only {extra_rounds} rounds past one a ply"
+    );
 }

@@ -364,8 +364,24 @@ fn propagate_split<R: Retro>(
                     )
                 } else {
                     rayon::join(
-                        || solve::propagate_ply_split(rules, &sides[0], &sides[1], ply, group.clone()),
-                        || solve::propagate_ply_split(rules, &sides[1], &sides[0], ply, group.clone()),
+                        || {
+                            solve::propagate_ply_split(
+                                rules,
+                                &sides[0],
+                                &sides[1],
+                                ply,
+                                group.clone(),
+                            )
+                        },
+                        || {
+                            solve::propagate_ply_split(
+                                rules,
+                                &sides[1],
+                                &sides[0],
+                                ply,
+                                group.clone(),
+                            )
+                        },
                     )
                 };
                 found |= a.0 || b.0;

@@ -923,7 +923,9 @@ mod tests {
         let s: Slice = "0201-nn".parse().unwrap();
         let n = crate::index::SliceIndex::new(s).size() as usize;
         // Block 0 (positions 0..1000) constant 5, the rest varied.
-        let d: Vec<u32> = (0..n as u32).map(|i| if i < 1000 { 5 } else { i % 40 }).collect();
+        let d: Vec<u32> = (0..n as u32)
+            .map(|i| if i < 1000 { 5 } else { i % 40 })
+            .collect();
         let mask: BitVec<u64, Lsb0> = (0..n).map(|_| false).collect();
         let (meta, opts) = sample_meta(s, n, 39);
         let path = dtc_path(dir.path(), &s);
@@ -968,5 +970,4 @@ mod tests {
         // The other blocks still read.
         assert_eq!(f.get(1000).unwrap(), 1000 % 40);
     }
-
 }

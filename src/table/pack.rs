@@ -377,7 +377,12 @@ pub fn write_pack(
     let slices: Vec<Slice> = parts.iter().map(|p| p.0).collect();
     write_streamed(dest, &index, &sources, &|tmp| {
         let back = read_index_of(tmp, material, kind)?;
-        if back.members.iter().map(|m| m.slice).ne(slices.iter().copied()) {
+        if back
+            .members
+            .iter()
+            .map(|m| m.slice)
+            .ne(slices.iter().copied())
+        {
             return Err(corrupt(tmp, "members differ from those written".into()));
         }
         for m in &back.members {
@@ -679,7 +684,10 @@ mod tests {
         // The check saw the member as written (its offset past the index), and the earlier
         // file and the directory are as they were (no temporary file left).
         let index_len = (FIXED + ENTRY + 8) as u64;
-        assert_eq!(seen.borrow().as_slice(), &[(s("1001-1n"), Some((index_len, 12)))]);
+        assert_eq!(
+            seen.borrow().as_slice(),
+            &[(s("1001-1n"), Some((index_len, 12)))]
+        );
         assert_eq!(std::fs::read(&dest).unwrap(), b"the earlier material file");
         let names = |d: &Path| {
             let mut v: Vec<String> = std::fs::read_dir(d)
@@ -701,5 +709,4 @@ mod tests {
         extract(&Source::file(a), &s("1001-1n"), &out, &|_, _| Ok(())).unwrap();
         assert_eq!(std::fs::read(&out).unwrap(), b"member bytes");
     }
-
 }

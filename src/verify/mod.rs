@@ -1586,6 +1586,10 @@ fn verify_dtc_files<R: Rules>(
 /// verified: 2 bytes a position of resolution plies (`derive_longest`), and with distance
 /// files (`.dtc` or `.dtw`, decoded whole a unit at a time) their distances, a `u32` a position.
 fn unit_own_bytes(positions: u64, distances: bool) -> u64 {
-    let per = 2 + if distances { std::mem::size_of::<u32>() as u64 } else { 0 };
+    let per = 2 + if distances {
+        std::mem::size_of::<u32>() as u64
+    } else {
+        0
+    };
     positions.saturating_mul(per)
 }
