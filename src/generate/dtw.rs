@@ -949,3 +949,244 @@ pub fn build_dtw_units(
     sum.dtw_seconds = t0.elapsed().as_secs_f64();
     Ok(sum)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::dtc::{DtcBlock, DtcFile};
+    use crate::table::dtw::write_dtw;
+    use crate::table::{TableError, RULES_ENGLISH};
+
+    /// A solved slice holding `dtw` (wins: odd depths, losses: even, draws: [`DTW_NONE`]),
+    /// with the counts and statistics `collect` would give it.
+    fn solved(slice: Slice, dtw: Vec<u16>) -> DtwSlice {
+        let mut d = DtwSlice {
+            slice,
+            dtw: Vec::new(),
+            wins: 0,
+            losses: 0,
+            longest: 0,
+            longest_win: None,
+            longest_loss: None,
+        };
+        for (i, &x) in dtw.iter().enumerate() {
+            if x == DTW_NONE {
+                continue;
+            }
+            let x = u32::from(x);
+            let slot = if x % 2 == 1 {
+                d.wins += 1;
+                &mut d.longest_win
+            } else {
+                d.losses += 1;
+                &mut d.longest_loss
+            };
+            if slot.is_none_or(|(_, m)| x > m) {
+                *slot = Some((i as u64, x));
+            }
+            d.longest = d.longest.max(x);
+        }
+        d.dtw = dtw;
+        d
+    }
+
+    /// Every reader of the `.dtw` file of `slice` in `dir` gives `want[i]` for each position
+    /// `i` that is not a draw (`draw[i]`; draws are don't care): `decode_all`,
+    /// `decode_compact`, `get` (at `probes` and a sample), `Depths::read` (`get` and
+    /// `of_position`).
+    fn check_readers(dir: &Path, slice: Slice, want: &[u32], draw: &[bool], probes: &[u64]) {
+        let n = want.len();
+        let what = |i: usize, how: &str| format!("{slice} index {i} want {} ({how})", want[i]);
+        let f = open_dtw(&dtw_path(dir, &slice), RULES_ENGLISH).unwrap();
+        f.verify_checksum().unwrap();
+        assert_eq!(f.meta().positions, n as u64);
+        assert_eq!(
+            f.block_positions(),
+            crate::table::WriteOptions::default().block_positions
+        );
+        let all = f.decode_all().unwrap();
+        assert_eq!(all.len(), n);
+        let (bytes, big) = f.decode_compact().unwrap();
+        assert_eq!(bytes.len(), n);
+        assert!(
+            big.windows(2).all(|w| w[0].0 < w[1].0),
+            "{slice}: big unsorted"
+        );
+        assert_eq!(
+            big.len(),
+            bytes.iter().filter(|&&b| b == 255).count(),
+            "{slice}: one big entry per escape byte"
+        );
+        for &(i, x) in &big {
+            assert!(
+                x >= 255 && bytes[i as usize] == 255,
+                "{slice}: big ({i}, {x})"
+            );
+        }
+        let r = Depths::read(dir, slice).unwrap();
+        for i in 0..n {
+            if draw[i] {
+                continue;
+            }
+            assert_eq!(all[i], want[i], "{}", what(i, "decode_all"));
+            let c = if bytes[i] < 255 {
+                u32::from(bytes[i])
+            } else {
+                let k = big
+                    .binary_search_by_key(&(i as u64), |x| x.0)
+                    .unwrap_or_else(|_| panic!("{}: escape without entry", what(i, "compact")));
+                big[k].1
+            };
+            assert_eq!(c, want[i], "{}", what(i, "decode_compact"));
+            assert_eq!(r.get(i as u64), want[i], "{}", what(i, "Depths::read get"));
+        }
+        let sample = probes.iter().copied().chain((0..n as u64).step_by(4099));
+        let index = SliceIndex::new(slice);
+        for i in sample {
+            if draw[i as usize] {
+                continue;
+            }
+            let w = want[i as usize];
+            assert_eq!(f.get(i).unwrap(), w, "{}", what(i as usize, "DtcFile::get"));
+            let p = index.unrank(i).unwrap();
+            assert_eq!(r.of_position(&p), w, "{}", what(i as usize, "of_position"));
+        }
+        assert!(f.get(n as u64).is_err());
+    }
+
+    /// Write `d` with the build's writer and check every reader and `Depths::of`.
+    fn round_trip(d: &DtwSlice, probes: &[u64]) -> DtcFile {
+        let dir = tempfile::tempdir().unwrap();
+        write_dtw_solved(dir.path(), d).unwrap();
+        let want: Vec<u32> = d.dtw.iter().map(|&x| u32::from(x)).collect();
+        let draw: Vec<bool> = d.dtw.iter().map(|&x| x == DTW_NONE).collect();
+        let f = open_dtw(&dtw_path(dir.path(), &d.slice), RULES_ENGLISH).unwrap();
+        let m = f.meta();
+        assert_eq!((m.wins, m.losses, m.longest), (d.wins, d.losses, d.longest));
+        check_readers(dir.path(), d.slice, &want, &draw, probes);
+        let o = Depths::of(d);
+        for (i, &x) in want.iter().enumerate() {
+            if !draw[i] {
+                assert_eq!(o.get(i as u64), x, "{} index {i} (Depths::of)", d.slice);
+            }
+        }
+        f
+    }
+
+    /// Depths of 255 plies or more (escape byte plus `big` list) survive the build's writer
+    /// and every reader: scattered among small values (index 0 and the last included), at
+    /// block edges, a whole constant block of 300, slices of one large depth, the largest
+    /// depth the pass holds (`DTW_MAX`), the draw marker (`DTW_NONE`) never read as a depth;
+    /// past 16 bits through the generic writer (`u32`), and `u32::MAX` refused.
+    #[test]
+    fn depths_of_255_plies_or_more_round_trip() {
+        let bp = u64::from(crate::table::WriteOptions::default().block_positions);
+        let s: Slice = "1121-44".parse().unwrap();
+        let n = SliceIndex::new(s).size();
+        assert!(n > 3 * bp, "{s}: {n} positions, want 4 blocks of {bp}");
+        // Ordinary small depths, a draw every 17th position; block 2 all 300 (its draws
+        // filled with 300: a constant block).
+        let mut dtw: Vec<u16> = (0..n)
+            .map(|i| {
+                if i % 17 == 3 {
+                    DTW_NONE
+                } else if (2 * bp..3 * bp).contains(&i) {
+                    300
+                } else {
+                    (i % 250) as u16
+                }
+            })
+            .collect();
+        let values: [u16; 9] = [0, 1, 253, 254, 255, 256, 300, DTW_MAX, DTW_NONE];
+        let mut probes = Vec::new();
+        let mut put = |i: u64, v: u16, dtw: &mut Vec<u16>| {
+            dtw[i as usize] = v;
+            probes.push(i);
+        };
+        put(0, DTW_MAX, &mut dtw);
+        put(n - 1, 65_533, &mut dtw);
+        put(n - 2, 255, &mut dtw);
+        for (k, &v) in values.iter().enumerate() {
+            let k = k as u64;
+            put(1 + k, v, &mut dtw); // consecutive, block 0
+            put(1_000 + 7_919 * k, v, &mut dtw); // scattered over blocks 0 and 1
+            put(3 * bp + 1 + 1_009 * k, v, &mut dtw); // the short last block
+        }
+        for (i, v) in [(bp - 1, 256), (bp, 255), (bp + 1, DTW_MAX), (3 * bp, 300)] {
+            put(i, v, &mut dtw);
+        }
+        let d = solved(s, dtw);
+        assert!(d.wins > 0 && d.losses > 0 && d.longest == u32::from(DTW_MAX));
+        let f = round_trip(&d, &probes);
+        assert_eq!(f.uniform(), None);
+        assert!(matches!(f.decode_block(2).unwrap(), DtcBlock::Const(300)));
+
+        // Slices of one depth: below the escape (a uniform header), at it, and the largest
+        // over several blocks (every block a constant, every position in `big`).
+        for (name, v) in [("0201-nn", 254), ("0201-nn", 255), ("1121-44", DTW_MAX)] {
+            let s: Slice = name.parse().unwrap();
+            let n = SliceIndex::new(s).size();
+            let d = solved(s, vec![v; n as usize]);
+            let f = round_trip(&d, &[0, n - 1]);
+            assert_eq!(f.uniform(), (v < 255).then_some(u32::from(v)), "{name} {v}");
+            let (_, big) = f.decode_compact().unwrap();
+            assert_eq!(big.len() as u64, if v < 255 { 0 } else { n }, "{name} {v}");
+        }
+
+        // Past the pass's 16 bits the pass stops (`too_long`) and a `u16` cannot hold it;
+        // the file's writer (`write_dtw`, which `write_dtw_solved` calls) takes `u32` depths
+        // up to u32::MAX - 1: the same array with 65535, 100000 and u32::MAX - 1 as depths.
+        let mut want: Vec<u32> = (0..n).map(|i| (i % 250) as u32).collect();
+        let draw: Vec<bool> = (0..n).map(|i| i % 17 == 3 && i > 40).collect();
+        let big: [u32; 6] = [255, 65_534, 65_535, 65_536, 100_000, u32::MAX - 1];
+        let mut probes = vec![0, n - 1];
+        want[0] = 100_000;
+        want[n as usize - 1] = u32::MAX - 1;
+        for (k, &v) in big.iter().enumerate() {
+            for i in [5 + k as u64, 2 * bp + 11 * k as u64, 3 * bp + 13 * k as u64] {
+                want[i as usize] = v;
+                probes.push(i);
+            }
+        }
+        for i in bp..2 * bp {
+            want[i as usize] = 100_000; // a constant block
+        }
+        let wins = (0..n as usize)
+            .filter(|&i| !draw[i] && want[i] % 2 == 1)
+            .count() as u64;
+        let losses = (0..n as usize)
+            .filter(|&i| !draw[i] && want[i] % 2 == 0)
+            .count() as u64;
+        let meta = TableMeta {
+            slice: s,
+            positions: n,
+            wins,
+            losses,
+            draws: n - wins - losses,
+            longest: u32::MAX - 1,
+        };
+        let mask: BitVec<u64, Lsb0> = draw.iter().copied().collect();
+        let opts = WriteOptions {
+            level: crate::table::dtc::DTC_LEVEL,
+            ..WriteOptions::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dtw_path(dir.path(), &s);
+        write_dtw(&path, &meta, &want, &mask, &opts).unwrap();
+        check_readers(dir.path(), s, &want, &draw, &probes);
+        let f = open_dtw(&path, RULES_ENGLISH).unwrap();
+        assert!(matches!(
+            f.decode_block(1).unwrap(),
+            DtcBlock::Const(100_000)
+        ));
+        // u32::MAX (the writer's "no constant" marker) is refused, nothing written.
+        let dir2 = tempfile::tempdir().unwrap();
+        let path2 = dtw_path(dir2.path(), &s);
+        want[7] = u32::MAX;
+        assert!(matches!(
+            write_dtw(&path2, &meta, &want, &mask, &opts),
+            Err(TableError::Invalid(_))
+        ));
+        assert!(!path2.exists());
+    }
+}
