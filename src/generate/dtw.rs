@@ -1155,7 +1155,7 @@ mod tests {
             .filter(|&i| !draw[i] && want[i] % 2 == 1)
             .count() as u64;
         let losses = (0..n as usize)
-            .filter(|&i| !draw[i] && want[i] % 2 == 0)
+            .filter(|&i| !draw[i] && want[i].is_multiple_of(2))
             .count() as u64;
         let meta = TableMeta {
             slice: s,
