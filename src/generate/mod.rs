@@ -22,6 +22,8 @@ pub mod split;
 
 #[cfg(test)]
 mod store_lookup_tests;
+#[cfg(test)]
+mod unmove_tests;
 
 pub use driver::{
     build, build_unit_split, build_with, drive, solve_unit, solve_unit_split, split_unit,
