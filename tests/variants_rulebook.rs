@@ -13,7 +13,8 @@
 //! - Russian and Brazilian (the same code; the FMJD international rules, whose captures the
 //!   Brazilian game plays on 8x8, dctl `international.hpp`): the jumped pieces are removed
 //!   only when the whole move is over, so a piece already jumped cannot be jumped again and
-//!   blocks the king's line (the "Turkish strike" rule). Brazilian also makes the capture of the most pieces compulsory.
+//!   blocks the king's line (the "Turkish strike" rule). Brazilian also makes the capture
+//!   of the most pieces compulsory.
 //! - Spanish (the Iberian classic-draughts rules as dctl `spanish.hpp` cites them,
 //!   fpdamas.pt: quantity, then contents precedence): the capture taking the most pieces is
 //!   compulsory; among those of equal number, the one taking the most kings.
