@@ -788,9 +788,13 @@ mod imp {
         let ex = MpiExchange { world };
         wait_for_dependencies(dir, u);
         let n: u64 = u.sizes.iter().sum();
+        // The rank's share of the state and one round of the ply exchange's buffers, as
+        // `driver::split_unit` charged them when it chose to split.
+        let held = n.div_ceil(ex.ranks() as u64);
         deps.begin_unit(
             u,
-            n / ex.ranks() as u64 * checkers_egdb::planning::unit_bytes_per_position(uo.dtc),
+            held * checkers_egdb::planning::unit_bytes_per_position(uo.dtc)
+                + checkers_egdb::driver::exchange_round_bytes(held),
         );
         let deps = &*deps;
         let run = || {
