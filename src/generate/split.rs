@@ -76,8 +76,8 @@ pub const BLOCK_ALIGN: u64 = crate::table::write::DEFAULT_BLOCK_POSITIONS as u64
 pub const ROUND_UPDATES: usize = 1 << 24;
 
 /// Chunks of each array propagated between two checks of a round's updates, at most (256
-/// chunks of 4,096 positions; fewer for smaller caps, so that a group adds about a cap's worth
-/// of updates at 4 remote updates a position).
+/// chunks of 4,096 positions; fewer for smaller caps: the first group of a round about a cap's
+/// worth at 4 remote updates a position, the next ones sized from the round's rate so far).
 const ROUND_GROUP: usize = 1 << 8;
 
 /// The cap of [`round_updates`] without a test's override.
@@ -342,7 +342,10 @@ fn propagate_split<R: Retro>(
     let mut rounds = 0u64;
     let held: u64 = sides.iter().map(Side::held).sum();
     let cap = round_updates(held);
-    let step = (cap / (2 * 4096 * 4)).clamp(1, ROUND_GROUP);
+    // Chunks of the first group of a round: about a cap's worth at 4 remote updates a position;
+    // later groups are sized from the updates the round's groups gave so far, so that one
+    // group does not run far past the cap in units with many predecessors a position.
+    let first_step = (cap / (2 * 4096 * 4)).clamp(1, ROUND_GROUP);
     let mut per_ply = Vec::new();
     let mut ply: u32 = 0;
     loop {
@@ -355,7 +358,8 @@ fn propagate_split<R: Retro>(
         let (mut found, mut sent, mut updates, mut at) = (false, 0u64, 0u64, 0usize);
         let any = loop {
             let mut remote: Vec<Vec<u64>> = vec![Vec::new(); sides.len()];
-            while at < chunks && remote.iter().map(Vec::len).sum::<usize>() < cap {
+            let (mut step, mut held, mut walked) = (first_step, 0usize, 0usize);
+            while at < chunks && held < cap {
                 let group = at..(at + step).min(chunks);
                 let (a, b) = if sides.len() == 1 {
                     (
@@ -390,7 +394,12 @@ fn propagate_split<R: Retro>(
                 if sides.len() == 2 {
                     remote[other(1)].extend(b.1);
                 }
+                walked += group.len();
                 at = group.end;
+                held = remote.iter().map(Vec::len).sum::<usize>();
+                // The chunks that would fill the rest of the cap at this round's rate so far.
+                let per_chunk = held.div_ceil(walked).max(1);
+                step = ((cap.saturating_sub(held)).div_ceil(per_chunk)).clamp(1, ROUND_GROUP);
             }
             let send = encode_updates(&mut remote, parts, ranks);
             sent += bytes_to_others(&send, me);
