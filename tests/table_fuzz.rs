@@ -2,9 +2,11 @@
 //! files must give errors or values, never a panic; a mutated file that still passes the
 //! whole-file checksum must decode to the original values.
 
+mod forge;
+
 use checkers_egdb::format::{
     write_table_with, Fault, TableError, TableFile, TableMeta, WriteOptions, CODEC_CM_FILLED,
-    CODEC_CM_THREATS, HEADER_LEN, HEADER_SUMMED,
+    CODEC_CM_THREATS, HEADER_LEN,
 };
 use checkers_egdb::{Access, Slice};
 use proptest::prelude::*;
@@ -130,16 +132,7 @@ fn exercise(bytes: &[u8], original: Option<&[u8]>) {
 /// whole-file checksum recomputed, as a crafted file would have them. `table_len`: bytes of the
 /// offset table as laid out in the original file.
 fn resum(mut bytes: Vec<u8>, table_len: usize) -> Vec<u8> {
-    use xxhash_rust::xxh64::{xxh64, Xxh64};
-    let table_end = (HEADER_LEN + table_len).min(bytes.len().saturating_sub(8));
-    let mut h = Xxh64::new(0);
-    h.update(&bytes[..HEADER_SUMMED]);
-    h.update(&bytes[HEADER_LEN..table_end]);
-    let hc = h.digest();
-    bytes[HEADER_SUMMED..HEADER_LEN].copy_from_slice(&hc.to_le_bytes());
-    let body = bytes.len() - 8;
-    let fc = xxh64(&bytes[..body], 0);
-    bytes[body..].copy_from_slice(&fc.to_le_bytes());
+    forge::rechecksum_with_table(&mut bytes, table_len);
     bytes
 }
 

@@ -3,19 +3,21 @@
 
 #![allow(dead_code)]
 
+use checkers_egdb::format::{HEADER_LEN, HEADER_SUMMED};
 use xxhash_rust::xxh64::{xxh64, Xxh64};
-
-/// Bytes of a table header (value, DTC and DTW files alike).
-pub const HEADER_LEN: usize = 64;
-/// Header bytes the header checksum covers (it is stored in the 8 bytes after them).
-pub const HEADER_SUMMED: usize = 56;
 
 /// Recompute the header checksum (header bytes 0..56 and the offset table: block count at
 /// byte 52, offset width at byte 19) and the whole-file checksum (the last 8 bytes) of a
-/// table file's bytes.
+/// table file's bytes (value, DTC and DTW files alike).
 pub fn rechecksum(b: &mut [u8]) {
     let blocks = u32::from_le_bytes(b[52..56].try_into().unwrap()) as usize;
-    let table_end = HEADER_LEN + blocks * (b[19] as usize + 4);
+    rechecksum_with_table(b, blocks * (b[19] as usize + 4));
+}
+
+/// [`rechecksum`] with the offset table's length given (`table_len` bytes, as laid out in the
+/// original file: a crafted header's block count may say otherwise), cut at the file checksum.
+pub fn rechecksum_with_table(b: &mut [u8], table_len: usize) {
+    let table_end = (HEADER_LEN + table_len).min(b.len().saturating_sub(8));
     let mut h = Xxh64::new(0);
     h.update(&b[..HEADER_SUMMED]);
     h.update(&b[HEADER_LEN..table_end]);
