@@ -7,8 +7,11 @@
 //! ```text
 //! cargo run --release --example prove_random -- --tables DIR [--truth DIR] [--pieces 6]
 //!     [--count 200] [--seed 1] [--nodes N] [--time S] [--tt-mb 256] [--threads 2] [--check] [--verbose]
-//!     [--layer POSITIONS] [--no-stop-implied]
+//!     [--layer POSITIONS] [--no-stop-implied] [--covered]
 //! ```
+//! `--covered` (with `--truth`): draw only positions whose slice the truth directory holds
+//! (a build in progress: every position drawn is then compared; positions of missing slices are
+//! drawn and thrown away, at most 10,000,000 tries a position).
 //! `--no-stop-implied`: each goal runs to its own answer (`ProveOptions::stop_implied` false,
 //! the prover before issue 37's implied-goal stop), for before/after comparisons.
 //! `--check` also extracts every certificate and verifies it with the independent checker.
@@ -71,9 +74,26 @@ fn main() {
     let mut nodes = Vec::new();
     let mut by_value = [0usize; 3];
     let verbose = args.iter().any(|a| a == "--verbose");
+    let covered_only = args.iter().any(|a| a == "--covered");
+    assert!(
+        !covered_only || truth.is_some(),
+        "--covered needs --truth DIR"
+    );
     let t0 = std::time::Instant::now();
     for _ in 0..count {
-        let p = random_position(&mut rng, pieces);
+        let mut p = random_position(&mut rng, pieces);
+        if covered_only {
+            let t = truth.as_ref().expect("--truth");
+            let mut tries = 1u64;
+            while !t.covers(&p) {
+                assert!(
+                    tries < 10_000_000,
+                    "--covered: no slice of the truth directory hit in 10,000,000 random positions"
+                );
+                p = random_position(&mut rng, pieces);
+                tries += 1;
+            }
+        }
         let r = match prover.prove(&p) {
             Ok(r) => r,
             Err(e) => {

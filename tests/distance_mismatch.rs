@@ -127,3 +127,50 @@ fn a_depth_of_the_wrong_parity_is_refused() {
         other => panic!("{} with depth {} read as {other:?}", path.display(), b[18]),
     }
 }
+
+/// A distance file first asked for while its value file is missing (`has_dtw` then answers the
+/// value file's error) is checked against the value file once a rescan finds it: a `.dtw` of
+/// other counts is refused then too, not kept from the first look unchecked.
+#[test]
+fn a_distance_file_seen_before_its_value_file_is_still_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = BuildOptions::new(dir.path(), 3);
+    o.dtw = true;
+    build(&o).unwrap();
+    let s: Slice = "0201-nn".parse().unwrap();
+    let p = {
+        let tb = Tablebase::open(dir.path()).unwrap();
+        decided_position(&tb, s)
+    };
+    // The depth file of other counts (one more win), checksums valid.
+    let path = dtw_path(dir.path(), &s);
+    let mut b = std::fs::read(&path).unwrap();
+    let (pos, wins, losses) = (rd64(&b, 24), rd64(&b, 32), rd64(&b, 40));
+    let w = if wins + losses < pos {
+        wins + 1
+    } else {
+        wins - 1
+    };
+    b[32..40].copy_from_slice(&w.to_le_bytes());
+    resum(&path, &mut b);
+    // The value file moved away while the directory is opened and the depth file looked at.
+    let value = checkers_egdb::format::table_path(dir.path(), &s);
+    let aside = dir.path().join("aside.bin");
+    std::fs::rename(&value, &aside).unwrap();
+    let tb = Tablebase::open(dir.path()).unwrap();
+    match tb.has_dtw(&p) {
+        Err(ProbeError::MissingSlice { .. }) => {}
+        other => panic!("has_dtw without the value file: {other:?}"),
+    }
+    std::fs::rename(&aside, &value).unwrap();
+    tb.rescan().unwrap();
+    match tb.probe_dtw(&p) {
+        Err(ProbeError::Table(e)) => {
+            assert!(
+                e.to_string().contains("the value file of 0201-nn says"),
+                "{e}"
+            )
+        }
+        other => panic!("a .dtw of {w} wins read as {other:?}"),
+    }
+}

@@ -51,8 +51,10 @@ use std::time::Instant;
 /// "No depth" in [`DtwSlice::dtw`] (a draw).
 pub const DTW_NONE: u16 = u16::MAX;
 
-/// The largest depth the pass holds (its depths are 16-bit); a longer one stops the build
-/// with [`BuildError::Options`] (the longest known 8-piece win is 293 plies).
+/// The largest depth a depth-to-win file's reader returns (the pass's depths are 16-bit,
+/// [`DTW_NONE`] marks a draw). The pass stops the build with [`BuildError::Options`] when its
+/// levels reach `DTW_MAX`, so the depths it writes are at most `DTW_MAX - 1` = 65,533 plies
+/// (the longest known 8-piece win is 293 plies).
 pub const DTW_MAX: u16 = u16::MAX - 1;
 
 /// The depth to win of every position of one slice.

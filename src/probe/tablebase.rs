@@ -1010,7 +1010,10 @@ impl<R: Rules> Tablebase<R> {
     /// opened, and kept, for [`Tablebase::probe_dtw`]).
     ///
     /// # Errors
-    /// An invalid position, too many pieces; a damaged `.dtw` file ([`ProbeError::Table`]).
+    /// An invalid position, too many pieces; a damaged `.dtw` file, or one whose win and loss
+    /// counts are not its value file's ([`ProbeError::Table`]); the value file's error when
+    /// the `.dtw` file is there but the value file is missing or does not open (a distance
+    /// file is only kept once checked against its value file).
     pub fn has_dtw(&self, p: &Position) -> Result<bool, ProbeError> {
         self.check(p)?;
         match self.distance_loaded(&Slice::of(&p.normalized()), true) {
@@ -1171,14 +1174,18 @@ impl<R: Rules> Tablebase<R> {
                     .map_err(Clone::clone)
             }
         };
+        // A distance file carries its value file's win and loss counts: one of another build
+        // (a copy, a rebuilt value file) is refused, not read as distances. So the value file
+        // is opened first, and a distance file is never kept unchecked: while the value file
+        // is missing or does not open, its error is the answer (and the distance file is
+        // looked at again on the next call, after a `rescan` has found the value file).
+        let t = self.loaded(s, false)?;
         let r = slot.loaded.get_or_init(|| {
             let file = crate::table::DtcFile::open_source(&src, Some(s), R::ID, kind)?;
             if self.verify_on_open {
                 file.verify_checksum()?;
             }
-            // A distance file carries its value file's win and loss counts: one of another
-            // build (a copy, a rebuilt value file) is refused, not read as distances.
-            if let Ok(t) = self.loaded(s, false) {
+            {
                 let (dm, m) = (file.meta(), t.file.meta());
                 if (dm.wins, dm.losses) != (m.wins, m.losses) {
                     return Err(crate::table::TableError::corrupt(
