@@ -9,7 +9,7 @@
 #
 # DIR_FULL: tables holding the positions' piece counts (e.g. all of 7 pieces, or a build of 8
 # pieces in progress: a position whose slice is not built yet is reported `missing`, not
-# failed). PROVE_DIR: directories of fewer pieces (e.g. all of 6, all of 7); each position is
+# failed; a position of more pieces than DIR_FULL holds is not probed: `-`). PROVE_DIR: directories of fewer pieces (e.g. all of 6, all of 7); each position is
 # proved on the one holding the most pieces while holding no slice of the position's own piece
 # count or more (none: `-`, not proved). `--pieces N`: only positions of N pieces.
 #
@@ -43,6 +43,7 @@ shift
 max_pieces() {
   "$egdb" info --dir "$1" | awk -F'\t' 'NR > 1 && $1 ~ /^[0-9]+$/ && $2 > 0 { m = $1 } END { print m + 0 }'
 }
+full_max=$(max_pieces "$full")
 declare -a prove_dirs=() prove_max=()
 for d in "$@"; do
   prove_dirs+=("$d")
@@ -55,7 +56,9 @@ while IFS=$'\t' read -r fen n want conf _rest; do
   case "$fen" in ''|'#'*|fen) continue ;; esac
   if [ -n "$only" ] && [ "$n" != "$only" ]; then continue; fi
   total=$((total + 1))
-  if out=$("$egdb" probe --dir "$full" "$fen" 2>&1); then
+  if [ "$n" -gt "$full_max" ]; then
+    got="-"
+  elif out=$("$egdb" probe --dir "$full" "$fen" 2>&1); then
     got=$(printf '%s\n' "$out" | cut -f2 | head -n 1)
     if [ "$got" = "$want" ]; then agree=$((agree + 1)); else bad=1; fi
   elif printf '%s' "$out" | grep -q 'missing table'; then
