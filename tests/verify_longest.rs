@@ -36,9 +36,15 @@ fn s(p: &Path) -> &str {
 }
 
 fn egdb(args: &[&str]) -> Output {
+    egdb_env(args, &[])
+}
+
+fn egdb_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new(EGDB)
         .args(args)
         .env_remove("EGDB_DIR")
+        .env_remove("EGDB_VERIFY_LONGEST")
+        .envs(env.iter().copied())
         .output()
         .unwrap()
 }
@@ -156,4 +162,36 @@ fn a_forged_distance_header_longest_is_reported() {
             && err.contains("longest distance is 12, the verified distances give 11"),
         "{err}"
     );
+}
+
+/// The verifier finds the positions still open at each level of the resolution plies from a
+/// list (an index and a watched successor each) when the list fits in two bytes per position
+/// of the unit, else by a scan of the arrays (no memory beyond them: the largest 8-piece unit
+/// has 2.97e9 positions). Both ways, forced by `EGDB_VERIFY_LONGEST`, derive the builder's
+/// figure for every slice of at most 4 pieces and report one that is one below the truth.
+#[test]
+fn the_list_and_the_scan_of_open_positions_derive_the_same_figures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    copy_t4(&dir);
+    let path = dir.join("0202-nn.egdb");
+    let b = std::fs::read(&path).unwrap();
+    let longest = u32::from_le_bytes(b[48..52].try_into().unwrap());
+    forge_longest(&path, longest - 1);
+    for way in ["list", "scan"] {
+        let env = [("EGDB_VERIFY_LONGEST", way)];
+        let out = egdb_env(&["verify", "--quiet", "--dir", s(t4())], &env);
+        assert!(out.status.success(), "{way}: {}", text(&out));
+        let out = egdb_env(&["verify", "--quiet", "--dir", s(&dir)], &env);
+        assert!(!out.status.success(), "{way}: {}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("0202-nn")
+                && err.contains(&format!(
+                    "header says {}, the values give {longest}",
+                    longest - 1
+                )),
+            "{way}: {err}"
+        );
+    }
 }

@@ -539,64 +539,73 @@ fn verify_slice_entries<R: Rules, S: RawSource + ?Sized>(
             slice: *slice,
             source: e,
         })?;
-    type Chunk = ((u64, u64, u64), Vec<u16>);
-    let per: Vec<Result<Chunk, VerifyError>> = (0..chunks)
-        .into_par_iter()
-        .map(|c| {
-            let (mut w, mut l, mut d) = (0, 0, 0);
-            let (start, end) = (c * CHUNK, ((c + 1) * CHUNK).min(n));
-            let mut out = Vec::with_capacity(if entries { (end - start) as usize } else { 0 });
-            walk(&index, start, end, |i, p| {
-                let perr = |e| VerifyError::Probe {
-                    slice: *slice,
-                    source: e,
-                };
-                let derived = if entries {
+    // The entries are written in place, a chunk of the array per task (no per-chunk copies
+    // gathered afterwards: two bytes a position, as `unit_own_bytes` charges).
+    let mut all: Vec<u16> = if entries {
+        vec![0; n as usize]
+    } else {
+        Vec::new()
+    };
+    let run = |c: u64, mut out: Option<&mut [u16]>| -> Result<(u64, u64, u64), VerifyError> {
+        let (mut w, mut l, mut d) = (0, 0, 0);
+        let (start, end) = (c * CHUNK, ((c + 1) * CHUNK).min(n));
+        walk(&index, start, end, |i, p| {
+            let perr = |e| VerifyError::Probe {
+                slice: *slice,
+                source: e,
+            };
+            let derived = match out.as_deref_mut() {
+                Some(o) => {
                     let (v, e) = derive_entry(rules, src, p, &inside).map_err(perr)?;
-                    out.push(e);
+                    o[(i - start) as usize] = e;
                     v
-                } else {
-                    derive_value(rules, src, p).map_err(perr)?
-                };
-                // Positions whose entry is don't care (captures; in a codec-4 slice also
-                // threats and no move) are only counted. A threat position of a codec-4
-                // slice is classed (`threat_search`, several move generations of the
-                // oracle) only where its entry differs from the derived value: the outcome
-                // is that of `is_dont_care` at every position (a mismatch or a read error
-                // counts only where the entry is not don't care), at a fraction of the cost.
-                if !rules.has_capture(p) && (!threats_dc || rules.has_quiet_move(p)) {
-                    let stored = src.raw(slice, i);
-                    if stored.as_ref().ok() != Some(&derived)
-                        && !(threats_dc && crate::rules::search::threat_search(rules, p))
-                    {
-                        return Err(VerifyError::Mismatch {
-                            slice: *slice,
-                            index: i,
-                            fen: p.to_fen(),
-                            stored: stored.map_err(perr)?,
-                            derived,
-                        });
-                    }
                 }
-                match derived {
-                    Wld::Win => w += 1,
-                    Wld::Loss => l += 1,
-                    Wld::Draw => d += 1,
+                None => derive_value(rules, src, p).map_err(perr)?,
+            };
+            // Positions whose entry is don't care (captures; in a codec-4 slice also
+            // threats and no move) are only counted. A threat position of a codec-4
+            // slice is classed (`threat_search`, several move generations of the
+            // oracle) only where its entry differs from the derived value: the outcome
+            // is that of `is_dont_care` at every position (a mismatch or a read error
+            // counts only where the entry is not don't care), at a fraction of the cost.
+            if !rules.has_capture(p) && (!threats_dc || rules.has_quiet_move(p)) {
+                let stored = src.raw(slice, i);
+                if stored.as_ref().ok() != Some(&derived)
+                    && !(threats_dc && crate::rules::search::threat_search(rules, p))
+                {
+                    return Err(VerifyError::Mismatch {
+                        slice: *slice,
+                        index: i,
+                        fen: p.to_fen(),
+                        stored: stored.map_err(perr)?,
+                        derived,
+                    });
                 }
-                Ok(())
-            })?;
-            progress(end - start);
-            Ok(((w, l, d), out))
-        })
-        .collect();
+            }
+            match derived {
+                Wld::Win => w += 1,
+                Wld::Loss => l += 1,
+                Wld::Draw => d += 1,
+            }
+            Ok(())
+        })?;
+        progress(end - start);
+        Ok((w, l, d))
+    };
+    let per: Vec<Result<(u64, u64, u64), VerifyError>> = if entries {
+        all.par_chunks_mut(CHUNK as usize)
+            .enumerate()
+            .map(|(c, out)| run(c as u64, Some(out)))
+            .collect()
+    } else {
+        (0..chunks).into_par_iter().map(|c| run(c, None)).collect()
+    };
     let mut counted = (0, 0, 0);
-    let mut all = Vec::with_capacity(if entries { n as usize } else { 0 });
     for r in per {
-        let ((w, l, d), e) = r?;
+        let (w, l, d) = r?;
         counted.0 += w;
         counted.1 += l;
         counted.2 += d;
-        all.extend(e);
     }
     if counted != header {
         return Err(VerifyError::Counts {
@@ -808,6 +817,188 @@ const RP_OPEN: u16 = 0x7FFE;
 /// Flag of a won position in the resolution-ply arrays (the ply is in the low 15 bits).
 const RP_WIN: u16 = 0x8000;
 
+/// The most bytes per position of a unit that [`derive_longest`] holds beside the unit's
+/// resolution-ply arrays (two bytes a position): its list of open positions is used only
+/// when it takes at most this much, else each level scans the arrays for open positions.
+const LONGEST_LIST_BYTES_PER_POSITION: u64 = 2;
+
+/// An index in the open list of [`derive_longest`]: `u32` when every index of the unit fits
+/// below `u32::MAX - 1` (8 bytes an open position with its watch), else `u64`.
+trait OpenIx: Copy + Send + Sync + Eq {
+    /// No watched successor.
+    const NONE: Self;
+    /// Resolved at this level (dropped from the list after it).
+    const DONE: Self;
+    fn get(self) -> u64;
+    fn of(v: u64) -> Self;
+}
+
+impl OpenIx for u32 {
+    const NONE: u32 = u32::MAX;
+    const DONE: u32 = u32::MAX - 1;
+    fn get(self) -> u64 {
+        u64::from(self)
+    }
+    fn of(v: u64) -> u32 {
+        u32::try_from(v).expect("an index of a unit listed with u32 indices")
+    }
+}
+
+impl OpenIx for u64 {
+    const NONE: u64 = u64::MAX;
+    const DONE: u64 = u64::MAX - 1;
+    fn get(self) -> u64 {
+        self
+    }
+    fn of(v: u64) -> u64 {
+        v
+    }
+}
+
+/// Whether a resolution-ply entry is a won or lost position not resolved yet.
+fn rp_open(e: u16) -> bool {
+    e != RP_DRAW && e & !RP_WIN == RP_OPEN
+}
+
+/// The resolution-ply arrays as atomics (the same bytes: `AtomicU16` has the size,
+/// alignment and bit validity of `u16`), so that a level's entries are written in place
+/// while other threads read the partner's (or, for a slice that is its own partner, the
+/// same) array.
+fn rp_atomic(v: Vec<u16>) -> Vec<std::sync::atomic::AtomicU16> {
+    let mut v = std::mem::ManuallyDrop::new(v);
+    let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
+    // SAFETY: the allocation was made for `cap` `u16`s and is handed over whole (`v` is never
+    // dropped); `AtomicU16` has the same size and alignment as `u16` and every bit pattern is
+    // valid for both, so the layout the allocator sees is unchanged.
+    unsafe { Vec::from_raw_parts(ptr.cast::<std::sync::atomic::AtomicU16>(), len, cap) }
+}
+
+/// Level `k` of [`derive_longest`] for one open position `p` (won when `win`): its entry
+/// (`k`, with [`RP_WIN`] for a win) when it resolves at ply `k`, else the index of a
+/// successor inside the unit that must resolve below `k` first (a loss), or `u64::MAX`.
+/// `theirs`: the entries of the slice of `p`'s successors inside the unit.
+fn longest_step<R: Rules>(
+    rules: R,
+    p: &Position,
+    win: bool,
+    k: u16,
+    theirs: (&Slice, &SliceIndex, &[std::sync::atomic::AtomicU16]),
+) -> Result<u16, u64> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let (their_slice, their_index, their) = theirs;
+    let below = |f: u16| f != RP_DRAW && !rp_open(f) && f & !RP_WIN < k;
+    let mut hit = false; // win: a lost successor at ply k - 1
+    let mut blocker = u64::MAX; // loss: a successor not below ply k
+    let mut top = 0u16;
+    rules.for_each_successor(p, |s| {
+        if hit || blocker != u64::MAX {
+            return;
+        }
+        let q = s.normalized();
+        if Slice::of(&q) != *their_slice {
+            return;
+        }
+        let r = their_index.rank(&q);
+        // An entry written at this level (ply k) reads as an open one: neither below k nor
+        // k - 1, so the level's result does not depend on the order of the positions.
+        let f = their[r as usize].load(Relaxed);
+        if !below(f) {
+            if !win {
+                blocker = r;
+            }
+            return;
+        }
+        let ply = f & !RP_WIN;
+        hit |= win && f & RP_WIN == 0 && ply == k - 1;
+        top = top.max(ply);
+    });
+    match (win, hit, blocker) {
+        (true, true, _) => Ok(k | RP_WIN),
+        (false, _, u64::MAX) if top == k - 1 => Ok(k),
+        (_, _, b) => Err(b),
+    }
+}
+
+/// One level of [`derive_longest`] over a list of the open positions of one slice, each with
+/// the successor it waits on (a loss): resolved positions get their entry in `own` and leave
+/// the list. Returns how many resolved.
+fn longest_level_list<R: Rules, I: OpenIx>(
+    rules: R,
+    list: &mut Vec<(I, I)>,
+    own: (&SliceIndex, &[std::sync::atomic::AtomicU16]),
+    theirs: (&Slice, &SliceIndex, &[std::sync::atomic::AtomicU16]),
+    k: u16,
+) -> u64 {
+    use std::sync::atomic::Ordering::Relaxed;
+    let (index, own) = own;
+    let below = |f: u16| f != RP_DRAW && !rp_open(f) && f & !RP_WIN < k;
+    let resolved: u64 = list
+        .par_iter_mut()
+        .map(|e| {
+            // A loss waits until the successor it watches has resolved below the level (one
+            // array read instead of an unrank and a move generation at every level).
+            if e.1 != I::NONE && !below(theirs.2[e.1.get() as usize].load(Relaxed)) {
+                return 0;
+            }
+            let i = e.0.get();
+            let Ok(p) = index.unrank(i) else {
+                e.1 = I::NONE;
+                return 0;
+            };
+            let win = own[i as usize].load(Relaxed) & RP_WIN != 0;
+            match longest_step(rules, &p, win, k, theirs) {
+                Ok(entry) => {
+                    own[i as usize].store(entry, Relaxed);
+                    e.1 = I::DONE;
+                    1
+                }
+                Err(b) => {
+                    e.1 = if b == u64::MAX { I::NONE } else { I::of(b) };
+                    0
+                }
+            }
+        })
+        .sum();
+    if resolved > 0 {
+        list.retain(|e| e.1 != I::DONE);
+    }
+    resolved
+}
+
+/// One level of [`derive_longest`] by a scan of one slice's entries for the open positions
+/// (no list: no memory beyond the arrays; a loss's successors are generated again at every
+/// level until it resolves). Returns how many resolved.
+fn longest_level_scan<R: Rules>(
+    rules: R,
+    own: (&SliceIndex, &[std::sync::atomic::AtomicU16]),
+    theirs: (&Slice, &SliceIndex, &[std::sync::atomic::AtomicU16]),
+    k: u16,
+) -> u64 {
+    use std::sync::atomic::Ordering::Relaxed;
+    const SCAN: usize = 1 << 14;
+    let (index, own) = own;
+    own.par_chunks(SCAN)
+        .enumerate()
+        .map(|(c, chunk)| {
+            let mut n = 0;
+            for (j, cell) in chunk.iter().enumerate() {
+                let e = cell.load(Relaxed);
+                if !rp_open(e) {
+                    continue;
+                }
+                let Ok(p) = index.unrank((c * SCAN + j) as u64) else {
+                    continue;
+                };
+                if let Ok(entry) = longest_step(rules, &p, e & RP_WIN != 0, k, theirs) {
+                    cell.store(entry, Relaxed);
+                    n += 1;
+                }
+            }
+            n
+        })
+        .sum()
+}
+
 /// The header statistic `longest` of each slice of a unit (`slices`: a slice and its partner,
 /// or one slice that is its own partner), re-derived from the values by forward move
 /// generation under `rules` (the oracle), independently of the builder.
@@ -826,115 +1017,98 @@ const RP_WIN: u16 = 0x8000;
 /// `initial` holds each slice's entries in index order as [`derive_entry`] gives them (the
 /// plies known from the position and the moves leaving the unit). The rest is computed level
 /// by level: level k assigns exactly the positions of ply k, reading only plies below k, so
-/// the result does not depend on the scheduling; each level looks only at the positions still
-/// open (a list, unranked one by one; a loss waits on one unresolved successor). Memory: two
-/// bytes per position of the unit, and sixteen per open position.
+/// the result does not depend on the scheduling. Each level looks at the positions still
+/// open: from a list (an index and a watched successor each: a loss waits on one unresolved
+/// successor) when the list takes at most [`LONGEST_LIST_BYTES_PER_POSITION`] bytes per
+/// position of the unit (8 bytes an open position, 16 for slices of 2^32 positions or more),
+/// else by a scan of the arrays. Memory: two bytes per position of the unit, and at most
+/// [`LONGEST_LIST_BYTES_PER_POSITION`] more; the arrays are changed in place.
 ///
 /// Returns the derived `longest` of each slice of `slices`, in order.
 ///
 /// # Errors
 /// [`VerifyError::Longest`] when a won or lost position never resolves (values that
-/// contradict each other; verified values never do).
+/// contradict each other, such as a cycle of positions marked as wins; verified values never
+/// do).
 fn derive_longest<R: Rules>(
     rules: R,
     slices: &[Slice],
-    mut rp: Vec<Vec<u16>>,
+    initial: Vec<Vec<u16>>,
 ) -> Result<Vec<u32>, VerifyError> {
+    use std::sync::atomic::Ordering::Relaxed;
     let indexes: Vec<SliceIndex> = slices.iter().map(|s| SliceIndex::new(*s)).collect();
     let other = |x: usize| if slices.len() == 1 { 0 } else { 1 - x };
-    let open = |e: u16| e != RP_DRAW && e & !RP_WIN == RP_OPEN;
-    // Open positions: (index, watched successor). A loss can resolve only once every
-    // successor has; the first one found unresolved (or of ply k or more) is watched, and the
-    // loss is looked at again only when the watched one has resolved below the level (one
-    // array read instead of an unrank and a move generation at every level).
-    const NO_WATCH: u64 = u64::MAX;
-    let mut open_list: Vec<Vec<(u64, u64)>> = rp
+    let rp: Vec<Vec<std::sync::atomic::AtomicU16>> = initial.into_iter().map(rp_atomic).collect();
+    let open_of = |a: &[std::sync::atomic::AtomicU16]| {
+        a.par_iter().filter(|e| rp_open(e.load(Relaxed))).count() as u64
+    };
+    let mut open: u64 = rp.iter().map(|a| open_of(a)).sum();
+    let positions: u64 = rp.iter().map(|a| a.len() as u64).sum();
+    let small = rp
         .iter()
-        .map(|a| {
-            a.par_iter()
-                .enumerate()
-                .filter(|(_, &e)| open(e))
-                .map(|(i, _)| (i as u64, NO_WATCH))
-                .collect()
-        })
-        .collect();
+        .all(|a| (a.len() as u64) < u64::from(u32::MAX - 1));
+    let list_bytes = open.saturating_mul(if small { 8 } else { 16 });
+    // `EGDB_VERIFY_LONGEST=list` or `scan` forces one way (tests check that both derive the
+    // same figures; docs/cli.md).
+    let list = match std::env::var("EGDB_VERIFY_LONGEST").as_deref() {
+        Ok("list") => true,
+        Ok("scan") => false,
+        _ => list_bytes <= positions.saturating_mul(LONGEST_LIST_BYTES_PER_POSITION),
+    };
+    // The open positions of each slice in index order, with no watch yet (exact capacity, filled
+    // in one pass: no transient copy beyond the list itself).
+    fn listed<I: OpenIx>(a: &[std::sync::atomic::AtomicU16]) -> Vec<(I, I)> {
+        let n = a
+            .par_iter()
+            .filter(|e| rp_open(e.load(std::sync::atomic::Ordering::Relaxed)))
+            .count();
+        let mut l = Vec::with_capacity(n);
+        for (i, e) in a.iter().enumerate() {
+            if rp_open(e.load(std::sync::atomic::Ordering::Relaxed)) {
+                l.push((I::of(i as u64), I::NONE));
+            }
+        }
+        l
+    }
+    let (mut lists32, mut lists64): (Vec<Vec<(u32, u32)>>, Vec<Vec<(u64, u64)>>) =
+        match (list, small) {
+            (true, true) => (rp.iter().map(|a| listed(a)).collect(), Vec::new()),
+            (true, false) => (Vec::new(), rp.iter().map(|a| listed(a)).collect()),
+            (false, _) => (Vec::new(), Vec::new()),
+        };
     let mut k: u16 = 1;
-    while open_list.iter().any(|l| !l.is_empty()) {
+    while open > 0 {
         if k >= RP_OPEN - 1 {
             return Err(VerifyError::Longest {
                 slice: slices[0],
                 why: format!("resolution plies beyond {k}"),
             });
         }
-        let mut assigned = false;
+        let mut assigned = 0u64;
         for x in 0..slices.len() {
             let y = other(x);
-            let (own, theirs) = (&rp[x], &rp[y]);
-            // New entries of ply k, computed against the arrays as they were before (a ply-k
-            // entry is never read as one below k, so the order of the slices cannot matter).
-            let below = |f: u16| f != RP_DRAW && !open(f) && f & !RP_WIN < k;
-            // Each open position: its ply-k entry, or the successor to watch (a loss).
-            let updates: Vec<Result<u16, u64>> = open_list[x]
-                .par_iter()
-                .map(|&(i, watch)| {
-                    if watch != NO_WATCH && !below(theirs[watch as usize]) {
-                        return Err(watch);
-                    }
-                    let Ok(p) = indexes[x].unrank(i) else {
-                        return Err(NO_WATCH);
-                    };
-                    let win = own[i as usize] & RP_WIN != 0;
-                    let mut hit = false; // win: a lost successor at ply k - 1
-                    let mut blocker = NO_WATCH; // loss: a successor not below ply k
-                    let mut top = 0u16;
-                    rules.for_each_successor(&p, |s| {
-                        if hit || blocker != NO_WATCH {
-                            return;
-                        }
-                        let q = s.normalized();
-                        if Slice::of(&q) != slices[y] {
-                            return;
-                        }
-                        let r = indexes[y].rank(&q);
-                        let f = theirs[r as usize];
-                        if !below(f) {
-                            if !win {
-                                blocker = r;
-                            }
-                            return;
-                        }
-                        let ply = f & !RP_WIN;
-                        hit |= win && f & RP_WIN == 0 && ply == k - 1;
-                        top = top.max(ply);
-                    });
-                    match (win, hit, blocker) {
-                        (true, true, _) => Ok(k | RP_WIN),
-                        (false, _, NO_WATCH) if top == k - 1 => Ok(k),
-                        (_, _, b) => Err(b),
-                    }
-                })
-                .collect();
-            let list = std::mem::take(&mut open_list[x]);
-            let mut still = Vec::with_capacity(list.len());
-            for ((i, _), u) in list.into_iter().zip(updates) {
-                match u {
-                    Ok(e) => {
-                        rp[x][i as usize] = e;
-                        assigned = true;
-                    }
-                    Err(w) => still.push((i, w)),
-                }
-            }
-            open_list[x] = still;
+            let own = (&indexes[x], &rp[x][..]);
+            let theirs = (&slices[y], &indexes[y], &rp[y][..]);
+            assigned += match (list, small) {
+                (true, true) => longest_level_list(rules, &mut lists32[x], own, theirs, k),
+                (true, false) => longest_level_list(rules, &mut lists64[x], own, theirs, k),
+                (false, _) => longest_level_scan(rules, own, theirs, k),
+            };
         }
+        open -= assigned;
         // Plies 0 and 1 are known before the levels (no move, captures, moves leaving the
         // unit), so level 1 may assign nothing while level 2 does; from level 2 on, a level
         // that assigns nothing leaves nothing for the next.
-        if !assigned && k >= 2 {
+        if assigned == 0 && k >= 2 {
             // Open positions left that no level can assign: the values contradict each other
             // (a win with no way to realise it, a loss with a drawn successor).
             let (x, i) = (0..slices.len())
-                .find_map(|x| open_list[x].first().map(|&(i, _)| (x, i)))
+                .find_map(|x| {
+                    rp[x]
+                        .iter()
+                        .position(|e| rp_open(e.load(Relaxed)))
+                        .map(|i| (x, i as u64))
+                })
                 .expect("an open position remains");
             let fen = indexes[x].unrank(i).map(|p| p.to_fen()).unwrap_or_default();
             return Err(VerifyError::Longest {
@@ -948,8 +1122,9 @@ fn derive_longest<R: Rules>(
         .iter()
         .map(|a| {
             a.par_iter()
-                .filter(|&&e| e != RP_DRAW)
-                .map(|&e| u32::from(e & !RP_WIN))
+                .map(|e| e.load(Relaxed))
+                .filter(|&e| e != RP_DRAW)
+                .map(|e| u32::from(e & !RP_WIN))
                 .max()
                 .unwrap_or(0)
         })
@@ -971,27 +1146,25 @@ fn initial_entries<R: Rules, S: RawSource + ?Sized>(
     const CHUNK: u64 = 1 << 14;
     let partner = slice.partner();
     let inside = |s: &Position| Slice::of(&s.normalized()) == partner;
-    let parts: Vec<Result<Vec<u16>, VerifyError>> = (0..n.div_ceil(CHUNK))
-        .into_par_iter()
-        .map(|c| {
-            let (start, end) = (c * CHUNK, ((c + 1) * CHUNK).min(n));
-            let mut out = Vec::with_capacity((end - start) as usize);
-            walk(&index, start, end, |_, p| {
+    let mut all = vec![0u16; n as usize];
+    // Every chunk's result kept, so that the error reported is the first chunk's in order.
+    let results: Vec<Result<(), VerifyError>> = all
+        .par_chunks_mut(CHUNK as usize)
+        .enumerate()
+        .map(|(c, out)| {
+            let (start, end) = (c as u64 * CHUNK, ((c as u64 + 1) * CHUNK).min(n));
+            walk(&index, start, end, |i, p| {
                 let (_, e) =
                     derive_entry(rules, src, p, &inside).map_err(|e| VerifyError::Probe {
                         slice: *slice,
                         source: e,
                     })?;
-                out.push(e);
+                out[(i - start) as usize] = e;
                 Ok(())
-            })?;
-            Ok(out)
+            })
         })
         .collect();
-    let mut all = Vec::with_capacity(n as usize);
-    for p in parts {
-        all.extend(p?);
-    }
+    results.into_iter().collect::<Result<(), VerifyError>>()?;
     Ok(all)
 }
 
@@ -1324,8 +1497,8 @@ fn verify_dir_rules<R: Rules>(
     for (unit, files) in &steps {
         if let Some(u) = unit {
             // The unit's own memory: the decoded distances of its slices when it has any (DTC
-            // or DTW files, 4 bytes a position), and two bytes per position for the resolution
-            // plies of `derive_longest`.
+            // or DTW files, 4 bytes a position), and four bytes per position for the resolution
+            // plies of `derive_longest` and its list of open positions.
             let own = unit_own_bytes(u.sizes.iter().sum::<u64>(), any_distances);
             src.begin_unit(u, own);
         }
@@ -1583,13 +1756,16 @@ fn verify_dtc_files<R: Rules>(
 }
 
 /// The memory a unit of `positions` positions holds beside its dependencies while it is
-/// verified: 2 bytes a position of resolution plies (`derive_longest`), and with distance
+/// verified: 2 bytes a position of resolution plies (`derive_longest`) and at most
+/// [`LONGEST_LIST_BYTES_PER_POSITION`] for its list of open positions, and with distance
 /// files (`.dtc` or `.dtw`, decoded whole a unit at a time) their distances, a `u32` a position.
 fn unit_own_bytes(positions: u64, distances: bool) -> u64 {
-    let per = 2 + if distances {
-        std::mem::size_of::<u32>() as u64
-    } else {
-        0
-    };
+    let per = 2
+        + LONGEST_LIST_BYTES_PER_POSITION
+        + if distances {
+            std::mem::size_of::<u32>() as u64
+        } else {
+            0
+        };
     positions.saturating_mul(per)
 }
