@@ -4,6 +4,8 @@
 //! The tables are built by `egdb build`; the values the tests expect are the verifier's own
 //! re-derivation (the oracle of `movegen`), run whole with no journal as the reference.
 
+mod forge;
+
 use checkers_egdb::format::{write_table_with, TableFile, WriteOptions, DONT_CARE};
 use std::path::Path;
 use std::process::{Command, Output};
@@ -104,7 +106,7 @@ fn an_interrupted_verification_resumes_and_counts_every_position_once() {
     assert_eq!(counts(&first), ((s0, p0), (0, 0)));
     let text = std::fs::read_to_string(j).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "egdb-verify-journal 1");
+    assert_eq!(lines[0], "egdb-verify-journal 2");
     let file_lines = lines.iter().filter(|l| l.starts_with("file ")).count() as u64;
     let wld_lines = lines.iter().filter(|l| l.starts_with("wld ")).count() as u64;
     let dtc_lines = lines.iter().filter(|l| l.starts_with("dtc ")).count() as u64;
@@ -252,7 +254,7 @@ fn a_file_without_a_newline_is_refused_and_kept_and_a_users_tmp_file_is_untouche
     assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine\n");
     assert!(std::fs::read_to_string(&j)
         .unwrap()
-        .starts_with("egdb-verify-journal 1\n"));
+        .starts_with("egdb-verify-journal 2\n"));
     // No temporary file is left beside the journal.
     let left: Vec<_> = std::fs::read_dir(jd.path())
         .unwrap()
@@ -299,7 +301,7 @@ fn a_journal_path_that_is_not_a_regular_file_is_refused_and_a_link_is_kept() {
         .is_symlink());
     assert!(std::fs::read_to_string(&real)
         .unwrap()
-        .starts_with("egdb-verify-journal 1\n"));
+        .starts_with("egdb-verify-journal 2\n"));
     let o = verify(d.path(), Some(&link));
     let ((now, _), (earlier, _)) = counts(&o);
     assert_eq!(now, 0, "{}", String::from_utf8_lossy(&o.stdout));
@@ -553,7 +555,7 @@ fn a_long_malformed_line_is_quoted_cut_short() {
         "x".repeat(10_000),
         format!("file {} 00", "9".repeat(10_000)),
     ] {
-        std::fs::write(&j, format!("egdb-verify-journal 1\n{line}\n")).unwrap();
+        std::fs::write(&j, format!("egdb-verify-journal 2\n{line}\n")).unwrap();
         let o = verify(d.path(), Some(&j));
         let err = String::from_utf8_lossy(&o.stderr);
         assert_ne!(o.status.code(), Some(0), "{err}");
@@ -583,7 +585,7 @@ fn a_huge_file_that_is_not_a_journal_is_refused_from_its_first_line() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_ne!(o.status.code(), Some(0), "{err}");
     assert!(
-        err.contains("line 1: expected \"egdb-verify-journal 1\", found \"my notes\"")
+        err.contains("line 1: expected \"egdb-verify-journal 2\", found \"my notes\"")
             && err.contains("not a journal written by egdb verify"),
         "{err}"
     );
@@ -758,4 +760,88 @@ fn a_journal_in_use_by_another_verify_is_refused_and_kept() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+/// A journal of an earlier `egdb verify` (version 1, written before every unit's resolution
+/// plies were re-derived: its `wld` records were made without that check) is started afresh,
+/// never resumed: otherwise a slice it recorded would skip the check for good. Here the
+/// header `longest` of 2 kings v 2 kings is forged (checksums recomputed) and the version-1
+/// journal vouches for the forged file: the run reports the forged figure.
+#[test]
+fn a_version_1_journal_is_started_afresh_not_resumed() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path(), "4");
+    let jd = tempfile::tempdir().unwrap();
+    let j = jd.path().join("journal.txt");
+    let o = verify(d.path(), Some(&j));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The forged file, and the journal rewritten as a version-1 journal vouching for it.
+    let path = d.path().join("0202-nn.egdb");
+    let mut b = std::fs::read(&path).unwrap();
+    let longest = u32::from_le_bytes(b[48..52].try_into().unwrap());
+    b[48..52].copy_from_slice(&(longest - 1).to_le_bytes());
+    forge::rechecksum(&mut b);
+    std::fs::write(&path, &b).unwrap();
+    let sum = u64::from_le_bytes(b[b.len() - 8..].try_into().unwrap());
+    let text = std::fs::read_to_string(&j).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    assert_eq!(lines[0], "egdb-verify-journal 2");
+    lines[0] = "egdb-verify-journal 1".to_string();
+    let rec = lines
+        .iter_mut()
+        .find(|l| l.starts_with("file 0202-nn "))
+        .expect("a file record of 0202-nn");
+    *rec = format!("file 0202-nn {sum:016x}");
+    assert!(lines.iter().any(|l| l.starts_with("wld 0202-nn ")));
+    let v1 = lines.join("\n") + "\n";
+    std::fs::write(&j, &v1).unwrap();
+    // Read as the version-2 journal it would have been, it would skip 0202-nn: the same
+    // records under the current first line pass.
+    let v2 = tempfile::tempdir().unwrap();
+    let j2 = v2.path().join("journal.txt");
+    std::fs::write(&j2, v1.replacen("journal 1", "journal 2", 1)).unwrap();
+    let o = verify(d.path(), Some(&j2));
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stderr),
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // The version-1 journal: started afresh (kept beside), the forged figure reported.
+    let o = verify(d.path(), Some(&j));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "header says {}, the values give {longest}",
+            longest - 1
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(jd.path().join("journal.txt.old")).unwrap(),
+        v1
+    );
+    assert!(std::fs::read_to_string(&j)
+        .unwrap()
+        .starts_with("egdb-verify-journal 2\n"));
+    // On genuine tables a version-1 journal is started afresh too, and the run says so.
+    let fresh = tempfile::tempdir().unwrap();
+    build(fresh.path(), "2");
+    let j1 = fresh.path().join("j1.txt");
+    let o = verify(fresh.path(), Some(&j1));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v1 = std::fs::read_to_string(&j1)
+        .unwrap()
+        .replacen("journal 2", "journal 1", 1);
+    std::fs::write(&j1, &v1).unwrap();
+    let o = verify(fresh.path(), Some(&j1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("verify journal started afresh") && err.contains("version 1"),
+        "{err}"
+    );
+    let ((slices, _), (earlier, _)) = counts(&o);
+    assert!(slices > 0 && earlier == 0, "{slices} {earlier}");
 }

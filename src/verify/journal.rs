@@ -4,7 +4,7 @@
 //! A text file, one record per line, appended and flushed to disk (`fsync`) after every record:
 //!
 //! ```text
-//! egdb-verify-journal 1
+//! egdb-verify-journal 2
 //! file 0301-6n 9f3c2a1b00d4e5f6      whole-file checksum of a WLD file the records rely on
 //! dtcfile 0301-6n 0123456789abcdef   the same for a distance file
 //! dtwfile 0301-6n 0123456789abcdef   the same for a depth-to-win file
@@ -32,7 +32,11 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-const MAGIC: &str = "egdb-verify-journal 1";
+const MAGIC: &str = "egdb-verify-journal 2";
+/// The first line of the journals of `egdb verify` before the resolution-ply check of every
+/// unit (2026-12-04): their `wld` records were written without it, and a slice recorded is
+/// skipped, so such a journal is started afresh (kept as `FILE.old`), never resumed.
+const MAGIC_1: &str = "egdb-verify-journal 1";
 
 /// Why a journal cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -209,7 +213,19 @@ impl Journal {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(io(e)),
         };
-        if let Some(bytes) = &existing {
+        let version_1 = existing
+            .as_ref()
+            .is_some_and(|b| b.starts_with(format!("{MAGIC_1}\n").as_bytes()));
+        if let (true, Some(bytes)) = (version_1, &existing) {
+            let old = beside(path, ".old");
+            crate::atomic::replace(&old, bytes).map_err(io)?;
+            restarted = Some(format!(
+                "started afresh: the journal was written by an earlier egdb verify (version 1, \
+                 whose records were made without the check of every unit's resolution plies) \
+                 (the earlier journal is kept as {})",
+                old.display()
+            ));
+        } else if let Some(bytes) = &existing {
             let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
             // A journal is created whole with its first line (atomically), so a file with bytes
             // but no complete line is some other file, not a torn journal: refuse it, keep it.
@@ -377,7 +393,8 @@ fn read_journal(path: &Path, mut f: File) -> Result<Vec<u8>, JournalError> {
         .take(first.len() as u64)
         .read_to_end(&mut bytes)
         .map_err(io)?;
-    if !bytes.is_empty() && bytes != first.as_bytes() {
+    let first_1 = format!("{MAGIC_1}\n");
+    if !bytes.is_empty() && bytes != first.as_bytes() && bytes != first_1.as_bytes() {
         let found = String::from_utf8_lossy(&bytes);
         let found = found.split('\n').next().unwrap_or_default();
         return Err(JournalError::Malformed {
