@@ -972,6 +972,30 @@ mod tests {
         assert!(checked > 1_000_000, "{checked}");
     }
 
+    /// As `visit_matches_unrank`, in three windows of every slice of 7 and 8 pieces (the
+    /// tables built and verified here; `egdb verify` walks with `visit` as the builder's
+    /// initial pass does, and checks every position against `rank`), and `rank` gives each
+    /// position's index back.
+    #[test]
+    fn visit_matches_unrank_and_rank_in_windows_of_every_7_and_8_piece_slice() {
+        use crate::slice::Slice;
+        let mut checked = 0u64;
+        for m in Material::all_with_pieces(7)
+            .into_iter()
+            .chain(Material::all_with_pieces(8))
+        {
+            for sl in Slice::all_of(m) {
+                let ix = SliceIndex::new(sl);
+                let n = ix.size();
+                for a in [0, n / 2 + 11, n.saturating_sub(200)] {
+                    checked += visit_window_matches_unrank(&ix, a, a + 200);
+                    ix.visit(a, a + 200, |i, p| assert_eq!(ix.rank(&p), i, "{sl} {i}"));
+                }
+            }
+        }
+        assert!(checked > 1_000_000, "{checked}");
+    }
+
     /// `ix.visit_runs(a, b)` gives, run by run, exactly `unrank`'s positions of the indices
     /// `a..min(b, size)` in order; returns how many.
     fn runs_window_match_unrank(ix: &SliceIndex, a: u64, b: u64) -> u64 {

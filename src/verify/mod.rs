@@ -478,9 +478,11 @@ impl<S: RawSource + ?Sized> RawSource for Recording<'_, S> {
 
 /// Call `f(i, position)` for the positions `start..end` of `index` in index order, by the
 /// index's incremental walk (`visit`, several times cheaper than `unrank` per position). The
-/// walk's first position is checked against `unrank` and its count against the range, so a
-/// bug in the walk is reported ([`VerifyError::IndexWalk`]), never verified as values.
-/// Stops at the first error of `f`.
+/// walk's first position is checked against `unrank`, every position against `rank` (a
+/// separate computation: the builder's initial pass walks with `visit` too, so a position
+/// given at the wrong index would otherwise be derived and stored alike) and its count against
+/// the range, so a bug in the walk is reported ([`VerifyError::IndexWalk`]), never verified as
+/// values. Stops at the first error of `f`.
 fn walk(
     index: &SliceIndex,
     start: u64,
@@ -494,7 +496,7 @@ fn walk(
         if result.is_err() {
             return;
         }
-        if i != next || (i == start && index.unrank(i).ok() != Some(p)) {
+        if i != next || index.rank(&p) != i || (i == start && index.unrank(i).ok() != Some(p)) {
             result = Err(VerifyError::IndexWalk {
                 slice,
                 why: format!("the walk gave position {i} where {next} was due"),
@@ -749,7 +751,7 @@ pub fn verify_dtc_slice<R: Rules, S: RawSource + ?Sized>(
                     } else {
                         src.raw(&partner_slice, r)
                     };
-                    sv.map(|sv| (sv, 1 + partner[r as usize]))
+                    sv.map(|sv| (sv, partner[r as usize].saturating_add(1)))
                 };
                 let (sv, d) = match step {
                     Ok(x) => x,
