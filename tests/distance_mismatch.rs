@@ -21,6 +21,20 @@ fn resum(path: &Path, b: &mut [u8]) {
     std::fs::write(path, b).unwrap();
 }
 
+/// Rewrite the distance file at `path` with one win more (one fewer when every position is
+/// already decided), its checksums recomputed; returns the new win count.
+fn with_other_counts(path: &Path, b: &mut [u8]) -> u64 {
+    let (pos, wins, losses) = (rd64(b, 24), rd64(b, 32), rd64(b, 40));
+    let w = if wins + losses < pos {
+        wins + 1
+    } else {
+        wins - 1
+    };
+    b[32..40].copy_from_slice(&w.to_le_bytes());
+    resum(path, b);
+    w
+}
+
 /// A won or lost position of `s` with Black to move and no capture (probed directly).
 fn decided_position(tb: &Tablebase, s: Slice) -> Position {
     let ix = checkers_egdb::format::SliceIndex::new(s);
@@ -52,14 +66,7 @@ fn distance_files_of_other_values_are_refused() {
     ] {
         let good = std::fs::read(&path).unwrap();
         let mut b = good.clone();
-        let (pos, wins, losses) = (rd64(&b, 24), rd64(&b, 32), rd64(&b, 40));
-        let w = if wins + losses < pos {
-            wins + 1
-        } else {
-            wins - 1
-        };
-        b[32..40].copy_from_slice(&w.to_le_bytes());
-        resum(&path, &mut b);
+        let w = with_other_counts(&path, &mut b);
         let tb = Tablebase::open(dir.path()).unwrap();
         let r = if dtw {
             tb.probe_dtw(&p)
@@ -145,14 +152,7 @@ fn a_distance_file_seen_before_its_value_file_is_still_checked() {
     // The depth file of other counts (one more win), checksums valid.
     let path = dtw_path(dir.path(), &s);
     let mut b = std::fs::read(&path).unwrap();
-    let (pos, wins, losses) = (rd64(&b, 24), rd64(&b, 32), rd64(&b, 40));
-    let w = if wins + losses < pos {
-        wins + 1
-    } else {
-        wins - 1
-    };
-    b[32..40].copy_from_slice(&w.to_le_bytes());
-    resum(&path, &mut b);
+    let w = with_other_counts(&path, &mut b);
     // The value file moved away while the directory is opened and the depth file looked at.
     let value = checkers_egdb::format::table_path(dir.path(), &s);
     let aside = dir.path().join("aside.bin");
