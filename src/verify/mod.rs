@@ -857,6 +857,9 @@ impl OpenIx for u64 {
     }
 }
 
+/// The open positions of one slice in index order, each with the successor it waits on.
+type OpenList<I> = Vec<(I, I)>;
+
 /// Whether a resolution-ply entry is a won or lost position not resolved yet.
 fn rp_open(e: u16) -> bool {
     e != RP_DRAW && e & !RP_WIN == RP_OPEN
@@ -1072,12 +1075,11 @@ fn derive_longest<R: Rules>(
         }
         l
     }
-    let (mut lists32, mut lists64): (Vec<Vec<(u32, u32)>>, Vec<Vec<(u64, u64)>>) =
-        match (list, small) {
-            (true, true) => (rp.iter().map(|a| listed(a)).collect(), Vec::new()),
-            (true, false) => (Vec::new(), rp.iter().map(|a| listed(a)).collect()),
-            (false, _) => (Vec::new(), Vec::new()),
-        };
+    let (mut lists32, mut lists64): (Vec<OpenList<u32>>, Vec<OpenList<u64>>) = match (list, small) {
+        (true, true) => (rp.iter().map(|a| listed(a)).collect(), Vec::new()),
+        (true, false) => (Vec::new(), rp.iter().map(|a| listed(a)).collect()),
+        (false, _) => (Vec::new(), Vec::new()),
+    };
     let mut k: u16 = 1;
     while open > 0 {
         if k >= RP_OPEN - 1 {
