@@ -39,9 +39,11 @@ shift
 [ -x "$egdb" ] || { echo "outside_truth.sh: no binary $egdb (cargo build --release, or --binary)" >&2; exit 2; }
 [ -r "$data" ] || { echo "outside_truth.sh: cannot read $data" >&2; exit 2; }
 
-# The largest piece count with any slice in a directory (`egdb info`: pieces, slices, ...).
+# The largest piece count with any value file in a directory: the first table of `egdb info`
+# (pieces, slices, ...; a second table, of distance files, follows when there are any).
 max_pieces() {
-  "$egdb" info --dir "$1" | awk -F'\t' 'NR > 1 && $1 ~ /^[0-9]+$/ && $2 > 0 { m = $1 } END { print m + 0 }'
+  "$egdb" info --dir "$1" | awk -F'\t' '$1 == "pieces" { t = ($2 == "slices"); next }
+    t && $1 ~ /^[0-9]+$/ && $2 > 0 && $1 + 0 > m { m = $1 + 0 } END { print m + 0 }'
 }
 full_max=$(max_pieces "$full")
 declare -a prove_dirs=() prove_max=()

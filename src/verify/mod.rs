@@ -496,7 +496,11 @@ fn walk(
         if result.is_err() {
             return;
         }
-        if i != next || index.rank(&p) != i || (i == start && index.unrank(i).ok() != Some(p)) {
+        if i != next
+            || i >= end
+            || index.rank(&p) != i
+            || (i == start && index.unrank(i).ok() != Some(p))
+        {
             result = Err(VerifyError::IndexWalk {
                 slice,
                 why: format!("the walk gave position {i} where {next} was due"),
@@ -1040,6 +1044,24 @@ fn derive_longest<R: Rules>(
     slices: &[Slice],
     initial: Vec<Vec<u16>>,
 ) -> Result<Vec<u32>, VerifyError> {
+    // `EGDB_VERIFY_LONGEST=list` or `scan` forces one way (tests check that both derive the
+    // same figures; docs/cli.md).
+    let way = match std::env::var("EGDB_VERIFY_LONGEST").as_deref() {
+        Ok("list") => Some(true),
+        Ok("scan") => Some(false),
+        _ => None,
+    };
+    derive_longest_with(rules, slices, initial, way)
+}
+
+/// [`derive_longest`] with the open positions kept in a list (`Some(true)`), found by a scan
+/// (`Some(false)`) or the way it chooses (`None`).
+fn derive_longest_with<R: Rules>(
+    rules: R,
+    slices: &[Slice],
+    initial: Vec<Vec<u16>>,
+    way: Option<bool>,
+) -> Result<Vec<u32>, VerifyError> {
     use std::sync::atomic::Ordering::Relaxed;
     let indexes: Vec<SliceIndex> = slices.iter().map(|s| SliceIndex::new(*s)).collect();
     let other = |x: usize| if slices.len() == 1 { 0 } else { 1 - x };
@@ -1053,13 +1075,8 @@ fn derive_longest<R: Rules>(
         .iter()
         .all(|a| (a.len() as u64) < u64::from(u32::MAX - 1));
     let list_bytes = open.saturating_mul(if small { 8 } else { 16 });
-    // `EGDB_VERIFY_LONGEST=list` or `scan` forces one way (tests check that both derive the
-    // same figures; docs/cli.md).
-    let list = match std::env::var("EGDB_VERIFY_LONGEST").as_deref() {
-        Ok("list") => true,
-        Ok("scan") => false,
-        _ => list_bytes <= positions.saturating_mul(LONGEST_LIST_BYTES_PER_POSITION),
-    };
+    let list =
+        way.unwrap_or(list_bytes <= positions.saturating_mul(LONGEST_LIST_BYTES_PER_POSITION));
     // The open positions of each slice in index order, with no watch yet (exact capacity, filled
     // in one pass: no transient copy beyond the list itself).
     fn listed<I: OpenIx>(a: &[std::sync::atomic::AtomicU16]) -> Vec<(I, I)> {
@@ -1772,4 +1789,47 @@ fn unit_own_bytes(positions: u64, distances: bool) -> u64 {
             0
         };
     positions.saturating_mul(per)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::movegen::Oracle;
+
+    /// Won positions marked open while every other position of king v king (a slice that is
+    /// its own partner) is a draw can never resolve: a win needs a lost successor. Both ways
+    /// of finding the open positions report it, naming the lowest open index; the answer is
+    /// the construction's, not the code's.
+    #[test]
+    fn positions_that_cannot_resolve_are_reported_the_same_both_ways() {
+        let slice: Slice = "0101-nn".parse().unwrap();
+        let n = SliceIndex::new(slice).size() as usize;
+        for (a, b) in [(7usize, 300usize), (n - 1, 40)] {
+            let mut rp = vec![RP_DRAW; n];
+            rp[a] = RP_OPEN | RP_WIN;
+            rp[b] = RP_OPEN | RP_WIN;
+            let low = a.min(b);
+            for way in [Some(true), Some(false), None] {
+                match derive_longest_with(Oracle, &[slice], vec![rp.clone()], way) {
+                    Err(VerifyError::Longest { slice: s, why }) => {
+                        assert_eq!(s, slice);
+                        assert!(
+                            why.starts_with(&format!("position {low} ("))
+                                && why.ends_with("never resolves"),
+                            "{way:?}: {why}"
+                        );
+                    }
+                    other => panic!("{way:?}: {other:?}"),
+                }
+            }
+        }
+        // And with nothing open, every draw: longest 0, both ways.
+        for way in [Some(true), Some(false)] {
+            let rp = vec![RP_DRAW; n];
+            assert_eq!(
+                derive_longest_with(Oracle, &[slice], vec![rp], way).unwrap(),
+                vec![0]
+            );
+        }
+    }
 }
