@@ -35,6 +35,15 @@ fn with_other_counts(path: &Path, b: &mut [u8]) -> u64 {
     w
 }
 
+/// The tables of at most 3 pieces with depth-to-win files, in a new directory.
+fn tables_to_3_with_dtw() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = BuildOptions::new(dir.path(), 3);
+    o.dtw = true;
+    build(&o).unwrap();
+    dir
+}
+
 /// A won or lost position of `s` with Black to move and no capture (probed directly).
 fn decided_position(tb: &Tablebase, s: Slice) -> Position {
     let ix = checkers_egdb::format::SliceIndex::new(s);
@@ -97,10 +106,7 @@ fn distance_files_of_other_values_are_refused() {
 /// depth is the header's uniform byte): refused at the first probe.
 #[test]
 fn a_depth_of_the_wrong_parity_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut o = BuildOptions::new(dir.path(), 3);
-    o.dtw = true;
-    build(&o).unwrap();
+    let dir = tables_to_3_with_dtw();
     let tb = Tablebase::open(dir.path()).unwrap();
     // A uniform depth-to-win file of a slice with a decided position that has a move (one
     // without a move is a loss in 0 plies without reading the file).
@@ -140,10 +146,7 @@ fn a_depth_of_the_wrong_parity_is_refused() {
 /// other counts is refused then too, not kept from the first look unchecked.
 #[test]
 fn a_distance_file_seen_before_its_value_file_is_still_checked() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut o = BuildOptions::new(dir.path(), 3);
-    o.dtw = true;
-    build(&o).unwrap();
+    let dir = tables_to_3_with_dtw();
     let s: Slice = "0201-nn".parse().unwrap();
     let p = {
         let tb = Tablebase::open(dir.path()).unwrap();
