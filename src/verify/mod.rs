@@ -1069,7 +1069,9 @@ fn derive_longest_with<R: Rules>(
     let open_of = |a: &[std::sync::atomic::AtomicU16]| {
         a.par_iter().filter(|e| rp_open(e.load(Relaxed))).count() as u64
     };
-    let mut open: u64 = rp.iter().map(|a| open_of(a)).sum();
+    // Open positions per slice, counted once (the total, and each list's exact capacity).
+    let opens: Vec<usize> = rp.iter().map(|a| open_of(a) as usize).collect();
+    let mut open: u64 = opens.iter().map(|&n| n as u64).sum();
     let positions: u64 = rp.iter().map(|a| a.len() as u64).sum();
     let small = rp
         .iter()
@@ -1079,11 +1081,7 @@ fn derive_longest_with<R: Rules>(
         way.unwrap_or(list_bytes <= positions.saturating_mul(LONGEST_LIST_BYTES_PER_POSITION));
     // The open positions of each slice in index order, with no watch yet (exact capacity, filled
     // in one pass: no transient copy beyond the list itself).
-    fn listed<I: OpenIx>(a: &[std::sync::atomic::AtomicU16]) -> Vec<(I, I)> {
-        let n = a
-            .par_iter()
-            .filter(|e| rp_open(e.load(std::sync::atomic::Ordering::Relaxed)))
-            .count();
+    fn listed<I: OpenIx>(a: &[std::sync::atomic::AtomicU16], n: usize) -> Vec<(I, I)> {
         let mut l = Vec::with_capacity(n);
         for (i, e) in a.iter().enumerate() {
             if rp_open(e.load(std::sync::atomic::Ordering::Relaxed)) {
@@ -1093,8 +1091,14 @@ fn derive_longest_with<R: Rules>(
         l
     }
     let (mut lists32, mut lists64): (Vec<OpenList<u32>>, Vec<OpenList<u64>>) = match (list, small) {
-        (true, true) => (rp.iter().map(|a| listed(a)).collect(), Vec::new()),
-        (true, false) => (Vec::new(), rp.iter().map(|a| listed(a)).collect()),
+        (true, true) => (
+            rp.iter().zip(&opens).map(|(a, &n)| listed(a, n)).collect(),
+            Vec::new(),
+        ),
+        (true, false) => (
+            Vec::new(),
+            rp.iter().zip(&opens).map(|(a, &n)| listed(a, n)).collect(),
+        ),
         (false, _) => (Vec::new(), Vec::new()),
     };
     let mut k: u16 = 1;
