@@ -206,9 +206,10 @@ pub mod planning {
     };
     pub use crate::generate::dtw::dtw_unit_bytes;
     pub use crate::memory::{
-        default_budget, format_size, parse_size, predict, predict_for, unit_bytes_per_position,
-        unit_reads_decoded_bytes, SizeError, SizeProblem, StepPrediction,
-        DTC_UNIT_BYTES_PER_POSITION, UNIT_BYTES_PER_POSITION,
+        budget_holding, default_budget, format_size, minimum_budget, parse_size, predict,
+        predict_for, unit_bytes_per_position, unit_reads_decoded_bytes, unit_solve_bytes,
+        SizeError, SizeProblem, StepPrediction, DTC_UNIT_BYTES_PER_POSITION,
+        UNIT_BYTES_PER_POSITION,
     };
     pub use crate::plan::{build_order, closure};
 }

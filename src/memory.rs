@@ -205,6 +205,55 @@ pub fn spill_cache_bytes(budget: u64) -> u64 {
     (budget / 8).clamp(1 << 20, 256 << 20)
 }
 
+/// The smallest budget `B` whose room for a unit, `B - spill_cache_bytes(B)`, holds `need`
+/// bytes (the block cache is counted inside the budget, so a budget must exceed the unit's own
+/// memory by at least 1 MiB).
+pub fn budget_holding(need: u64) -> u64 {
+    // `B - spill_cache_bytes(B)` never decreases as B grows (the cache grows by at most one
+    // byte per eight), and `need + 256 MiB` always holds `need`: a binary search between.
+    let (mut lo, mut hi) = (need, need.saturating_add(256 << 20));
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if mid - spill_cache_bytes(mid).min(mid) >= need {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
+/// The memory one unit of a build holds whatever the budget, in bytes: its solver state and
+/// values ([`unit_bytes_per_position`]`(dtc)` per position of both slices) and the writer's
+/// backlog of the unit solved before it (`previous_positions`, [`writer_backlog_bytes`]). Its
+/// dependencies are not counted: those that do not fit next to it are read through the block
+/// cache. [`minimum_budget`] adds the cache.
+pub fn unit_solve_bytes(positions: u64, previous_positions: u64, dtc: bool) -> u64 {
+    positions
+        .saturating_mul(unit_bytes_per_position(dtc))
+        .saturating_add(writer_backlog_bytes(previous_positions, dtc))
+}
+
+/// The smallest `--memory` budget that a build solving `units` (whole, one after another, in
+/// this order) keeps to: the largest [`unit_solve_bytes`] of a unit (with the backlog of the
+/// unit before it in `units`) plus the block cache ([`budget_holding`]). Returns the index in
+/// `units` of the unit that needs it and the budget in bytes; `None` when `units` is empty.
+/// A smaller budget is refused by `egdb build` before anything is solved (the solver state
+/// cannot be spilled, so such a build would exceed its budget).
+pub fn minimum_budget(units: &[&Unit], dtc: bool) -> Option<(usize, u64)> {
+    let mut previous = 0u64;
+    let mut best: Option<(usize, u64)> = None;
+    for (i, u) in units.iter().enumerate() {
+        let n: u64 = u.sizes.iter().sum();
+        let b = budget_holding(unit_solve_bytes(n, previous, dtc));
+        previous = n;
+        if best.is_none_or(|(_, m)| b > m) {
+            best = Some((i, b));
+        }
+    }
+    best
+}
+
 /// Bytes of every slice unit `u` reads decoded in the dependency store (2 bits per position):
 /// its same-piece-count dependencies ([`Unit::deps`]) and every non-empty slice of its capture
 /// materials ([`Unit::capture_materials`]). What its dependencies need so that no lookup goes
@@ -461,6 +510,51 @@ pub fn predict_for(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The smallest budget holding a unit's own bytes next to the block cache (an eighth of the
+    /// budget, 1 MiB to 256 MiB), worked out by hand at each of the cache's three regimes.
+    #[test]
+    fn budget_holding_adds_the_block_cache() {
+        // 8 MiB: the cache is its 1 MiB minimum; 8 MiB - 1 byte would leave 7 MiB - 1.
+        assert_eq!(budget_holding(7 << 20), 8 << 20);
+        // An eighth: B - floor(B / 8) = 1792 MiB first at B = 2 GiB - 1.
+        assert_eq!(budget_holding(1792 << 20), (2 << 30) - 1);
+        assert_eq!(
+            budget_holding(1792 << 20) - 1 - ((2 << 30) - 2) / 8,
+            (1792 << 20) - 1
+        );
+        // The cache's 256 MiB maximum.
+        assert_eq!(budget_holding(10 << 30), (10 << 30) + (256 << 20));
+    }
+
+    /// A unit is charged the values of the unit before it (the writer's backlog), so the order
+    /// of the units matters: the largest 4-piece unit before a small one, and after it.
+    #[test]
+    fn minimum_budget_charges_the_previous_units_values() {
+        let all = crate::plan::build_order(4);
+        let n = |u: &Unit| u.sizes.iter().sum::<u64>();
+        let big = all.iter().max_by_key(|u| n(u)).unwrap();
+        let small = all.iter().min_by_key(|u| n(u)).unwrap();
+        let (b, s) = (n(big), n(small));
+        assert!(b > 100_000 && s < 100, "{b} {s}");
+        // Big first: it needs 2 bytes a position; the small one after it holds big's values
+        // (1 byte and 1 bit a position) and its own 2 bytes a position: less.
+        assert_eq!(
+            minimum_budget(&[big, small], false),
+            Some((0, budget_holding(2 * b)))
+        );
+        // Small first: big holds its own state and small's values.
+        assert_eq!(
+            minimum_budget(&[small, big], false),
+            Some((1, budget_holding(2 * b + s + s.div_ceil(8))))
+        );
+        // With distances: 7 bytes a position, and the backlog's distances (3 bytes and 2 bits).
+        assert_eq!(
+            minimum_budget(&[small, big], true),
+            Some((1, budget_holding(7 * b + 3 * s + 2 * s.div_ceil(8))))
+        );
+        assert_eq!(minimum_budget(&[], false), None);
+    }
 
     #[test]
     fn sizes_parse() {

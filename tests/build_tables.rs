@@ -211,9 +211,43 @@ fn missing_dependency_is_named() {
     assert!(!err.contains("panicked"), "{err}");
 }
 
-/// A build under a tiny memory budget (every dependency read from the compressed files through
-/// the block cache, slices evicted and released) writes byte-identical files to an unbounded
-/// one. The reference is the unbounded build; the summary line shows the spill did happen.
+/// The smallest budget `egdb build ARGS` accepts in `dir`: a 64 KiB budget (below any unit's
+/// state and the 1 MiB block cache) is refused before anything is written, with an error
+/// naming the unit and the budget that holds it; that budget is accepted by the next call,
+/// one byte less is refused. Returns that budget in bytes.
+fn smallest_budget(args: &[&str], dir: &Path) -> String {
+    let mut a = args.to_vec();
+    a.extend(["--memory", "64K"]);
+    let out = egdb(&a, dir);
+    assert!(!out.status.success(), "a 64K budget was accepted");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        err.contains("--memory 64.0 KiB is too small: unit ") && !err.contains("panicked"),
+        "{err}"
+    );
+    assert!(
+        !dir.exists() || std::fs::read_dir(dir).unwrap().next().is_none(),
+        "files written before the refusal"
+    );
+    let need: u64 = err
+        .split("give --memory ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no size in {err}"));
+    let mut a = args.to_vec();
+    let less = (need - 1).to_string();
+    a.extend(["--memory", &less]);
+    let out = egdb(&a, dir);
+    assert!(!out.status.success(), "one byte below {need} was accepted");
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("give --memory {need} ")));
+    need.to_string()
+}
+
+/// A build under the smallest budget it accepts (dependencies read from the compressed files
+/// through the block cache, slices evicted and released) writes byte-identical files to an
+/// unbounded one. The reference is the unbounded build; the summary line shows the spill did
+/// happen.
 #[test]
 fn tiny_memory_budget_gives_identical_files() {
     let tmp = tempfile::tempdir().unwrap();
@@ -223,8 +257,17 @@ fn tiny_memory_budget_gives_identical_files() {
         &["build", "--pieces", "4", "--quiet", "--memory", "1T"],
         &free,
     ));
+    let least = smallest_budget(&["build", "--pieces", "4"], &tight);
+    // `egdb plan` names the same budget, and says that 64K is too small.
+    let plan = ok(&egdb(&["plan", "--pieces", "4", "--memory", "64K"], &tight));
+    assert!(
+        plan.contains(&format!(
+            "({least} bytes); this budget is too small, egdb build refuses it"
+        )),
+        "{plan}"
+    );
     let out = ok(&egdb(
-        &["build", "--pieces", "4", "--memory", "64K"],
+        &["build", "--pieces", "4", "--memory", &least],
         &tight,
     ));
     let line = out
@@ -268,9 +311,10 @@ fn tiny_memory_budget_gives_identical_files_for_a_variant() {
         ],
         &free,
     ));
+    let least = smallest_budget(&["build", "--rules", "russian", "--pieces", "3"], &tight);
     let out = ok(&egdb(
         &[
-            "build", "--rules", "russian", "--pieces", "3", "--memory", "64K",
+            "build", "--rules", "russian", "--pieces", "3", "--memory", &least,
         ],
         &tight,
     ));
@@ -325,7 +369,11 @@ fn a_unit_starts_only_when_the_units_before_the_previous_one_are_written() {
         violations: Mutex::new(Vec::new()),
     };
     let mut opts = BuildOptions::new(&dir, 4);
-    opts.memory = Some(64 << 10);
+    let units = checkers_egdb::planning::build_order(4);
+    let units: Vec<&Unit> = units.iter().collect();
+    // The smallest budget the build accepts: the dependencies spill, the writer's backlog is
+    // what the budget is charged with.
+    opts.memory = checkers_egdb::planning::minimum_budget(&units, false).map(|(_, b)| b);
     build_with(&opts, &watch).unwrap();
     let started = watch.started.into_inner().unwrap();
     assert!(started.len() > 100, "{}", started.len());

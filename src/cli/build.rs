@@ -34,7 +34,8 @@ pub struct Args {
     /// Memory budget, e.g. 512M or 16G (binary units K, M, G, T): the unit being solved (2
     /// bytes per position: state and values) plus the decoded dependencies (2 bits per position) and a block
     /// cache; dependencies that do not fit are read from their compressed files instead. The
-    /// files do not depend on it. Default: half the physical memory.
+    /// files do not depend on it. Default: half the physical memory. A budget that cannot hold
+    /// the largest unit's state is refused before anything is solved, with the size it needs.
     #[arg(long, value_name = "SIZE", value_parser = checkers_egdb::planning::parse_size)]
     pub memory: Option<u64>,
     /// No progress bars and no summary.

@@ -1071,6 +1071,10 @@ mod imp {
                 observer,
             ))
         }
+
+        fn ranks(&self) -> usize {
+            self.world.size() as usize
+        }
     }
 
     /// Rank 0: schedule every unit of `plan`, run rank 0's own worker thread, gather the totals.

@@ -124,6 +124,8 @@ pub fn run(args: Args) -> CliResult {
     }
     let refs: Vec<&Unit> = units.iter().collect();
     let pred = args.memory.map(|b| predict_for(&refs, b.0, ppb, args.dtc));
+    // The smallest budget `egdb build` accepts for this plan (it refuses less up front).
+    let least = checkers_egdb::planning::minimum_budget(&refs, args.dtc).map_or(0, |(_, b)| b);
     let join = |v: Vec<String>| {
         if v.is_empty() {
             "-".to_string()
@@ -169,6 +171,7 @@ pub fn run(args: Args) -> CliResult {
                 "spilled_bytes": s.spilled,
                 "loaded_bytes": s.loaded,
                 "positions_per_byte": ppb,
+                "minimum_budget_bytes": least,
             });
         }
         println!("{v}");
@@ -216,6 +219,15 @@ pub fn run(args: Args) -> CliResult {
             s.positions,
             format_size(s.disk),
             ppb
+        ));
+        out.push_str(&format!(
+            "# smallest budget egdb build accepts: {} ({least} bytes){}\n",
+            format_size(least),
+            if b.0.is_some_and(|b| b < least) {
+                "; this budget is too small, egdb build refuses it"
+            } else {
+                ""
+            }
         ));
         print!("{out}");
         return Ok(());

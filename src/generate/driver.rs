@@ -75,6 +75,13 @@ pub trait Runner {
         plan: &BuildPlan<'_>,
         observer: &dyn BuildObserver,
     ) -> Result<BuildSummary, BuildError>;
+
+    /// How many processes share the build (the ranks of an MPI job; 1 by default): units
+    /// that [`split_unit`] splits over them are not held whole by one process, so the driver's
+    /// up-front memory check ([`BuildOptions::memory`]) leaves them to the runner.
+    fn ranks(&self) -> usize {
+        1
+    }
 }
 
 /// How one unit is solved and written ([`solve_unit`], [`write_unit`]).
@@ -628,6 +635,7 @@ fn drive_locked(
             .collect();
         super::dtw::check_dtw_memory(&todo, opts.memory)?;
     }
+    check_unit_memory(&plan.jobs, opts, runner.ranks())?;
     let done = runner.run(&plan, observer)?;
     let store = std::mem::take(&mut sum.store);
     sum.add(&done);
@@ -649,6 +657,58 @@ fn drive_locked(
     observer.finish();
     sum.seconds = start.elapsed().as_secs_f64();
     Ok(sum)
+}
+
+/// Refuses, before any unit is solved, a budget ([`BuildOptions::memory`]) that cannot hold a
+/// unit to solve whole: its solver state and values, the writer's backlog of the unit before
+/// it and the dependency store's block cache ([`crate::memory::minimum_budget`]). Such a
+/// build would not fail, it would exceed the budget it was given, hours in; the error names the
+/// unit and the smallest budget that holds every unit of this run. Units split over the ranks
+/// of an MPI job (`ranks` > 1, [`split_unit`]) are not checked here; there each whole unit is
+/// checked alone (a rank's previous unit is not known in advance).
+fn check_unit_memory(
+    jobs: &[UnitJob<'_>],
+    opts: &BuildOptions,
+    ranks: usize,
+) -> Result<(), BuildError> {
+    let Some(budget) = opts.memory else {
+        return Ok(());
+    };
+    let whole: Vec<&Unit> = jobs
+        .iter()
+        .map(|j| j.unit)
+        .filter(|u| !split_unit(u, opts, ranks))
+        .collect();
+    let need = if ranks <= 1 {
+        crate::memory::minimum_budget(&whole, opts.dtc)
+    } else {
+        whole
+            .iter()
+            .enumerate()
+            .filter_map(|(i, u)| {
+                crate::memory::minimum_budget(&[*u], opts.dtc).map(|(_, b)| (i, b))
+            })
+            .max_by_key(|&(i, b)| (b, std::cmp::Reverse(i)))
+    };
+    let Some((i, min)) = need.filter(|&(_, min)| min > budget) else {
+        return Ok(());
+    };
+    let u = whole[i];
+    let n: u64 = u.sizes.iter().sum();
+    let backlog = if ranks <= 1 && i > 0 {
+        ", the values of the unit before it waiting to be written"
+    } else {
+        ""
+    };
+    Err(BuildError::Options(format!(
+        "--memory {} is too small: unit {} ({n} positions) needs {} for its solver state ({} \
+         bytes per position){backlog} and the dependencies' block cache; give --memory {min} \
+         or more (bytes; nothing was written)",
+        crate::memory::format_size(budget),
+        names(&u.slices),
+        crate::memory::format_size(min),
+        crate::memory::unit_bytes_per_position(opts.dtc),
+    )))
 }
 
 /// Runs the units of a build on this process: one unit at a time, solved on the rayon

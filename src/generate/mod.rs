@@ -268,7 +268,9 @@ pub struct BuildOptions {
     pub with_deps: bool,
     /// Memory budget in bytes for the dependency store and its block cache, next to the unit
     /// being solved (see `crate::memory`); `None`: unbounded (nothing spilled). Slices no
-    /// remaining unit reads are released either way. The output does not depend on it.
+    /// remaining unit reads are released either way. The output does not depend on it. A
+    /// budget that cannot hold a unit's own state ([`crate::planning::minimum_budget`]) is
+    /// refused before anything is solved ([`BuildError::Options`]).
     pub memory: Option<u64>,
     /// Also build the distance-to-conversion file of every slice (`<slice>.dtc`, see
     /// `crate::table::dtc`). A unit whose WLD files already exist gets only its distance
