@@ -225,7 +225,8 @@ pub fn budget_holding(need: u64) -> u64 {
 
 /// The memory one unit of a build holds whatever the budget, in bytes: its solver state and
 /// values ([`unit_bytes_per_position`]`(dtc)` per position of both slices) and the writer's
-/// backlog of the unit solved before it (`previous_positions`, [`writer_backlog_bytes`]). Its
+/// backlog of the unit solved before it (`previous_positions`: its values, 1 byte and 1 bit per
+/// position, and with `dtc` its distances). Its
 /// dependencies are not counted: those that do not fit next to it are read through the block
 /// cache. [`minimum_budget`] adds the cache.
 pub fn unit_solve_bytes(positions: u64, previous_positions: u64, dtc: bool) -> u64 {
