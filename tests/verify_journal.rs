@@ -807,10 +807,15 @@ fn a_version_1_journal_is_started_afresh_not_resumed() {
         String::from_utf8_lossy(&o.stderr),
         String::from_utf8_lossy(&o.stdout)
     );
-    // The version-1 journal: started afresh (kept beside), the forged figure reported.
+    // The version-1 journal: started afresh (kept beside), the forged figure reported, and
+    // the restart said though the run fails (it was said only on success before).
     let o = verify(d.path(), Some(&j));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("egdb: verify journal started afresh") && err.contains("version 1"),
+        "{err}"
+    );
     assert!(
         err.contains(&format!(
             "header says {}, the values give {longest}",

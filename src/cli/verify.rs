@@ -55,7 +55,9 @@ pub fn run(args: Args) -> CliResult {
         Some(r) => Some(r.parse::<checkers_egdb::rules::Variant>()?),
         None => None,
     };
+    let (notices, notes) = std::sync::mpsc::channel::<String>();
     let opts = VerifyOptions {
+        notices: Some(notices),
         rules,
         partial: args.partial,
         journal: args.journal.clone(),
@@ -73,10 +75,10 @@ pub fn run(args: Args) -> CliResult {
         bar.inc(k);
     });
     bar.finish_and_clear();
-    if let Ok(r) = &rep {
-        if let Some(why) = &r.journal_restarted {
-            eprintln!("egdb: verify journal {why}");
-        }
+    // Printed whatever the outcome (a failed run has no report to carry them); every notice
+    // was sent before `verify_dir_opts` returned.
+    for note in notes.try_iter() {
+        eprintln!("egdb: {note}");
     }
     let rep = match rep {
         Ok(r) => r,

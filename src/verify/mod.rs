@@ -348,6 +348,10 @@ pub struct VerifyOptions {
     /// from the files' headers (one variant per directory); given and not the headers' rules,
     /// the verification is refused ([`VerifyError::Stats`] naming both).
     pub rules: Option<crate::rules::Variant>,
+    /// Where to send notices for the user as soon as they are known, whatever the outcome:
+    /// today the journal's restart ([`VerifyReport::journal_restarted`], which an error
+    /// would otherwise lose). `None`: not sent.
+    pub notices: Option<std::sync::mpsc::Sender<String>>,
 }
 
 /// `with_oracle!(variant, r => body)` (this module's): `body` with `r` bound to the variant's independent
@@ -1409,6 +1413,13 @@ fn verify_dir_rules<R: Rules>(
         Some(path) => Some(open_journal(dir, &infos, path)?),
         None => None,
     };
+    if let (Some(tx), Some(why)) = (
+        &opts.notices,
+        journal.as_ref().and_then(|j| j.restarted.as_ref()),
+    ) {
+        // The receiver may be gone; the report still carries it.
+        let _ = tx.send(format!("verify journal {why}"));
+    }
     let mut errors = Vec::new();
     // Every block of every file to verify decoded once (block checksums, zstd, digits) before
     // any value is checked: under a budget the store may serve a slice through the block
