@@ -14,7 +14,6 @@
 # --pieces "7 8". Progress: `egdb info --dir DIR | grep ^8`, and LOGDIR/bg.log (one "built"
 # line a unit); per piece count, /usr/bin/time -v figures in LOGDIR/time<N>.txt.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 dir="/work/tables/egdb"
 logs="/work/notes/bg"
 bindir="/work/bin"
@@ -30,13 +29,24 @@ while [ $# -gt 0 ]; do
     *) echo "build_bg_start.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-if pgrep -f -- "build_bg.sh .*--dir $dir( |$)" >/dev/null; then
-  echo "build_bg_start.sh: a build of $dir is already running:" >&2
-  pgrep -af -- "build_bg.sh .*--dir $dir( |$)" >&2
+# Paths as the caller gave them, made absolute before moving to the checkout.
+dir=$(realpath -m -- "$dir"); logs=$(realpath -m -- "$logs"); bindir=$(realpath -m -- "$bindir")
+cd "$(dirname "$0")/.."
+running() {
+  # A build_bg.sh of this directory, or any `egdb build` holding the directory's lock.
+  pgrep -f -- "build_bg.sh .*--dir $dir( |/|$)" >/dev/null && return 0
+  [ -e "$dir/.egdb-build.lock" ] && ! flock -n "$dir/.egdb-build.lock" true 2>/dev/null && return 0
+  return 1
+}
+if running; then
+  echo "build_bg_start.sh: a build of $dir is already running (nothing started):" >&2
+  pgrep -af -- "build_bg.sh .*--dir $dir|egdb.* build " >&2 || true
   exit 0
 fi
 cargo build --release --quiet --bin egdb
 rev=$(git rev-parse --short HEAD)
+# A binary of uncommitted sources is not the commit's: named apart, and always copied.
+git diff --quiet HEAD -- src Cargo.toml Cargo.lock 2>/dev/null || rev="$rev-dirty-$(date -u +%Y%m%dT%H%M%S)"
 mkdir -p "$bindir" "$dir" "$logs"
 bin="$bindir/egdb-$rev"
 if [ ! -x "$bin" ]; then
@@ -47,4 +57,4 @@ setsid bash -c 'echo 19 > /proc/$$/autogroup 2>/dev/null || true; exec nice -n 1
   "$bin" "$dir" "$logs" "$mem8" "$pieces" </dev/null >/dev/null 2>&1 &
 sleep 1
 echo "build_bg_start.sh: started $bin on $dir (pieces $pieces, --memory $mem8 at 8 pieces); log $logs/bg.log"
-pgrep -af -- "build_bg.sh .*--dir $dir( |$)" || { echo "build_bg_start.sh: it did not start; see $logs/bg.log" >&2; exit 1; }
+pgrep -af -- "build_bg.sh .*--dir $dir( |/|$)" || echo "build_bg_start.sh: not running any more (finished or failed at once); see the end of $logs/bg.log" >&2

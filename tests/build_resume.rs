@@ -550,23 +550,37 @@ fn distance_files_rebuilt_from_value_files_match_in_every_variant() {
 }
 
 /// A full disk (issue 30, "a full disk stops with one line naming the file and loses nothing
-/// finished"): `egdb build --pieces 4` into a 200 KiB tmpfs (each file takes a 4 KiB page
+/// finished"): `egdb build --pieces 4` into a tmpfs of 50 pages (each file takes at least a page
 /// there, so about 50 of the 1,029 files fit) stops with exit status 1 and one line naming the
-/// file it could not write and the system's reason; the files left are each byte-identical to
-/// a build's on a large disk (no partial file, no temporary file), and resuming them on a large
+/// slice it could not write and the system's reason; the files left are each byte-identical to a
+/// build's on a large disk (no partial file, no temporary file), and resuming them on a large
 /// disk gives the whole build's bytes. The tmpfs is mounted in a private user and mount
-/// namespace (`unshare -r -m`), so the test needs no privilege; where the kernel refuses such
-/// namespaces it says so and checks nothing.
+/// namespace (`unshare -r -m`), so the test needs no privilege; where the kernel or a sandbox
+/// refuses such a mount it says so and checks nothing.
 #[test]
 fn a_build_on_a_full_disk_stops_with_one_line_and_resumes_to_identical_files() {
+    let page: u64 = Command::new("getconf")
+        .arg("PAGESIZE")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(4096);
+    let probe = tempfile::tempdir().unwrap();
     if !Command::new("unshare")
-        .args(["-r", "-m", "true"])
+        .args([
+            "-r",
+            "-m",
+            "sh",
+            "-c",
+            "mount -t tmpfs -o size=1m tmpfs \"$1\"",
+            "sh",
+        ])
+        .arg(probe.path())
         .status()
         .is_ok_and(|s| s.success())
     {
-        eprintln!(
-            "skipped: this kernel or sandbox refuses a private mount namespace (unshare -r -m)"
-        );
+        eprintln!("skipped: this kernel or sandbox refuses a tmpfs in a private mount namespace (unshare -r -m)");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -579,7 +593,7 @@ fn a_build_on_a_full_disk_stops_with_one_line_and_resumes_to_identical_files() {
     std::fs::create_dir_all(&kept).unwrap();
     // Inside the namespace: mount, build, keep the status, the error and every file left
     // (temporary ones included) before the namespace and its tmpfs go away.
-    let script = r#"mount -t tmpfs -o size=200k tmpfs "$1" || exit 99
+    let script = r#"mount -t tmpfs -o size="$4" tmpfs "$1" || exit 99
 "$2" build --pieces 4 --quiet --dir "$1/t" 2>"$3/stderr"
 echo $? >"$3/status"
 cp -a "$1/t/." "$3/files/""#;
@@ -588,6 +602,7 @@ cp -a "$1/t/." "$3/files/""#;
         .arg(&small)
         .arg(EGDB)
         .arg(&out)
+        .arg((50 * page).to_string())
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
@@ -597,7 +612,6 @@ cp -a "$1/t/." "$3/files/""#;
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
         stderr.starts_with("egdb: error: cannot write ")
-            && stderr.contains(".egdb")
             && stderr.contains("No space left on device"),
         "{stderr}"
     );
@@ -615,6 +629,16 @@ cp -a "$1/t/." "$3/files/""#;
             "{name}: left on the full disk but not a finished file"
         );
     }
+    // The line names the slice whose file could not be written: one of the build's, not left.
+    let named = stderr["egdb: error: cannot write ".len()..]
+        .split(':')
+        .next()
+        .unwrap();
+    let file = format!("{named}.egdb");
+    assert!(
+        whole.contains_key(&file) && !left.contains_key(&file),
+        "{named} in {stderr}"
+    );
     // Resumed on a large disk: the whole build's bytes.
     build_ok(&["--pieces", "4", "--quiet"], &kept);
     assert_eq!(snapshot(&kept), whole);

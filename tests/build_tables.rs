@@ -222,7 +222,8 @@ fn smallest_budget(args: &[&str], dir: &Path) -> String {
     assert!(!out.status.success(), "a 64K budget was accepted");
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(
-        err.contains("--memory 64.0 KiB is too small: unit ") && !err.contains("panicked"),
+        err.contains("the memory budget 64.0 KiB (--memory; default half the physical memory) is too small: unit ")
+            && !err.contains("panicked"),
         "{err}"
     );
     assert!(

@@ -95,7 +95,8 @@ fn summarise(p: &[StepPrediction]) -> Summary {
 /// `id<TAB>slices (comma-separated)<TAB>positions per slice<TAB>dep_units<TAB>deps<TAB>capture materials`
 /// (lists comma-separated, `-` when empty). With `--memory`, one line per unit
 /// `id<TAB>slices<TAB>positions<TAB>unit bytes<TAB>resident bytes<TAB>resident slices<TAB>spilled bytes<TAB>loaded bytes<TAB>cache bytes<TAB>peak bytes<TAB>disk bytes`
-/// after a `#` header, then a `# summary: ...` line.
+/// after a `#` header, then a `# summary: ...` line and a `# smallest budget egdb build
+/// accepts: ...` line.
 pub fn run(args: Args) -> CliResult {
     if !(1..=10).contains(&args.pieces) {
         return Err(format!("--pieces must be between 1 and 10 (got {})", args.pieces).into());

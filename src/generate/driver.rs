@@ -76,11 +76,14 @@ pub trait Runner {
         observer: &dyn BuildObserver,
     ) -> Result<BuildSummary, BuildError>;
 
-    /// How many processes share the build (the ranks of an MPI job; 1 by default): units
-    /// that [`split_unit`] splits over them are not held whole by one process, so the driver's
-    /// up-front memory check ([`BuildOptions::memory`]) leaves them to the runner.
-    fn ranks(&self) -> usize {
-        1
+    /// Whether the driver refuses, before the first unit is solved, a budget
+    /// ([`BuildOptions::memory`]) below what a unit holds whole with the previous unit's values
+    /// waiting for the writer ([`crate::memory::minimum_budget`]): what [`LocalRunner`] holds.
+    /// A runner that sizes its memory otherwise (the MPI runner splits the units that do not
+    /// fit one rank, [`split_unit`], and writes each unit before the next) returns false and
+    /// checks for itself.
+    fn checks_unit_memory(&self) -> bool {
+        true
     }
 }
 
@@ -635,7 +638,9 @@ fn drive_locked(
             .collect();
         super::dtw::check_dtw_memory(&todo, opts.memory)?;
     }
-    check_unit_memory(&plan.jobs, opts, runner.ranks())?;
+    if runner.checks_unit_memory() {
+        check_unit_memory(&plan.jobs, opts)?;
+    }
     let done = runner.run(&plan, observer)?;
     let store = std::mem::take(&mut sum.store);
     sum.add(&done);
@@ -660,50 +665,33 @@ fn drive_locked(
 }
 
 /// Refuses, before any unit is solved, a budget ([`BuildOptions::memory`]) that cannot hold a
-/// unit to solve whole: its solver state and values, the writer's backlog of the unit before
-/// it and the dependency store's block cache ([`crate::memory::minimum_budget`]). Such a
-/// build would not fail, it would exceed the budget it was given, hours in; the error names the
-/// unit and the smallest budget that holds every unit of this run. Units split over the ranks
-/// of an MPI job (`ranks` > 1, [`split_unit`]) are not checked here; there each whole unit is
-/// checked alone (a rank's previous unit is not known in advance).
-fn check_unit_memory(
-    jobs: &[UnitJob<'_>],
-    opts: &BuildOptions,
-    ranks: usize,
-) -> Result<(), BuildError> {
+/// unit to solve whole: its solver state and values, the writer's backlog of the job before it
+/// and the dependency store's block cache ([`crate::memory::minimum_budget`], what
+/// [`LocalRunner`] charges). Such a build would not fail, it would exceed the budget it was
+/// given, hours in; the error names the unit and the smallest budget that holds every unit of
+/// this run.
+fn check_unit_memory(jobs: &[UnitJob<'_>], opts: &BuildOptions) -> Result<(), BuildError> {
     let Some(budget) = opts.memory else {
         return Ok(());
     };
-    let whole: Vec<&Unit> = jobs
-        .iter()
-        .map(|j| j.unit)
-        .filter(|u| !split_unit(u, opts, ranks))
-        .collect();
-    let need = if ranks <= 1 {
-        crate::memory::minimum_budget(&whole, opts.dtc)
-    } else {
-        whole
-            .iter()
-            .enumerate()
-            .filter_map(|(i, u)| {
-                crate::memory::minimum_budget(&[*u], opts.dtc).map(|(_, b)| (i, b))
-            })
-            .max_by_key(|&(i, b)| (b, std::cmp::Reverse(i)))
-    };
-    let Some((i, min)) = need.filter(|&(_, min)| min > budget) else {
+    let units: Vec<&Unit> = jobs.iter().map(|j| j.unit).collect();
+    let Some((i, min)) =
+        crate::memory::minimum_budget(&units, opts.dtc).filter(|&(_, min)| min > budget)
+    else {
         return Ok(());
     };
-    let u = whole[i];
+    let u = units[i];
     let n: u64 = u.sizes.iter().sum();
-    let backlog = if ranks <= 1 && i > 0 {
+    let backlog = if i > 0 {
         ", the values of the unit before it waiting to be written"
     } else {
         ""
     };
     Err(BuildError::Options(format!(
-        "--memory {} is too small: unit {} ({n} positions) needs {} for its solver state ({} \
-         bytes per position){backlog} and the dependencies' block cache; give --memory {min} \
-         or more (bytes; nothing was written)",
+        "the memory budget {} (--memory; default half the physical memory) is too small: unit \
+         {} ({n} positions) needs {} for its solver state ({} bytes per position){backlog} and \
+         the dependencies' block cache; give --memory {min} or more (bytes; nothing was \
+         written)",
         crate::memory::format_size(budget),
         names(&u.slices),
         crate::memory::format_size(min),
