@@ -5,25 +5,33 @@
 # again). Each piece count's run is timed by /usr/bin/time -v (wall, CPU, peak RSS), appended
 # to LOGDIR/time<N>.txt; the build's own lines go to LOGDIR/bg.log.
 #
+#   scripts/build_bg.sh --start [--bindir BINDIR] [--dir DIR] [--logs LOGDIR] [--memory8 SIZE] [--pieces "7 8"]
 #   scripts/build_bg.sh [--binary EGDB] [--dir DIR] [--logs LOGDIR] [--memory8 SIZE] [--pieces "7 8"]
 #
-# Start it detached, in its own autogroup at nice 19 (nice alone does not lower a setsid
-# process's share here), so that the machine stays usable:
+# With --start (the usual way, on a fresh or a used machine): builds this checkout's `egdb`
+# (release), copies it to BINDIR/egdb-<commit> (default /work/bin; a later rebuild of the
+# checkout must not replace the program under a run of many hours; a binary of uncommitted
+# sources gets a name of its own), and runs the second form detached from the terminal, at
+# nice 19 in its own autogroup (nice alone does not lower a setsid process's share here), so
+# that the machine stays usable. Does nothing when a build of DIR is already running.
+# Progress: `egdb info --dir DIR | grep ^8`, LOGDIR/bg.log (one "built" line a unit).
 #
-#   setsid bash -c 'echo 19 > /proc/$$/autogroup; exec nice -n 19 scripts/build_bg.sh --binary /work/bin/egdb' &
-#
-# Copy the binary out of target/ first (--binary): a rebuild of the checkout must not replace
-# the program under a run of many hours. Files are byte-identical whatever binary of the same
-# format finishes the run.
+# Defaults: --dir /work/tables/egdb --logs /work/notes/bg --memory8 19G --pieces "7 8" (at most
+# 7 pieces under --memory 12G). Files are byte-identical whatever binary of the same format
+# finishes the run.
 set -euo pipefail
-egdb="target/release/egdb"
+egdb=""
 dir="/work/tables/egdb"
-logs="/work/notes"
-mem8="14G"
+logs="/work/notes/bg"
+bindir="/work/bin"
+mem8="19G"
 pieces="7 8"
+start=0
 while [ $# -gt 0 ]; do
   case "$1" in
+    --start) start=1; shift ;;
     --binary) egdb="$2"; shift 2 ;;
+    --bindir) bindir="$2"; shift 2 ;;
     --dir) dir="$2"; shift 2 ;;
     --logs) logs="$2"; shift 2 ;;
     --memory8) mem8="$2"; shift 2 ;;
@@ -31,6 +39,42 @@ while [ $# -gt 0 ]; do
     *) echo "build_bg.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+# Paths as the caller gave them, made absolute before moving to the checkout.
+dir=$(realpath -m -- "$dir"); logs=$(realpath -m -- "$logs"); bindir=$(realpath -m -- "$bindir")
+[ -n "$egdb" ] && egdb=$(realpath -m -- "$egdb")
+cd "$(dirname "$0")/.."
+if [ "$start" = 1 ]; then
+  running() {
+    # Another build_bg.sh of this directory, or any `egdb build` holding its lock.
+    pgrep -f -- "build_bg.sh .*--dir $dir( |/|$)" >/dev/null && return 0
+    [ -e "$dir/.egdb-build.lock" ] && ! flock -n "$dir/.egdb-build.lock" true 2>/dev/null && return 0
+    return 1
+  }
+  if running; then
+    echo "build_bg.sh: a build of $dir is already running (nothing started):" >&2
+    pgrep -af -- "build_bg.sh .*--dir $dir|egdb.* build " >&2 || true
+    exit 0
+  fi
+  if [ -z "$egdb" ]; then
+    cargo build --release --quiet --bin egdb
+    rev=$(git rev-parse --short HEAD)
+    git diff --quiet HEAD -- src Cargo.toml Cargo.lock 2>/dev/null || rev="$rev-dirty-$(date -u +%Y%m%dT%H%M%S)"
+    mkdir -p "$bindir"
+    egdb="$bindir/egdb-$rev"
+    if [ ! -x "$egdb" ]; then
+      cp target/release/egdb "$egdb.tmp"
+      mv "$egdb.tmp" "$egdb"
+    fi
+  fi
+  mkdir -p "$dir" "$logs"
+  setsid bash -c 'echo 19 > /proc/$$/autogroup 2>/dev/null || true; exec nice -n 19 scripts/build_bg.sh --binary "$0" --dir "$1" --logs "$2" --memory8 "$3" --pieces "$4"' \
+    "$egdb" "$dir" "$logs" "$mem8" "$pieces" </dev/null >/dev/null 2>&1 &
+  sleep 1
+  echo "build_bg.sh: started $egdb on $dir (pieces $pieces, --memory $mem8 at 8 pieces); log $logs/bg.log"
+  pgrep -af -- "build_bg.sh .*--dir $dir( |/|$)" || echo "build_bg.sh: not running any more (finished or failed at once); see the end of $logs/bg.log" >&2
+  exit 0
+fi
+[ -n "$egdb" ] || egdb="$PWD/target/release/egdb"
 mkdir -p "$dir" "$logs"
 for n in $pieces; do
   mem="12G"
