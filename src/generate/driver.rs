@@ -779,11 +779,14 @@ impl Runner for LocalRunner {
                     let previous = i
                         .checked_sub(1)
                         .map_or(0, |k| plan.jobs[k].unit.sizes.iter().sum::<u64>());
-                    let per = crate::memory::unit_bytes_per_position(opts.dtc);
+                    // What `check_unit_memory` charged this unit (`memory::minimum_budget`).
                     deps.begin_unit(
                         u,
-                        u.sizes.iter().sum::<u64>() * per
-                            + crate::memory::writer_backlog_bytes(previous, opts.dtc),
+                        crate::memory::unit_solve_bytes(
+                            u.sizes.iter().sum::<u64>(),
+                            previous,
+                            opts.dtc,
+                        ),
                     );
                     let t0 = Instant::now();
                     let mut solved = solve_unit(u, &deps, &plan.unit_options(job), observer)?;
