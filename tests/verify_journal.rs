@@ -850,3 +850,134 @@ fn a_version_1_journal_is_started_afresh_not_resumed() {
     let ((slices, _), (earlier, _)) = counts(&o);
     assert!(slices > 0 && earlier == 0, "{slices} {earlier}");
 }
+
+/// Value files of `dir` whose slice has `pieces` pieces (the file name's four digits add up
+/// to the piece count: `0201-nn.egdb` has 3), and their positions (header).
+fn files_of(dir: &Path, pieces: u32) -> (u64, u64) {
+    let mut n = (0, 0);
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.ends_with(".egdb") {
+            continue;
+        }
+        let count: u32 = name[..4].chars().map(|c| c.to_digit(10).unwrap()).sum();
+        if count == pieces {
+            n.0 += 1;
+            n.1 += TableFile::open(&p).unwrap().meta().positions;
+        }
+    }
+    n
+}
+
+fn verify_args(dir: &Path, args: &[&str]) -> Output {
+    egdb()
+        .args(["verify", "--quiet", "--dir"])
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn pieces_verifies_only_those_piece_counts_and_still_checks_every_checksum() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path(), "3");
+    let (n3, p3) = files_of(d.path(), 3);
+    let (n1, p1) = files_of(d.path(), 1);
+    let (n2, p2) = files_of(d.path(), 2);
+    assert!(n1 > 0 && n2 > 0 && n3 > 0);
+    // Journal: the slices of 1-2 pieces, then a run without --pieces does the 3-piece ones.
+    let jd = tempfile::tempdir().unwrap();
+    let j = jd.path().join("journal-pieces.txt");
+    let js = j.to_str().unwrap();
+    let o = verify_args(d.path(), &["--pieces", "1-2", "--journal", js]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(counts(&o).0, (n1 + n2, p1 + p2), "{out}");
+    assert!(
+        out.contains(&format!(
+            "not verified: {n3} slices, {p3} positions of other piece counts than 1-2 (--pieces)"
+        )),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(&j).unwrap();
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("wld ")).count() as u64,
+        n1 + n2,
+        "{text}"
+    );
+    let o = verify(d.path(), Some(&j));
+    assert!(o.status.success());
+    // Only the values: the distance files of 1-2 pieces were not verified by --pieces 1-2
+    // either, so they count in the second run ("now" counts value slices only).
+    assert_eq!(counts(&o).0, (n3, p3));
+    assert!(counts(&o).1 .0 >= n1 + n2);
+
+    // A wrong value (valid checksums) in the largest 3-piece file: found with --pieces 3,
+    // not looked at with --pieces 1-2.
+    let victim = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            n.ends_with(".egdb")
+                && n[..4].chars().map(|c| c.to_digit(10).unwrap()).sum::<u32>() == 3
+        })
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .unwrap();
+    let t = TableFile::open(&victim).unwrap();
+    let meta = t.meta().clone();
+    assert_eq!(meta.slice.material.pieces(), 3);
+    let mut vals = t.decode_all().unwrap();
+    drop(t);
+    let i = vals.iter().position(|&v| v != DONT_CARE).unwrap();
+    vals[i] = if vals[i] == 2 { 0 } else { 2 };
+    write_table_with(&victim, &meta, &vals, &WriteOptions::default()).unwrap();
+    let o = verify_args(d.path(), &["--pieces", "1-2"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = verify_args(d.path(), &["--pieces", "3"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("index {i} (")), "{err}");
+
+    // A damaged file of a piece count not selected is still reported (its checksum).
+    let two = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            n.ends_with(".egdb")
+                && n[..4].chars().map(|c| c.to_digit(10).unwrap()).sum::<u32>() == 2
+                && std::fs::metadata(p).unwrap().len() > 80
+        })
+        .unwrap();
+    let mut b = std::fs::read(&two).unwrap();
+    let mid = b.len() / 2;
+    b[mid] ^= 0x40;
+    std::fs::write(&two, &b).unwrap();
+    let o = verify_args(d.path(), &["--pieces", "3"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let name = two.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(err.contains(&name[..7]), "{err}");
+
+    // Piece counts the directory does not hold, and malformed ones.
+    let o = verify_args(d.path(), &["--pieces", "5-9"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("no table files of 5-9 pieces in"), "{err}");
+    assert!(err.contains("(it holds 1-3)"), "{err}");
+    for bad in ["3-2", "0", "33", "x", "2-"] {
+        let o = verify_args(d.path(), &["--pieces", bad]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("--pieces"),
+            "{bad}"
+        );
+    }
+}

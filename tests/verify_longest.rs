@@ -124,11 +124,13 @@ fn a_forged_value_header_longest_is_reported() {
 }
 
 /// Not only absurd figures: the true value minus one (read from the genuine header). Checked
-/// three ways: the verifier finds the positions still open at each level of the resolution
-/// plies from a list (an index and a watched successor each) when the list fits in two bytes
-/// per position of the unit, else by a scan of the arrays (no memory beyond them: the largest
-/// 8-piece unit has 2.97e9 positions); both ways, forced by `EGDB_VERIFY_LONGEST`, derive the
-/// builder's figure for every slice of at most 4 pieces and report the forged one.
+/// every way the verifier finds the positions to examine at each level of the resolution
+/// plies: those reached back by one move from the positions resolved at the level before
+/// (`pred`, the default), a list of the open positions (an index and a watched successor
+/// each: `list`), a scan of the arrays (`scan`), or the list when it fits in two bytes per
+/// position of the unit, else the scan (`auto`); each, forced by `EGDB_VERIFY_LONGEST`,
+/// derives the builder's figure for every slice of at most 4 pieces and reports the forged
+/// one.
 #[test]
 fn a_forged_value_header_longest_one_below_the_truth_is_reported() {
     let tmp = tempfile::tempdir().unwrap();
@@ -139,7 +141,7 @@ fn a_forged_value_header_longest_one_below_the_truth_is_reported() {
     let longest = u32::from_le_bytes(b[48..52].try_into().unwrap());
     assert!(longest > 1, "2 kings v 2 kings resolve over many plies");
     forge_longest(&path, longest - 1);
-    for way in ["", "list", "scan"] {
+    for way in ["", "pred", "list", "scan", "auto"] {
         let env = [("EGDB_VERIFY_LONGEST", way)];
         if !way.is_empty() {
             let out = egdb_env(&["verify", "--quiet", "--dir", s(t4())], &env);

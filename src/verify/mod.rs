@@ -158,6 +158,16 @@ pub enum VerifyError {
     /// The directory holds no table files.
     #[error("no table files in {}", .0.display())]
     Empty(std::path::PathBuf),
+    /// [`VerifyOptions::pieces`] selects no slice of the directory.
+    #[error("no table files of {pieces} pieces in {} (it holds {held})", dir.display())]
+    NoneSelected {
+        /// The directory.
+        dir: std::path::PathBuf,
+        /// The piece counts asked for, as given (`8`, `5-8`).
+        pieces: String,
+        /// The piece counts it holds (`1-7`).
+        held: String,
+    },
     /// The slice index's incremental walk disagrees with `unrank` (a bug, never a table fault).
     #[error("slice {slice}: internal error in the index walk: {why}")]
     IndexWalk {
@@ -214,6 +224,7 @@ impl VerifyError {
             VerifyError::Stats(_)
             | VerifyError::Incomplete { .. }
             | VerifyError::Empty(_)
+            | VerifyError::NoneSelected { .. }
             | VerifyError::Packed(_)
             | VerifyError::Journal(_)
             | VerifyError::Several(_) => None,
@@ -327,6 +338,12 @@ pub struct VerifyReport {
     /// Depth-to-win files present but left unchecked because their partner's is absent
     /// (with `partial`).
     pub dtw_unchecked: u64,
+    /// Slice files of piece counts outside [`VerifyOptions::pieces`]: their header and
+    /// whole-file checksum were checked and their values read as dependencies, but not
+    /// re-derived (nor their distance files).
+    pub unselected_slices: u64,
+    /// Positions of [`VerifyReport::unselected_slices`].
+    pub unselected_positions: u64,
 }
 
 /// Options of [`verify_dir_opts`].
@@ -352,6 +369,13 @@ pub struct VerifyOptions {
     /// today the journal's restart ([`VerifyReport::journal_restarted`], which an error
     /// would otherwise lose). `None`: not sent.
     pub notices: Option<std::sync::mpsc::Sender<String>>,
+    /// Verify only the slices of these piece counts (`egdb verify --pieces 8`, `--pieces
+    /// 5-8`; `None`: every slice). The others are still checked for presence, header and
+    /// whole-file checksum, and their values are read as the selected slices' dependencies,
+    /// but not re-derived: for adding a piece count to tables verified before (the same
+    /// bytes, e.g. against a published manifest). Counted in
+    /// [`VerifyReport::unselected_slices`]; never recorded in the journal.
+    pub pieces: Option<std::ops::RangeInclusive<u32>>,
 }
 
 /// `with_oracle!(variant, r => body)` (this module's): `body` with `r` bound to the variant's independent
@@ -552,7 +576,7 @@ fn verify_slice_entries<R: Rules, S: RawSource + ?Sized>(
     // The entries are written in place, a chunk of the array per task (no per-chunk copies
     // gathered afterwards: two bytes a position, as `unit_own_bytes` charges).
     let mut all: Vec<u16> = if entries {
-        vec![0; n as usize]
+        zeroed_entries(n as usize)
     } else {
         Vec::new()
     };
@@ -873,6 +897,29 @@ fn rp_open(e: u16) -> bool {
     e != RP_DRAW && e & !RP_WIN == RP_OPEN
 }
 
+/// `n` resolution-ply entries, zero, asking the kernel for transparent huge pages under them
+/// before they are first written (`madvise(MADV_HUGEPAGE)`, a hint, ignored where
+/// unsupported): [`derive_longest`] reads them at random places, and with 4 KiB pages nearly
+/// every such read of a multi-GB array at 8 pieces is also a TLB miss.
+fn zeroed_entries(n: usize) -> Vec<u16> {
+    let v = vec![0u16; n];
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let start = v.as_ptr() as usize;
+        let end = start + std::mem::size_of_val(&v[..]);
+        let a = start.next_multiple_of(4096);
+        if end > a + (2 << 20) {
+            let len = (end - a) / 4096 * 4096;
+            // SAFETY: the range lies inside the allocation of `v`; MADV_HUGEPAGE changes no
+            // contents, only how the kernel backs the pages.
+            unsafe {
+                libc::madvise(a as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    v
+}
+
 /// The resolution-ply arrays as atomics (the same bytes: `AtomicU16` has the size,
 /// alignment and bit validity of `u16`), so that a level's entries are written in place
 /// while other threads read the partner's (or, for a slice that is its own partner, the
@@ -1012,6 +1059,131 @@ fn longest_level_scan<R: Rules>(
         .sum()
 }
 
+/// The positions from which Black, to move, can have reached `s` (White to move) by one
+/// quiet move that keeps Black's material: `f` gets each (Black to move). A king steps back
+/// one square along any diagonal over empty squares (any number with `flying` kings), a man
+/// one square back toward Black's side (rows of lower squares). Written for the verifier
+/// from the board's geometry alone, apart from the builder's un-moves (`rules::Retro`);
+/// it may give positions that have a capture (no quiet move is then legal) or lie in
+/// another slice: its callers only use it to choose which positions to examine, and the
+/// examination ([`longest_step`]) generates their moves forward with the oracle.
+fn black_unmoves(s: &Position, flying: bool, mut f: impl FnMut(Position)) {
+    use crate::board::{Bits, NEIGHBOUR};
+    let empty = !(s.black | s.white);
+    for t in Bits(s.black) {
+        let t = t as usize;
+        let king = s.kings & (1 << t) != 0;
+        // Directions 0 and 1 point toward square 32 (a Black man's forward), 2 and 3 back.
+        for (d, step) in NEIGHBOUR.iter().enumerate() {
+            if !king && d < 2 {
+                continue;
+            }
+            let mut from = step[t];
+            while from != 0xFF && empty & (1 << from) != 0 {
+                let moved = (1u32 << t) | (1u32 << from);
+                f(Position {
+                    black: s.black ^ moved,
+                    white: s.white,
+                    kings: if king { s.kings ^ moved } else { s.kings },
+                    side: crate::board::Color::Black,
+                });
+                if !(king && flying) {
+                    break;
+                }
+                from = step[from as usize];
+            }
+        }
+    }
+}
+
+/// One level of [`derive_longest`] driven by the positions resolved at the level before:
+/// the open positions of `own` examined are those from which a position of `theirs` whose
+/// entry has ply `k - 1` is reached by one move ([`black_unmoves`]). Every position that
+/// resolves at level `k` is among them (a win resolving at `k` has a lost successor of ply
+/// `k - 1`, a loss a successor of ply `k - 1`, its largest), so the level assigns what a scan
+/// of every open position would, examining each with the same [`longest_step`]. Returns
+/// how many resolved.
+fn longest_level_pred<R: Rules>(
+    rules: R,
+    flying: bool,
+    own: (&Slice, &SliceIndex, &[std::sync::atomic::AtomicU16]),
+    theirs: (&Slice, &SliceIndex, &[std::sync::atomic::AtomicU16]),
+    k: u16,
+) -> u64 {
+    use std::sync::atomic::Ordering::Relaxed;
+    const SCAN: usize = 1 << 14;
+    let (own_slice, own_index, own_rp) = own;
+    let (_, their_index, their_rp) = theirs;
+    let last = k - 1;
+    // Candidates are ranked and their entries prefetched a batch at a time, then examined:
+    // the entry loads are random reads of a multi-GB array at 8 pieces.
+    const BATCH: usize = 64;
+    let examine = |batch: &mut Vec<(usize, Position)>| -> u64 {
+        let mut n = 0;
+        for (i, p) in batch.drain(..) {
+            let f = own_rp[i].load(Relaxed);
+            if !rp_open(f) {
+                continue;
+            }
+            if let Ok(entry) = longest_step(rules, &p, f & RP_WIN != 0, k, theirs) {
+                // Two threads may reach the same position: the first store counts.
+                if own_rp[i]
+                    .compare_exchange(f, entry, Relaxed, Relaxed)
+                    .is_ok()
+                {
+                    n += 1;
+                }
+            }
+        }
+        n
+    };
+    their_rp
+        .par_chunks(SCAN)
+        .enumerate()
+        .map(|(c, chunk)| {
+            let mut n = 0;
+            let mut batch = Vec::with_capacity(BATCH + 64);
+            for (j, cell) in chunk.iter().enumerate() {
+                let e = cell.load(Relaxed);
+                if e == RP_DRAW || rp_open(e) || e & !RP_WIN != last {
+                    continue;
+                }
+                let Ok(q) = their_index.unrank((c * SCAN + j) as u64) else {
+                    continue;
+                };
+                black_unmoves(&q.flip(), flying, |p| {
+                    if Slice::of(&p) != *own_slice {
+                        return;
+                    }
+                    let i = own_index.rank(&p) as usize;
+                    prefetch_entry(&own_rp[i]);
+                    batch.push((i, p));
+                });
+                if batch.len() >= BATCH {
+                    n += examine(&mut batch);
+                }
+            }
+            n + examine(&mut batch)
+        })
+        .sum()
+}
+
+/// A cache hint for the resolution-ply entry `e` (read soon).
+#[inline(always)]
+fn prefetch_entry(e: &std::sync::atomic::AtomicU16) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `_mm_prefetch` is only a cache hint: it never faults and reads nothing the
+    // program can observe, whatever the address; SSE is part of the x86-64 baseline.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(
+            e as *const std::sync::atomic::AtomicU16 as *const i8,
+            std::arch::x86_64::_MM_HINT_T0,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = e;
+}
+
 /// The header statistic `longest` of each slice of a unit (`slices`: a slice and its partner,
 /// or one slice that is its own partner), re-derived from the values by forward move
 /// generation under `rules` (the oracle), independently of the builder.
@@ -1048,23 +1220,44 @@ fn derive_longest<R: Rules>(
     slices: &[Slice],
     initial: Vec<Vec<u16>>,
 ) -> Result<Vec<u32>, VerifyError> {
-    // `EGDB_VERIFY_LONGEST=list` or `scan` forces one way (tests check that both derive the
-    // same figures; docs/cli.md).
-    let way = match std::env::var("EGDB_VERIFY_LONGEST").as_deref() {
-        Ok("list") => Some(true),
-        Ok("scan") => Some(false),
-        _ => None,
-    };
-    derive_longest_with(rules, slices, initial, way)
+    derive_longest_with(rules, slices, initial, LongestWay::from_env())
 }
 
-/// [`derive_longest`] with the open positions kept in a list (`Some(true)`), found by a scan
-/// (`Some(false)`) or the way it chooses (`None`).
+/// How [`derive_longest`] finds the positions to examine at each level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LongestWay {
+    /// Those reached back by one move from the positions resolved at the level before
+    /// ([`longest_level_pred`]; the default: no memory beyond the arrays, each position's
+    /// moves generated about once).
+    Pred,
+    /// A list of the open positions ([`longest_level_list`]).
+    List,
+    /// A scan of every open position ([`longest_level_scan`]).
+    Scan,
+    /// The list when it takes at most [`LONGEST_LIST_BYTES_PER_POSITION`] bytes a position,
+    /// else the scan (the way before `Pred`).
+    ListOrScan,
+}
+
+impl LongestWay {
+    /// `EGDB_VERIFY_LONGEST=pred|list|scan|auto` forces a way (tests check that every way
+    /// derives the same figures; docs/cli.md); unset or anything else: [`LongestWay::Pred`].
+    fn from_env() -> LongestWay {
+        match std::env::var("EGDB_VERIFY_LONGEST").as_deref() {
+            Ok("list") => LongestWay::List,
+            Ok("scan") => LongestWay::Scan,
+            Ok("auto") => LongestWay::ListOrScan,
+            _ => LongestWay::Pred,
+        }
+    }
+}
+
+/// [`derive_longest`] the way `way` says.
 fn derive_longest_with<R: Rules>(
     rules: R,
     slices: &[Slice],
     initial: Vec<Vec<u16>>,
-    way: Option<bool>,
+    way: LongestWay,
 ) -> Result<Vec<u32>, VerifyError> {
     use std::sync::atomic::Ordering::Relaxed;
     let indexes: Vec<SliceIndex> = slices.iter().map(|s| SliceIndex::new(*s)).collect();
@@ -1081,8 +1274,16 @@ fn derive_longest_with<R: Rules>(
         .iter()
         .all(|a| (a.len() as u64) < u64::from(u32::MAX - 1));
     let list_bytes = open.saturating_mul(if small { 8 } else { 16 });
-    let list =
-        way.unwrap_or(list_bytes <= positions.saturating_mul(LONGEST_LIST_BYTES_PER_POSITION));
+    let list = match way {
+        LongestWay::List => true,
+        LongestWay::Scan | LongestWay::Pred => false,
+        LongestWay::ListOrScan => {
+            list_bytes <= positions.saturating_mul(LONGEST_LIST_BYTES_PER_POSITION)
+        }
+    };
+    let pred = way == LongestWay::Pred;
+    let flying =
+        crate::rules::paths::game_of(R::ID).kings == crate::rules::paths::KingRange::Flying;
     // The open positions of each slice in index order, with no watch yet (exact capacity, filled
     // in one pass: no transient copy beyond the list itself).
     fn listed<I: OpenIx>(a: &[std::sync::atomic::AtomicU16], n: usize) -> Vec<(I, I)> {
@@ -1118,10 +1319,13 @@ fn derive_longest_with<R: Rules>(
             let y = other(x);
             let own = (&indexes[x], &rp[x][..]);
             let theirs = (&slices[y], &indexes[y], &rp[y][..]);
-            assigned += match (list, small) {
-                (true, true) => longest_level_list(rules, &mut lists32[x], own, theirs, k),
-                (true, false) => longest_level_list(rules, &mut lists64[x], own, theirs, k),
-                (false, _) => longest_level_scan(rules, own, theirs, k),
+            assigned += match (pred, list, small) {
+                (true, _, _) => {
+                    longest_level_pred(rules, flying, (&slices[x], own.0, own.1), theirs, k)
+                }
+                (_, true, true) => longest_level_list(rules, &mut lists32[x], own, theirs, k),
+                (_, true, false) => longest_level_list(rules, &mut lists64[x], own, theirs, k),
+                (_, false, _) => longest_level_scan(rules, own, theirs, k),
             };
         }
         open -= assigned;
@@ -1175,7 +1379,7 @@ fn initial_entries<R: Rules, S: RawSource + ?Sized>(
     const CHUNK: u64 = 1 << 14;
     let partner = slice.partner();
     let inside = |s: &Position| Slice::of(&s.normalized()) == partner;
-    let mut all = vec![0u16; n as usize];
+    let mut all = zeroed_entries(n as usize);
     // Every chunk's result kept, so that the error reported is the first chunk's in order.
     let results: Vec<Result<(), VerifyError>> = all
         .par_chunks_mut(CHUNK as usize)
@@ -1286,6 +1490,31 @@ fn verify_dir_rules<R: Rules>(
     let (infos, bad) = read_dir_info_all(dir)?;
     if infos.is_empty() && bad.is_empty() {
         return Err(VerifyError::Empty(dir.to_path_buf()));
+    }
+    if let Some(r) = &opts.pieces {
+        let counts = infos
+            .iter()
+            .map(|f| f.slice.material.pieces())
+            .chain(bad.iter().map(|(s, _)| s.material.pieces()));
+        let (lo, hi) = counts.fold((u32::MAX, 0), |(l, h), p| (l.min(p), h.max(p)));
+        let has = |p: u32| {
+            infos.iter().any(|f| f.slice.material.pieces() == p)
+                || bad.iter().any(|(s, _)| s.material.pieces() == p)
+        };
+        if !r.clone().any(has) {
+            let range = |a: u32, b: u32| {
+                if a == b {
+                    a.to_string()
+                } else {
+                    format!("{a}-{b}")
+                }
+            };
+            return Err(VerifyError::NoneSelected {
+                dir: dir.to_path_buf(),
+                pieces: range(*r.start(), *r.end()),
+                held: range(lo, hi),
+            });
+        }
     }
     let mut present = infos.clone();
     present.extend(bad.iter().map(|(s, _)| crate::stats::FileInfo {
@@ -1420,6 +1649,11 @@ fn verify_dir_rules<R: Rules>(
         // The receiver may be gone; the report still carries it.
         let _ = tx.send(format!("verify journal {why}"));
     }
+    let selected = |s: &Slice| {
+        opts.pieces
+            .as_ref()
+            .is_none_or(|r| r.contains(&s.material.pieces()))
+    };
     let mut errors = Vec::new();
     // Every block of every file to verify decoded once (block checksums, zstd, digits) before
     // any value is checked: under a budget the store may serve a slice through the block
@@ -1429,7 +1663,7 @@ fn verify_dir_rules<R: Rules>(
         let done = journal
             .as_ref()
             .is_some_and(|j| j.done(journal::Part::Wld, &f.slice).is_some());
-        if !done {
+        if !done && selected(&f.slice) {
             if let Err(e) = check_blocks(&f.path, R::ID) {
                 errors.push(VerifyError::Probe {
                     slice: f.slice,
@@ -1462,11 +1696,19 @@ fn verify_dir_rules<R: Rules>(
     // Each step: a unit of the plan (if any) and its files present, in the unit's order; a
     // file outside every unit (none are expected) goes last, on its own.
     let mut steps: Vec<(Option<&crate::plan::Unit>, Vec<&crate::stats::FileInfo>)> = Vec::new();
+    // Files of piece counts not selected (`pieces`) are no step: only read.
     let mut placed = std::collections::HashSet::new();
+    let mut unselected = (0u64, 0u64);
+    for f in infos.iter().filter(|f| !selected(&f.slice)) {
+        placed.insert(f.slice);
+        unselected.0 += 1;
+        unselected.1 += f.meta.positions;
+    }
     for u in &units {
         let files: Vec<&crate::stats::FileInfo> = u
             .slices
             .iter()
+            .filter(|s| !placed.contains(s))
             .filter_map(|s| by_slice.get(s).copied())
             .collect();
         if !files.is_empty() {
@@ -1487,6 +1729,8 @@ fn verify_dir_rules<R: Rules>(
         dtc_absent,
         dtw_absent,
         journal_restarted: journal.as_ref().and_then(|j| j.restarted.clone()),
+        unselected_slices: unselected.0,
+        unselected_positions: unselected.1,
         ..VerifyReport::default()
     };
     let mut errors = Vec::new();
@@ -1533,8 +1777,8 @@ fn verify_dir_rules<R: Rules>(
     for (unit, files) in &steps {
         if let Some(u) = unit {
             // The unit's own memory: the decoded distances of its slices when it has any (DTC
-            // or DTW files, 4 bytes a position), and four bytes per position for the resolution
-            // plies of `derive_longest` and its list of open positions.
+            // or DTW files, 4 bytes a position), and two bytes per position for the resolution
+            // plies of `derive_longest` (`unit_own_bytes`).
             let own = unit_own_bytes(u.sizes.iter().sum::<u64>(), any_distances);
             src.begin_unit(u, own);
         }
@@ -1792,12 +2036,17 @@ fn verify_dtc_files<R: Rules>(
 }
 
 /// The memory a unit of `positions` positions holds beside its dependencies while it is
-/// verified: 2 bytes a position of resolution plies (`derive_longest`) and at most
-/// [`LONGEST_LIST_BYTES_PER_POSITION`] for its list of open positions, and with distance
-/// files (`.dtc` or `.dtw`, decoded whole a unit at a time) their distances, a `u32` a position.
+/// verified: 2 bytes a position of resolution plies (`derive_longest`; the default way needs
+/// nothing more), [`LONGEST_LIST_BYTES_PER_POSITION`] more when `EGDB_VERIFY_LONGEST` asks
+/// for a list of open positions, and with distance files (`.dtc` or `.dtw`, decoded whole a
+/// unit at a time) their distances, a `u32` a position.
 fn unit_own_bytes(positions: u64, distances: bool) -> u64 {
+    let list = match LongestWay::from_env() {
+        LongestWay::List | LongestWay::ListOrScan => LONGEST_LIST_BYTES_PER_POSITION,
+        LongestWay::Pred | LongestWay::Scan => 0,
+    };
     let per = 2
-        + LONGEST_LIST_BYTES_PER_POSITION
+        + list
         + if distances {
             std::mem::size_of::<u32>() as u64
         } else {
@@ -1810,6 +2059,69 @@ fn unit_own_bytes(positions: u64, distances: bool) -> u64 {
 mod tests {
     use super::*;
     use crate::movegen::Oracle;
+
+    /// Every quiet move that keeps the material (no capture, no crowning) is found back by
+    /// [`black_unmoves`] from the position it reaches: the oracle's moves (English: short
+    /// kings) and the path generator's Russian ones (flying kings), from positions of a fixed
+    /// pseudo-random sequence. What `longest_level_pred` relies on to examine every position
+    /// that can resolve at a level.
+    #[test]
+    fn black_unmoves_find_every_quiet_move_back() {
+        fn check<R: Rules>(rules: R, flying: bool) -> u64 {
+            let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+            let mut next = || {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            };
+            let mut moves = 0;
+            for _ in 0..20_000 {
+                let (mut black, mut white, mut kings) = (0u32, 0u32, 0u32);
+                let n = 2 + next() % 9;
+                for j in 0..n {
+                    let sq = 1u32 << (next() % 32);
+                    if (black | white) & sq != 0 {
+                        continue;
+                    }
+                    if j % 2 == 0 {
+                        black |= sq
+                    } else {
+                        white |= sq
+                    }
+                    if next() % 2 == 0 {
+                        kings |= sq;
+                    }
+                }
+                let p = Position {
+                    black,
+                    white,
+                    kings,
+                    side: crate::board::Color::Black,
+                };
+                if black == 0 || white == 0 || rules.validate(&p).is_err() || rules.has_capture(&p)
+                {
+                    continue;
+                }
+                rules.for_each_successor(&p, |s| {
+                    if s.black.count_ones() != black.count_ones()
+                        || s.white != white
+                        || (s.kings & s.black).count_ones() != (kings & black).count_ones()
+                    {
+                        return;
+                    }
+                    moves += 1;
+                    let mut found = false;
+                    black_unmoves(&s, flying, |q| found |= q == p);
+                    assert!(found, "{} -> {}: not found back", p.to_fen(), s.to_fen());
+                });
+            }
+            moves
+        }
+        assert!(check(Oracle, false) > 10_000);
+        let russian = crate::rules::paths::Paths::<{ crate::rules::russian::ID }>;
+        assert!(check(russian, true) > 10_000);
+    }
 
     /// Won positions marked open while every other position of king v king (a slice that is
     /// its own partner) is a draw can never resolve: a win needs a lost successor. Both ways
@@ -1824,7 +2136,12 @@ mod tests {
             rp[a] = RP_OPEN | RP_WIN;
             rp[b] = RP_OPEN | RP_WIN;
             let low = a.min(b);
-            for way in [Some(true), Some(false), None] {
+            for way in [
+                LongestWay::List,
+                LongestWay::Scan,
+                LongestWay::ListOrScan,
+                LongestWay::Pred,
+            ] {
                 match derive_longest_with(Oracle, &[slice], vec![rp.clone()], way) {
                     Err(VerifyError::Longest { slice: s, why }) => {
                         assert_eq!(s, slice);
@@ -1839,7 +2156,7 @@ mod tests {
             }
         }
         // And with nothing open, every draw: longest 0, both ways.
-        for way in [Some(true), Some(false)] {
+        for way in [LongestWay::List, LongestWay::Scan, LongestWay::Pred] {
             let rp = vec![RP_DRAW; n];
             assert_eq!(
                 derive_longest_with(Oracle, &[slice], vec![rp], way).unwrap(),
