@@ -1322,6 +1322,105 @@ fn time_limit_ends_a_build() {
     assert_eq!(names(&p), before);
 }
 
+/// A `--memory` below what a unit to build needs: `egdb prove --build` starts no build, names
+/// the smallest budget the unit needs (the figure `egdb build` itself refuses below: the
+/// two checks are made in different places) and ends the position unknown with the limit
+/// named; with that budget the same command builds the tables and proves the position.
+#[test]
+fn a_build_memory_too_small_is_a_named_limit_and_the_named_budget_builds() {
+    let d = dirs();
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("p");
+    std::fs::create_dir(&p).unwrap();
+    for e in std::fs::read_dir(&d.t3).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), p.join(e.file_name())).unwrap();
+    }
+    // Table files (the build's lock file, left by `egdb build`, is not one).
+    let files = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name() != ".egdb-build.lock")
+            .count()
+    };
+    let before = files(&p);
+    let fen = "B:W30,K31:B21,K23";
+    let args = |mem: &str| {
+        vec![
+            "prove".to_string(),
+            "--json".into(),
+            "--nodes".into(),
+            "1".into(),
+            "--layer".into(),
+            "0".into(),
+            "--build".into(),
+            "100000000".into(),
+            "--memory".into(),
+            mem.into(),
+            fen.into(),
+        ]
+    };
+    let run = |mem: &str| {
+        let a = args(mem);
+        egdb(&a.iter().map(String::as_str).collect::<Vec<_>>(), &p)
+    };
+    let out = run("64K");
+    let err = stderr_of(&out);
+    let j = json_of(&out, 3);
+    assert_eq!(
+        j["stopped"],
+        serde_json::json!(["build-memory", "nodes"]),
+        "{j}"
+    );
+    assert_eq!(j["built"], 0, "{j}");
+    assert_eq!(j["value"], "unknown", "{j}");
+    assert_eq!(files(&p), before);
+    assert!(
+        err.contains("memory limit 0.1 MiB too small to build"),
+        "{err}"
+    );
+    let need: u64 = err
+        .split("needs --memory ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("a budget named: {err}"));
+    // `egdb build` of the same unit refuses the same budget minus one byte and names it.
+    let unit = err
+        .split("building the unit ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    let out = egdb(
+        &[
+            "build",
+            "--slice",
+            &unit,
+            "--with-deps",
+            "--quiet",
+            "--memory",
+            &(need - 1).to_string(),
+        ],
+        &p,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains(&format!("give --memory {need} or more")),
+        "{}",
+        stderr_of(&out)
+    );
+    assert_eq!(files(&p), before);
+    // With the budget named, the build runs and the position is proved as the 4-piece
+    // tables have it.
+    let out = run(&need.to_string());
+    let j = json_of(&out, 0);
+    assert!(j["built"].as_u64().unwrap() > 0, "{j}");
+    let truth = Tablebase::open(&d.t4).unwrap();
+    let v = truth.probe_wld(&fen.parse().unwrap()).unwrap();
+    assert_eq!(j["value"], v.to_string(), "{j}");
+}
+
 /// The node limit of the library holds for the search, the certificate extraction and a
 /// repeated search together (per goal), on random 4-piece positions proved on the 3-piece
 /// tables; every value given is the 4-piece tables' and comes with a certificate the checker

@@ -214,6 +214,10 @@ fn limit_note(limit: &str, args: &Args, layer: usize, memory: u64) -> String {
             LAYER_BYTES_PER_POSITION
         ),
         "build" => format!("build limit {} positions reached", args.build),
+        "build-memory" => format!(
+            "memory limit {:.1} MiB too small to build the tables needed (--memory)",
+            mib(memory)
+        ),
         other => other.to_string(),
     }
 }
@@ -222,8 +226,8 @@ fn limit_note(limit: &str, args: &Args, layer: usize, memory: u64) -> String {
 struct Built {
     /// Positions of the units built (complete units only).
     positions: u64,
-    /// The limit that stopped it (`build`: over the --build budget; `time`: the deadline),
-    /// if any.
+    /// The limit that stopped it (`build`: over the --build budget; `build-memory`: a unit
+    /// needs more than --memory; `time`: the deadline), if any.
     stopped: Option<&'static str>,
 }
 
@@ -274,6 +278,23 @@ fn build_to_cover<R: Rules>(
             tb.dir().display()
         );
         return Ok(none(None));
+    }
+    // A --memory below what the largest unit needs (the build would refuse it): the memory
+    // limit, named, and nothing started.
+    let order: Vec<&checkers_egdb::Unit> = units.iter().collect();
+    if let Some((i, need)) = checkers_egdb::planning::minimum_budget(&order, false) {
+        if memory < need {
+            eprintln!(
+                "{fen}: building the unit {} needs --memory {need} or more (bytes), more than {memory}",
+                units[i]
+                    .slices
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            );
+            return Ok(none(Some("build-memory")));
+        }
     }
     if deadline.is_some_and(|d| Instant::now() >= d) {
         return Ok(none(Some("time")));
