@@ -202,13 +202,17 @@ pub fn run(args: Args) -> CliResult {
             rep.positions,
             rep.seconds,
             rep.positions as f64 / rep.seconds.max(1e-9),
-            if rep.absent > 0 {
-                format!(
+            match (rep.absent, rep.being_written) {
+                (0, 0) => String::new(),
+                (a, 0) => format!(
                     "; {} of the largest piece count absent (--partial)",
-                    count(rep.absent, "slice")
-                )
-            } else {
-                String::new()
+                    count(a, "slice")
+                ),
+                (a, w) => format!(
+                    "; {} of the largest piece count absent, {} of a unit being written (its partner absent) left for a later run (--partial)",
+                    count(a, "slice"),
+                    count(w, "slice")
+                ),
             }
         );
     }

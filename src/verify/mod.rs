@@ -344,6 +344,10 @@ pub struct VerifyReport {
     pub unselected_slices: u64,
     /// Positions of [`VerifyReport::unselected_slices`].
     pub unselected_positions: u64,
+    /// With `partial`: slices present of a unit of the largest piece count whose other
+    /// slice is absent (a unit a build in progress is writing) and that no complete unit
+    /// reads: left unchecked for a later run.
+    pub being_written: u64,
 }
 
 /// Options of [`verify_dir_opts`].
@@ -1536,20 +1540,42 @@ fn verify_dir_rules<R: Rules>(
     let mut missing = crate::stats::missing_slices(&present);
     let mut absent = 0;
     let mut needed_by = None;
+    // Slices of a unit being written (`partial`), left unchecked.
+    let mut being_written: std::collections::HashSet<Slice> = std::collections::HashSet::new();
     if partial && !missing.is_empty() {
         let max = present.iter().map(|f| f.slice.material.pieces()).max();
         let have: std::collections::HashSet<Slice> = present.iter().map(|f| f.slice).collect();
         // Slices some present unit needs (its own slices and same-piece-count reads), each
         // with the first present slice (in build order) that needs it.
+        // A unit with some of its slices present and some not is one being written (a
+        // build in progress writes a unit's files one after the other): its present slices
+        // are left for a later run, unless a complete unit present reads one of them.
         let mut needed = std::collections::HashMap::new();
+        let mut in_progress = Vec::new();
         for u in crate::plan::build_order(max.unwrap_or(0)) {
             if Some(u.pieces) != max {
                 continue;
             }
             if let Some(p) = u.slices.iter().find(|s| have.contains(s)) {
-                for s in u.slices.iter().chain(&u.deps) {
-                    needed.entry(*s).or_insert(*p);
+                if u.slices.iter().all(|s| have.contains(s)) {
+                    for s in u.slices.iter().chain(&u.deps) {
+                        needed.entry(*s).or_insert(*p);
+                    }
+                } else {
+                    in_progress.push(u);
                 }
+            }
+        }
+        for u in in_progress {
+            match u.slices.iter().find(|s| needed.contains_key(*s)) {
+                Some(p) => {
+                    // Read by a complete unit: its own slices are needed after all.
+                    let p = needed[p];
+                    for s in u.slices.iter().chain(&u.deps) {
+                        needed.entry(*s).or_insert(p);
+                    }
+                }
+                None => being_written.extend(u.slices.iter().filter(|s| have.contains(s))),
             }
         }
         let before = missing.len();
@@ -1663,7 +1689,7 @@ fn verify_dir_rules<R: Rules>(
         let done = journal
             .as_ref()
             .is_some_and(|j| j.done(journal::Part::Wld, &f.slice).is_some());
-        if !done && selected(&f.slice) {
+        if !done && selected(&f.slice) && !being_written.contains(&f.slice) {
             if let Err(e) = check_blocks(&f.path, R::ID) {
                 errors.push(VerifyError::Probe {
                     slice: f.slice,
@@ -1704,6 +1730,9 @@ fn verify_dir_rules<R: Rules>(
         unselected.0 += 1;
         unselected.1 += f.meta.positions;
     }
+    for f in infos.iter().filter(|f| being_written.contains(&f.slice)) {
+        placed.insert(f.slice);
+    }
     for u in &units {
         let files: Vec<&crate::stats::FileInfo> = u
             .slices
@@ -1731,6 +1760,7 @@ fn verify_dir_rules<R: Rules>(
         journal_restarted: journal.as_ref().and_then(|j| j.restarted.clone()),
         unselected_slices: unselected.0,
         unselected_positions: unselected.1,
+        being_written: being_written.len() as u64,
         ..VerifyReport::default()
     };
     let mut errors = Vec::new();
