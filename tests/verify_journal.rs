@@ -917,6 +917,15 @@ fn pieces_verifies_only_those_piece_counts_and_still_checks_every_checksum() {
     // either, so they count in the second run ("now" counts value slices only).
     assert_eq!(counts(&o).0, (n3, p3));
     assert!(counts(&o).1 .0 >= n1 + n2);
+    // Everything recorded: a run of 1-2 pieces has nothing left, and says of what.
+    let o = verify_args(d.path(), &["--pieces", "1-2", "--journal", js]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        out.starts_with(
+            "ok: nothing left to verify: every file of the piece counts selected was verified by an earlier run"
+        ),
+        "{out}"
+    );
 
     // A wrong value (valid checksums) in the largest 3-piece file: found with --pieces 3,
     // not looked at with --pieces 1-2.

@@ -178,7 +178,12 @@ pub fn run(args: Args) -> CliResult {
     }
     if rep.slices == 0 && rep.dtc_slices == 0 && rep.dtw_slices == 0 && rep.earlier_slices > 0 {
         println!(
-            "ok: nothing left to verify: every file was verified by an earlier run (checksums checked again in {:.2} s)",
+            "ok: nothing left to verify: every file{} was verified by an earlier run (checksums checked again in {:.2} s)",
+            if rep.unselected_slices > 0 {
+                " of the piece counts selected"
+            } else {
+                ""
+            },
             rep.seconds
         );
     } else if rep.slices == 0 && rep.dtc_slices > 0 {

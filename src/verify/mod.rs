@@ -1760,7 +1760,8 @@ fn verify_dir_rules<R: Rules>(
         journal_restarted: journal.as_ref().and_then(|j| j.restarted.clone()),
         unselected_slices: unselected.0,
         unselected_positions: unselected.1,
-        being_written: being_written.len() as u64,
+        // (A slice of a piece count not selected counts as not selected only.)
+        being_written: being_written.iter().filter(|s| selected(s)).count() as u64,
         ..VerifyReport::default()
     };
     let mut errors = Vec::new();
