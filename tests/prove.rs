@@ -960,13 +960,7 @@ fn fourth_position_family_without_building() {
 #[test]
 fn prove_builds_the_slices_it_needs_and_partial_directories_stay_exact() {
     let d = dirs();
-    let tmp = tempfile::tempdir().unwrap();
-    let p = tmp.path().join("p");
-    std::fs::create_dir(&p).unwrap();
-    for e in std::fs::read_dir(&d.t3).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), p.join(e.file_name())).unwrap();
-    }
+    let (tmp, p) = copy_of(&d.t3);
     let count = |dir: &Path| std::fs::read_dir(dir).unwrap().count();
     let before = count(&p);
     let truth = Tablebase::open(&d.t4).unwrap();
@@ -1144,6 +1138,19 @@ fn time_limit_bounds_the_layer_retrograde_and_certificates() {
     }
 }
 
+/// A copy of the table directory `dir` in a fresh temporary directory (kept alive by the
+/// first element), as `.../p`.
+fn copy_of(dir: &Path) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("p");
+    std::fs::create_dir(&p).unwrap();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), p.join(e.file_name())).unwrap();
+    }
+    (tmp, p)
+}
+
 fn json_of(out: &std::process::Output, code: i32) -> serde_json::Value {
     let text = run_ok(out, code);
     assert_eq!(text.lines().count(), 1, "{text}");
@@ -1240,13 +1247,7 @@ fn limits_are_respected_and_reported() {
     let j = json_of(&out, 3);
     assert_eq!(j["stopped"], serde_json::json!(["layer", "nodes"]), "{j}");
     // --build with the time spent: nothing built, the time limit named.
-    let tmp = tempfile::tempdir().unwrap();
-    let p = tmp.path().join("p");
-    std::fs::create_dir(&p).unwrap();
-    for e in std::fs::read_dir(&d.t3).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), p.join(e.file_name())).unwrap();
-    }
+    let (_tmp, p) = copy_of(&d.t3);
     let before = std::fs::read_dir(&p).unwrap().count();
     let out = egdb(
         &[
@@ -1329,13 +1330,7 @@ fn time_limit_ends_a_build() {
 #[test]
 fn a_build_memory_too_small_is_a_named_limit_and_the_named_budget_builds() {
     let d = dirs();
-    let tmp = tempfile::tempdir().unwrap();
-    let p = tmp.path().join("p");
-    std::fs::create_dir(&p).unwrap();
-    for e in std::fs::read_dir(&d.t3).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), p.join(e.file_name())).unwrap();
-    }
+    let (_tmp, p) = copy_of(&d.t3);
     // Table files (the build's lock file, left by `egdb build`, is not one).
     let files = |dir: &Path| {
         std::fs::read_dir(dir)
