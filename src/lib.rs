@@ -122,6 +122,7 @@ mod board;
 mod convert;
 mod count;
 mod generate;
+mod hint;
 mod index;
 mod memory;
 mod movegen;

@@ -851,23 +851,32 @@ fn a_version_1_journal_is_started_afresh_not_resumed() {
     assert!(slices > 0 && earlier == 0, "{slices} {earlier}");
 }
 
-/// Value files of `dir` whose slice has `pieces` pieces (the file name's four digits add up
-/// to the piece count: `0201-nn.egdb` has 3), and their positions (header).
+/// The value files (`.egdb`) of `dir` whose slice has `pieces` pieces (the file name's four
+/// digits add up to the piece count: `0201-nn.egdb` has 3).
+fn value_files(dir: &Path, pieces: u32) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name.ends_with(".egdb")
+                && name[..4]
+                    .chars()
+                    .map(|c| c.to_digit(10).unwrap())
+                    .sum::<u32>()
+                    == pieces
+        })
+        .collect()
+}
+
+/// How many value files of `pieces` pieces `dir` holds, and their positions (headers).
 fn files_of(dir: &Path, pieces: u32) -> (u64, u64) {
-    let mut n = (0, 0);
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        let name = p.file_name().unwrap().to_string_lossy().into_owned();
-        if !name.ends_with(".egdb") {
-            continue;
-        }
-        let count: u32 = name[..4].chars().map(|c| c.to_digit(10).unwrap()).sum();
-        if count == pieces {
-            n.0 += 1;
-            n.1 += TableFile::open(&p).unwrap().meta().positions;
-        }
-    }
-    n
+    let files = value_files(dir, pieces);
+    let positions = files
+        .iter()
+        .map(|p| TableFile::open(p).unwrap().meta().positions)
+        .sum();
+    (files.len() as u64, positions)
 }
 
 fn verify_args(dir: &Path, args: &[&str]) -> Output {
@@ -929,14 +938,8 @@ fn pieces_verifies_only_those_piece_counts_and_still_checks_every_checksum() {
 
     // A wrong value (valid checksums) in the largest 3-piece file: found with --pieces 3,
     // not looked at with --pieces 1-2.
-    let victim = std::fs::read_dir(d.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            let n = p.file_name().unwrap().to_string_lossy().into_owned();
-            n.ends_with(".egdb")
-                && n[..4].chars().map(|c| c.to_digit(10).unwrap()).sum::<u32>() == 3
-        })
+    let victim = value_files(d.path(), 3)
+        .into_iter()
         .max_by_key(|p| std::fs::metadata(p).unwrap().len())
         .unwrap();
     let t = TableFile::open(&victim).unwrap();
@@ -955,15 +958,9 @@ fn pieces_verifies_only_those_piece_counts_and_still_checks_every_checksum() {
     assert!(err.contains(&format!("index {i} (")), "{err}");
 
     // A damaged file of a piece count not selected is still reported (its checksum).
-    let two = std::fs::read_dir(d.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            let n = p.file_name().unwrap().to_string_lossy().into_owned();
-            n.ends_with(".egdb")
-                && n[..4].chars().map(|c| c.to_digit(10).unwrap()).sum::<u32>() == 2
-                && std::fs::metadata(p).unwrap().len() > 80
-        })
+    let two = value_files(d.path(), 2)
+        .into_iter()
+        .find(|p| std::fs::metadata(p).unwrap().len() > 80)
         .unwrap();
     let mut b = std::fs::read(&two).unwrap();
     let mid = b.len() / 2;

@@ -638,8 +638,8 @@ impl<'a> Batch<'a> {
     /// for its side to move".
     #[inline]
     fn push(&mut self, k: u64, succ_wins: bool, fault: &Mutex<Option<(usize, u64)>>, x: usize) {
-        prefetch(self.side.state.as_ptr().wrapping_add(k as usize) as *const i8);
-        prefetch(self.side.depth.as_ptr().wrapping_add(k as usize) as *const i8);
+        crate::hint::prefetch(self.side.state.as_ptr().wrapping_add(k as usize));
+        crate::hint::prefetch(self.side.depth.as_ptr().wrapping_add(k as usize));
         if self.len == BATCH {
             self.flush(fault, x);
         }
@@ -681,18 +681,6 @@ impl<'a> Batch<'a> {
         }
         self.len = 0;
     }
-}
-
-#[inline(always)]
-fn prefetch(p: *const i8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `_mm_prefetch` is only a cache hint: it never faults and reads nothing the
-    // program can observe, whatever the address; SSE is part of the x86-64 baseline.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// Step 3 for one array: the depths, checked (wins odd, losses even, none left without one),

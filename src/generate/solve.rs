@@ -1226,7 +1226,7 @@ impl<'a> UpdateBatch<'a> {
             return;
         }
         let k = j;
-        prefetch(&self.side.state[k as usize]);
+        crate::hint::prefetch(&self.side.state[k as usize]);
         if self.len == BATCH {
             self.flush();
         }
@@ -1240,21 +1240,6 @@ impl<'a> UpdateBatch<'a> {
         }
         self.len = 0;
     }
-}
-
-#[inline(always)]
-fn prefetch(p: &AtomicU8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `_mm_prefetch` is only a cache hint: it never faults and reads nothing the
-    // program can observe, whatever the address; SSE is part of the x86-64 baseline.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(
-            p as *const AtomicU8 as *const i8,
-            std::arch::x86_64::_MM_HINT_T0,
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 #[cfg(test)]

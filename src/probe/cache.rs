@@ -137,12 +137,12 @@ impl<const PB: usize> BlockCache<PB> {
         }
     }
 
-    /// Back the cache's pages with transparent huge pages ([`advise_huge`]): fewer TLB
+    /// Back the cache's pages with transparent huge pages ([`crate::hint::advise_huge`]): fewer TLB
     /// misses on the random reads of a large cache. The kernel then commits memory 2 MiB at a
     /// time; frames are filled from the start of the region, so that rounds the resident
     /// part up to the next 2 MiB, not to the budget.
     pub(crate) fn huge_pages(&self) {
-        advise_huge(&self.data);
+        crate::hint::advise_huge(&self.data);
     }
 
     /// Whether a block of `len` memory-form bytes can be cached ([`BlockCache::insert`] keeps
@@ -284,28 +284,6 @@ impl<const PB: usize> BlockCache<PB> {
         }
     }
 }
-
-/// Ask the kernel to back the page-aligned part of `words` with transparent huge pages
-/// (`madvise(MADV_HUGEPAGE)`; a hint, ignored where unsupported): the cache is read at random
-/// places, and 4 KiB pages cost a TLB miss (a page walk) on most reads.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn advise_huge(words: &[AtomicU64]) {
-    let start = words.as_ptr() as usize;
-    let end = start + std::mem::size_of_val(words);
-    let a = start.next_multiple_of(4096);
-    if end > a + (2 << 20) {
-        let len = (end - a) / 4096 * 4096;
-        // SAFETY: the range lies inside the allocation of `words`; MADV_HUGEPAGE changes no
-        // contents, only how the kernel backs the pages.
-        unsafe {
-            libc::madvise(a as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
-        }
-    }
-}
-
-/// No transparent huge pages here: nothing to ask.
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn advise_huge(_words: &[AtomicU64]) {}
 
 /// Cache key of block `block` of the slice in slot `slot` (page number in the low 8 bits:
 /// at most [`MAX_PAGES`] pages of a block are cached).

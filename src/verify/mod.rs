@@ -901,26 +901,12 @@ fn rp_open(e: u16) -> bool {
     e != RP_DRAW && e & !RP_WIN == RP_OPEN
 }
 
-/// `n` resolution-ply entries, zero, asking the kernel for transparent huge pages under them
-/// before they are first written (`madvise(MADV_HUGEPAGE)`, a hint, ignored where
-/// unsupported): [`derive_longest`] reads them at random places, and with 4 KiB pages nearly
-/// every such read of a multi-GB array at 8 pieces is also a TLB miss.
+/// `n` resolution-ply entries, zero, on transparent huge pages where the kernel gives them
+/// ([`crate::hint::advise_huge`], asked before they are first written): [`derive_longest`]
+/// reads them at random places.
 fn zeroed_entries(n: usize) -> Vec<u16> {
     let v = vec![0u16; n];
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    {
-        let start = v.as_ptr() as usize;
-        let end = start + std::mem::size_of_val(&v[..]);
-        let a = start.next_multiple_of(4096);
-        if end > a + (2 << 20) {
-            let len = (end - a) / 4096 * 4096;
-            // SAFETY: the range lies inside the allocation of `v`; MADV_HUGEPAGE changes no
-            // contents, only how the kernel backs the pages.
-            unsafe {
-                libc::madvise(a as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
+    crate::hint::advise_huge(&v);
     v
 }
 
@@ -1160,7 +1146,7 @@ fn longest_level_pred<R: Rules>(
                         return;
                     }
                     let i = own_index.rank(&p) as usize;
-                    prefetch_entry(&own_rp[i]);
+                    crate::hint::prefetch(&own_rp[i]);
                     batch.push((i, p));
                 });
                 if batch.len() >= BATCH {
@@ -1170,22 +1156,6 @@ fn longest_level_pred<R: Rules>(
             n + examine(&mut batch)
         })
         .sum()
-}
-
-/// A cache hint for the resolution-ply entry `e` (read soon).
-#[inline(always)]
-fn prefetch_entry(e: &std::sync::atomic::AtomicU16) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `_mm_prefetch` is only a cache hint: it never faults and reads nothing the
-    // program can observe, whatever the address; SSE is part of the x86-64 baseline.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(
-            e as *const std::sync::atomic::AtomicU16 as *const i8,
-            std::arch::x86_64::_MM_HINT_T0,
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = e;
 }
 
 /// The header statistic `longest` of each slice of a unit (`slices`: a slice and its partner,
