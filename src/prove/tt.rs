@@ -25,10 +25,11 @@
 //! little memory and no time to clear a large table (a 1 GiB table took 2 s to allocate).
 //!
 //! Replacement: each key hashes to a bucket of [`WAYS`] slots. A key already present is updated
-//! in place (a solved entry is never overwritten by an unsolved one). Otherwise an empty slot is
-//! taken, or else the slot whose entry is least valuable: entries of earlier roots (generations)
-//! before the current search's, unsolved before solved, then the smallest subtree (`work`,
-//! nodes expanded below the entry when it was stored).
+//! in place (a solved entry is never overwritten by an unsolved one, and one solved again with
+//! the same result keeps the shorter proof height). Otherwise an empty slot is taken, or else
+//! the slot whose entry is least valuable: entries of earlier roots (generations) before the
+//! current search's, unsolved before solved, then the smallest subtree (`work`, nodes expanded
+//! below the entry when it was stored).
 
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
@@ -333,7 +334,18 @@ impl<P: Key> Table<P> {
         let b = self.bucket(h);
         if let Some(s) = self.slots[b].0.iter_mut().find(|s| s.matches(lo, id)) {
             if !s.solved() || e.solved() {
-                *s = Slot::new(lo, id, e, generation);
+                // The same result found again (another thread of a parallel search solved the
+                // node too): the shorter of the two proof heights. A parent's height was taken
+                // from a child's at some moment, and the certificate walk relies on every
+                // child's height staying at most that (otherwise the walk found no child
+                // within the parent's height and went into sub-searches, which once ate the
+                // whole node budget of a position solved in 100,000 nodes).
+                let dist = if s.solved() && (s.pn == 0) == (e.pn == 0) {
+                    s.dist.min(e.dist)
+                } else {
+                    e.dist
+                };
+                *s = Slot::new(lo, id, &Entry { dist, ..*e }, generation);
             }
             return;
         }
@@ -598,6 +610,17 @@ mod tests {
         // A solved entry is not overwritten by an unsolved one.
         t.put(0, e(1, 7, 7, 1000));
         assert_eq!(t.get(0, &1, true).unwrap().pn, 0);
+        // Solved again with the same result: the shorter proof height stays, whichever order
+        // (5 was unsolved: its first proof's height is taken as it is).
+        let with_dist = |dist| Entry {
+            dist,
+            ..e(5, 0, INF, 1)
+        };
+        t.put(0, with_dist(9));
+        t.put(0, with_dist(12));
+        assert_eq!(t.get(0, &5, true).unwrap().dist, 9);
+        t.put(0, with_dist(4));
+        assert_eq!(t.get(0, &5, true).unwrap().dist, 4);
         t.clear();
         assert_eq!(t.len(), 0);
     }
