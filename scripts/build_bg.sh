@@ -20,7 +20,8 @@
 # the journal LOGDIR/verifyN.journal (resumable like the build: rerun the same command), only
 # the N-piece slices (`--pieces N`) when every file of fewer pieces is the one listed in
 # docs/stats/manifest-(N-1).txt (verified where that manifest was made), else every slice;
-# timed into LOGDIR/time_verifyN.txt, its lines in LOGDIR/bg.log.
+# timed into LOGDIR/time_verifyN.txt, its lines in LOGDIR/bg.log. A fresh machine's journal
+# starts from docs/stats/verify-N-partial.journal when that exists.
 #
 # Defaults: --dir /work/tables/egdb --logs /work/notes/bg --memory8 19G --pieces "7 8" (at most
 # 7 pieces under --memory 12G). Files are byte-identical whatever binary of the same format
@@ -111,6 +112,15 @@ manifest="$PWD/docs/stats/manifest-$((top - 1)).txt"
 only=()
 if [ -f "$manifest" ] && (cd "$dir" && sha256sum -c --quiet --status "$manifest"); then
   only=(--pieces "$top")
+fi
+# A journal kept in git (docs/stats/verify-N-partial.journal, copied there at the end of a
+# session) seeds a fresh machine's: the build is deterministic, so the files it rebuilds have
+# the checksums the journal recorded and the units verified before are not verified again
+# (a journal whose files differ from the directory's is started afresh by egdb verify itself).
+seed="$PWD/docs/stats/verify-$top-partial.journal"
+if [ ! -e "$logs/verify$top.journal" ] && [ -f "$seed" ]; then
+  cp "$seed" "$logs/verify$top.journal"
+  echo "=== $(date -u +%FT%TZ) verify journal seeded from $seed" >>"$logs/bg.log"
 fi
 echo "=== $(date -u +%FT%TZ) start verify ${only[*]:-(all)} --memory $mem ($egdb)" >>"$logs/bg.log"
 /usr/bin/time -v -a -o "$logs/time_verify$top.txt" \
