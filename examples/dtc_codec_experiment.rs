@@ -33,7 +33,7 @@
 //!   so a win in `2q + 1` and a loss in `2q` share the byte `2q` (escape rule unchanged, on
 //!   the mapped value).
 //! - `cm`: an adaptive binary context model and codec 5/6's range coder
-//!   (`src/table/cm.rs`, compiled in here unchanged: see the module `cm` below) over the
+//!   (`checkers_egdb::format::cm`, the library's own) over the
 //!   positions `skipwalk` keeps, one coder a block (a fresh model each). Each distance is
 //!   coded given its WLD value (win or loss) and up to six references (`REFS`, default
 //!   `kmhg1K`; see [`refs`]): the same-valued kept distances one king step, one men step
@@ -64,47 +64,12 @@
 //! Usage: `[SAMPLE=k] [OFFSET=o] [LEVELS=9,15,19] [SEGS=..] [REFS=..] [MIX=1] [TRAIN=o]
 //! [RAYON_NUM_THREADS=n] cargo run --release --example dtc_codec_experiment -- DIR PIECES`
 use checkers_egdb::format::{
-    cm6, dtc_path, slice_of_file_name, table_path, DtcFile, SliceIndex, TableFile, RULES_ENGLISH,
+    cm, cm6, dtc_path, slice_of_file_name, table_path, DtcFile, SliceIndex, TableFile,
+    RULES_ENGLISH,
 };
 use checkers_egdb::rules::{English, Rules};
 use rayon::prelude::*;
 use std::sync::Mutex;
-
-// The range coder and adaptive probability of codecs 5 and 6, compiled in from their source
-// file (its items are `pub(super)`: visible here, the module's parent). The three shim
-// modules give it the names it reaches through `crate::`; the codec-5 feature function,
-// which needs the library's private threat search, is never called here.
-#[allow(dead_code, clippy::all)]
-#[path = "../src/table/cm.rs"]
-mod cm;
-
-mod board {
-    pub use checkers_egdb::Position;
-}
-mod index {
-    pub use checkers_egdb::format::SliceIndex;
-    /// `C(n, k)`.
-    pub const fn binom(n: u32, k: u32) -> u64 {
-        if k > n {
-            return 0;
-        }
-        let (mut r, mut i) = (1u64, 0);
-        while i < k {
-            r = r * (n - i) as u64 / (i + 1) as u64;
-            i += 1;
-        }
-        r
-    }
-}
-mod rules {
-    pub use checkers_egdb::rules::{English, Rules};
-    pub mod search {
-        pub const THREAT_DEPTH: u32 = 2;
-        pub fn threat_resolvable<R>(_: R, _: &checkers_egdb::Position, _: u32) -> bool {
-            unreachable!("codec 5's feature is not used here")
-        }
-    }
-}
 
 use cm::Prob;
 

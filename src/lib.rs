@@ -177,9 +177,12 @@ pub mod format {
     //! distance-to-conversion reader [`DtcFile`], the writers, the file names, and the dense
     //! index ([`SliceIndex`]) that maps a position of a slice to its offset in the file. The
     //! layout is described in docs/format.md. A program that only probes uses
-    //! [`crate::Tablebase`].
+    //! [`crate::Tablebase`]. [`cm`] (the range coder and adaptive probabilities of the
+    //! context-model codecs) and [`cm6`] (their class walk) are here for codec experiments
+    //! (`examples/cm*_experiment.rs`, `examples/dtc_codec_experiment.rs`).
     pub use crate::index::SliceIndex;
     pub use crate::rules::search::is_dont_care;
+    pub use crate::table::cm;
     pub use crate::table::cm6;
     pub use crate::table::dtc::write_dtc;
     pub use crate::table::dtw::{dtw_path, open_dtw, slice_of_dtw_file_name, write_dtw};

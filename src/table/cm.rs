@@ -34,18 +34,21 @@ use crate::rules::{English, Rules};
 /// `decode_block`). English rules only (the decoder generates moves).
 pub const CODEC_CM_THREATS: u32 = 5;
 
-pub(super) const PROB_BITS: u32 = 12;
-pub(super) const PROB_ONE: u32 = 1 << PROB_BITS;
+/// Bits of a probability.
+pub const PROB_BITS: u32 = 12;
+/// A probability of 1 ([`Prob::p`] is out of this).
+pub const PROB_ONE: u32 = 1 << PROB_BITS;
 /// Probabilities stay within `[PROB_MIN, PROB_ONE - PROB_MIN]` (every bit keeps a nonzero
 /// share of the range).
-pub(super) const PROB_MIN: u32 = 31;
+pub const PROB_MIN: u32 = 31;
 /// A context's `n`-th bit moves its probability `1 / (n + 1.4)` of the way to the bit seen
 /// (the estimate `(count + 0.2) / (n + 0.4)` of a count model), `n` at most `RATE_CAP`
 /// (later bits count as much as the `RATE_CAP`-th: the model follows changes in a block).
 /// Measured on all 5-piece files: caps 12, 20, 30, 60, 120 give 198.8, 198.5, 197.9, 192.8,
 /// 186.6 positions per byte.
-pub(super) const RATE_CAP: u32 = 20;
-pub(super) const TOP: u32 = 1 << 24;
+pub const RATE_CAP: u32 = 20;
+/// The range is renormalised (a byte shifted out) when it falls below this.
+pub const TOP: u32 = 1 << 24;
 /// "No value" in a context slot.
 const NONE: usize = 3;
 /// Contexts: previous value, two index neighbours (4 states each), feature (4).
@@ -54,9 +57,11 @@ const CONTEXTS: usize = 4 * 4 * 4 * 4;
 /// An adaptive probability that the next bit of its context is 0 (out of [`PROB_ONE`]), and
 /// how many bits it has seen (up to the rate cap).
 #[derive(Clone, Copy)]
-pub(super) struct Prob {
-    pub(super) p: u16,
-    pub(super) n: u16,
+pub struct Prob {
+    /// The probability of a 0 bit, out of [`PROB_ONE`].
+    pub p: u16,
+    /// Bits seen (at most [`RATE_CAP`]).
+    pub n: u16,
 }
 
 /// `RATES[n] = 2^16 / (n + 1.4)` rounded down, the step of the `n`-th update (integers, so
@@ -76,8 +81,9 @@ impl Prob {
         p: (PROB_ONE / 2) as u16,
         n: 0,
     };
+    /// Move the probability toward `bit` (by `1 / (n + 1.4)`, `n` capped at [`RATE_CAP`]).
     #[inline]
-    pub(super) fn update(&mut self, bit: bool) {
+    pub fn update(&mut self, bit: bool) {
         // `p + ((target - p) * r >> 16)` (target 0 for a 1 bit, `PROB_ONE` for a 0 bit), an
         // arithmetic shift (rounds toward minus infinity on both sides, deterministic),
         // clamped to `[PROB_MIN, PROB_ONE - PROB_MIN]`. The product fits an `i32`
@@ -97,7 +103,7 @@ impl Prob {
 }
 
 /// The binary range coder (LZMA's carry-less scheme) of codecs 5 and 6.
-pub(super) struct Encoder {
+pub struct Encoder {
     low: u64,
     range: u32,
     cache: u8,
@@ -105,8 +111,15 @@ pub(super) struct Encoder {
     out: Vec<u8>,
 }
 
+impl Default for Encoder {
+    fn default() -> Encoder {
+        Encoder::new()
+    }
+}
+
 impl Encoder {
-    pub(super) fn new() -> Encoder {
+    /// An encoder with nothing coded yet.
+    pub fn new() -> Encoder {
         Encoder {
             low: 0,
             range: u32::MAX,
@@ -132,8 +145,9 @@ impl Encoder {
         self.cache_size += 1;
         self.low = (self.low & 0x00FF_FFFF) << 8;
     }
+    /// Code `bit` with the probability `prob`, then update it.
     #[inline]
-    pub(super) fn bit(&mut self, prob: &mut Prob, bit: bool) {
+    pub fn bit(&mut self, prob: &mut Prob, bit: bool) {
         let bound = (self.range >> PROB_BITS) * u32::from(prob.p);
         if !bit {
             self.range = bound;
@@ -150,14 +164,14 @@ impl Encoder {
     /// Code one value in the memory form (0 loss, 1 draw, 2 win; base 3) with a context's two
     /// probabilities: "not a draw", then "a win" (codecs 5 and 6).
     #[inline]
-    pub(super) fn value(&mut self, pr: &mut [Prob; 2], v: usize) {
+    pub fn value(&mut self, pr: &mut [Prob; 2], v: usize) {
         self.bit(&mut pr[0], v != 1);
         if v != 1 {
             self.bit(&mut pr[1], v == 2);
         }
     }
     /// The coded bytes (codec 5: all of them).
-    pub(super) fn finish(mut self) -> Vec<u8> {
+    pub fn finish(mut self) -> Vec<u8> {
         for _ in 0..5 {
             self.shift_low();
         }
@@ -166,7 +180,7 @@ impl Encoder {
     /// The coded bytes without those that need not be stored (codec 6): the first byte,
     /// always 0, and the trailing zeros (read back by [`Decoder::new_short`], which reads
     /// zeros past the end).
-    pub(super) fn finish_short(mut self) -> Vec<u8> {
+    pub fn finish_short(mut self) -> Vec<u8> {
         // Any value in [low, low + range) identifies the bits; range >= 2^24, so one with its
         // low 24 bits zero is in it, and those zeros need not be stored.
         self.low = (self.low + 0x00FF_FFFF) & !0x00FF_FFFF;
@@ -185,7 +199,7 @@ impl Encoder {
 }
 
 /// The decoder of [`Encoder`]; past the end of its data it reads zeros.
-pub(super) struct Decoder<'a> {
+pub struct Decoder<'a> {
     data: &'a [u8],
     pos: usize,
     range: u32,
@@ -194,16 +208,16 @@ pub(super) struct Decoder<'a> {
 
 impl<'a> Decoder<'a> {
     /// A decoder of [`Encoder::finish`]'s bytes.
-    pub(super) fn new(data: &'a [u8]) -> Decoder<'a> {
+    pub fn new(data: &'a [u8]) -> Decoder<'a> {
         Decoder::starting(data, 5)
     }
     /// A decoder of [`Encoder::finish_short`]'s bytes (the first byte, 0, not stored).
-    pub(super) fn new_short(data: &'a [u8]) -> Decoder<'a> {
+    pub fn new_short(data: &'a [u8]) -> Decoder<'a> {
         Decoder::starting(data, 4)
     }
     /// Decode one value coded by [`Encoder::value`] with the same probabilities.
     #[inline]
-    pub(super) fn value(&mut self, pr: &mut [Prob; 2]) -> usize {
+    pub fn value(&mut self, pr: &mut [Prob; 2]) -> usize {
         if !self.bit(&mut pr[0]) {
             1
         } else if self.bit(&mut pr[1]) {
@@ -230,8 +244,9 @@ impl<'a> Decoder<'a> {
         self.pos += 1;
         b
     }
+    /// Decode one bit coded by [`Encoder::bit`] with the same probability, then update it.
     #[inline]
-    pub(super) fn bit(&mut self, prob: &mut Prob) -> bool {
+    pub fn bit(&mut self, prob: &mut Prob) -> bool {
         let bound = (self.range >> PROB_BITS) * u32::from(prob.p);
         let bit = if self.code < bound {
             self.range = bound;
@@ -283,7 +298,7 @@ fn feature(p: &Position) -> Option<usize> {
 
 /// Index strides of the two neighbour contexts: one black-king step (the white kings'
 /// placements; the men's step without kings of both colours) and one men step.
-pub(super) fn strides(ix: &SliceIndex) -> (usize, usize) {
+pub fn strides(ix: &SliceIndex) -> (usize, usize) {
     let m = ix.slice().material;
     let free = 32u32.saturating_sub(u32::from(m.bm) + u32::from(m.wm));
     let (bk, wk) = (u32::from(m.bk), u32::from(m.wk));
