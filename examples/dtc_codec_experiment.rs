@@ -640,19 +640,43 @@ fn hist_on() -> bool {
     std::env::var("HIST").map_or(true, |s| s != "0")
 }
 
-/// Encode the kept distances of a block: `(bytes, ideal bits)`.
+/// Encode the kept distances of a block: `(bytes, ideal bits, the model's probabilities)`.
 fn cm_encode(
     keep: &[bool],
     val: &[u8],
     d: &[u32],
     strides: (usize, usize),
 ) -> (Vec<u8>, [f64; 6], Vec<Prob>) {
-    let mut m = Model::new();
     let mut c = Enc {
         e: cm::Encoder::new(),
         ideal: [0.0; 6],
         id: 0,
     };
+    let mut d = d.to_vec();
+    let mut m = cm_walk(&mut c, keep, val, &mut d, strides, true);
+    (c.e.finish_short(), c.ideal, m.flat())
+}
+
+/// Decode a block coded by [`cm_encode`]: every kept position's distance (0 elsewhere).
+fn cm_decode(keep: &[bool], val: &[u8], data: &[u8], strides: (usize, usize)) -> Vec<u32> {
+    let mut c = Dec(cm::Decoder::new_short(data));
+    let mut d = vec![0u32; keep.len()];
+    cm_walk(&mut c, keep, val, &mut d, strides, false);
+    d
+}
+
+/// The model's walk over a block's kept positions, shared by the encoder and the decoder so
+/// that both see the same contexts: `encoding`, each kept `d[k]` is coded (and checked to
+/// come back); otherwise `d[k]` is decoded into place. The model at the end.
+fn cm_walk<C: Bits>(
+    c: &mut C,
+    keep: &[bool],
+    val: &[u8],
+    d: &mut [u32],
+    strides: (usize, usize),
+    encoding: bool,
+) -> Model {
+    let mut m = Model::new();
     let mut last = [None; 3];
     let (kinds, hon, mut hist) = (ref_kinds(), hist_on(), 0);
     let use_match = kinds.contains(&b'h');
@@ -686,79 +710,27 @@ fn cm_encode(
         ];
         let hctx = if run_ctx { mt.run_bucket() } else { hist };
         let r = refs(&kinds, k, v, strides, keep, val, d, &last, pm);
-        let got = m.code(&mut c, usize::from(v == 2), &r, hctx, mt.run_bucket(), d[k]);
-        assert_eq!(got, d[k]);
-        last[v as usize] = Some(d[k]);
+        let want = if encoding { d[k] } else { 0 };
+        let got = m.code(c, usize::from(v == 2), &r, hctx, mt.run_bucket(), want);
+        if encoding {
+            assert_eq!(got, d[k]);
+        }
+        d[k] = got;
+        last[v as usize] = Some(got);
         if use_match {
-            mt.update(k, v, d[k]);
+            mt.update(k, v, got);
         }
         if use_match2 {
-            mt2.update(k, v, d[k]);
+            mt2.update(k, v, got);
         }
         if use_ngb {
-            ngb.table[ngb.hash] = d[k] + 1;
+            ngb.table[ngb.hash] = got + 1;
         }
         if hon {
             hist = (hist << 1 | usize::from(r.iter().flatten().next() == Some(&got))) & 3;
         }
     }
-    (c.e.finish_short(), c.ideal, m.flat())
-}
-
-/// Decode a block coded by [`cm_encode`]: every kept position's distance (0 elsewhere).
-fn cm_decode(keep: &[bool], val: &[u8], data: &[u8], strides: (usize, usize)) -> Vec<u32> {
-    let mut m = Model::new();
-    let mut c = Dec(cm::Decoder::new_short(data));
-    let mut d = vec![0u32; keep.len()];
-    let mut last = [None; 3];
-    let (kinds, hon, mut hist) = (ref_kinds(), hist_on(), 0);
-    let use_match = kinds.contains(&b'h');
-    let use_match2 = kinds.contains(&b'H');
-    let run_ctx = use_match && std::env::var("RUNCTX").is_ok_and(|s| s == "1");
-    let mut mt = Matcher::new("MATCH", 12);
-    let mut mt2 = Matcher::new("MATCH2", 5);
-    let use_ngb = kinds.contains(&b'g');
-    let mut ngb = Ngb::new();
-    for k in 0..d.len() {
-        if !keep[k] {
-            continue;
-        }
-        let v = val[k];
-        let pm = [
-            if use_match {
-                mt.predict(v, val, &d)
-            } else {
-                None
-            },
-            if use_match2 {
-                mt2.predict(v, val, &d)
-            } else {
-                None
-            },
-            if use_ngb {
-                ngb.predict(k, v, keep, val, &d, strides)
-            } else {
-                None
-            },
-        ];
-        let hctx = if run_ctx { mt.run_bucket() } else { hist };
-        let r = refs(&kinds, k, v, strides, keep, val, &d, &last, pm);
-        d[k] = m.code(&mut c, usize::from(v == 2), &r, hctx, mt.run_bucket(), 0);
-        last[v as usize] = Some(d[k]);
-        if use_match {
-            mt.update(k, v, d[k]);
-        }
-        if use_match2 {
-            mt2.update(k, v, d[k]);
-        }
-        if use_ngb {
-            ngb.table[ngb.hash] = d[k] + 1;
-        }
-        if hon {
-            hist = (hist << 1 | usize::from(r.iter().flatten().next() == Some(&d[k]))) & 3;
-        }
-    }
-    d
+    m
 }
 
 // ---------------------------------------------------------------------- accounting
