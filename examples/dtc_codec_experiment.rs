@@ -64,8 +64,8 @@
 //! Usage: `[SAMPLE=k] [OFFSET=o] [LEVELS=9,15,19] [SEGS=..] [REFS=..] [MIX=1] [TRAIN=o]
 //! [RAYON_NUM_THREADS=n] cargo run --release --example dtc_codec_experiment -- DIR PIECES`
 use checkers_egdb::format::{
-    cm, cm6, dtc_path, slice_of_file_name, table_path, DtcFile, SliceIndex, TableFile,
-    RULES_ENGLISH,
+    cm, cm6, decode_block_form, dtc_path, encode_dtc_block, slice_of_file_name, table_path,
+    DtcFile, SliceIndex, TableFile, RULES_ENGLISH,
 };
 use checkers_egdb::rules::{English, Rules};
 use rayon::prelude::*;
@@ -91,31 +91,6 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
     // SAFETY: `ts` is a valid, writable timespec.
     unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// Today's stored byte form of a block (`dtc::encode_block`'s layout).
-fn byte_form(d: &[u32]) -> Vec<u8> {
-    let mut out: Vec<u8> = d.iter().map(|&x| x.min(ESCAPE) as u8).collect();
-    for &x in d.iter().filter(|&&x| x >= ESCAPE) {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-    out
-}
-
-/// Inverse of [`byte_form`] for `n` positions.
-fn from_byte_form(mem: &[u8], n: usize) -> Vec<u32> {
-    let mut esc = 0;
-    (0..n)
-        .map(|i| {
-            if u32::from(mem[i]) == ESCAPE {
-                let at = n + 4 * esc;
-                esc += 1;
-                u32::from_le_bytes(mem[at..at + 4].try_into().unwrap())
-            } else {
-                u32::from(mem[i])
-            }
-        })
-        .collect()
 }
 
 fn zstd_bytes(stored: &[u8], level: i32) -> Vec<u8> {
@@ -981,52 +956,69 @@ fn main() {
             let const_walk = all_same(s_walk.iter().copied());
             for &level in &levels {
                 let mut a = Acc::default();
-                zstd_form(&mut a, &byte_form(d), level, const_maj, k, |m| {
-                    check_full(&from_byte_form(m, k));
+                zstd_form(&mut a, &encode_dtc_block(d), level, const_maj, k, |m| {
+                    check_full(&decode_block_form(m, k));
                 });
                 add(&mut forms, &format!("maj L{level}"), &a);
                 let mut a = Acc::default();
-                zstd_form(&mut a, &byte_form(&prev), level, const_maj, k, |m| {
-                    check_full(&from_byte_form(m, k));
+                zstd_form(&mut a, &encode_dtc_block(&prev), level, const_maj, k, |m| {
+                    check_full(&decode_block_form(m, k));
                 });
                 add(&mut forms, &format!("prev L{level}"), &a);
                 let mut a = Acc::default();
                 let c = all_same(s_draw_maj.iter().copied());
-                zstd_form(&mut a, &byte_form(&s_draw_maj), level, c, k, |m| {
-                    check_full(&scatter(&from_byte_form(m, s_draw_maj.len()), &keep_draw));
+                zstd_form(&mut a, &encode_dtc_block(&s_draw_maj), level, c, k, |m| {
+                    check_full(&scatter(
+                        &decode_block_form(m, s_draw_maj.len()),
+                        &keep_draw,
+                    ));
                 });
                 add(&mut forms, &format!("skipdraw/maj L{level}"), &a);
                 let mut a = Acc::default();
                 let c = all_same(s_draw.iter().copied());
-                zstd_form(&mut a, &byte_form(&s_draw), level, c, k, |m| {
-                    check_full(&scatter(&from_byte_form(m, s_draw.len()), &keep_draw));
+                zstd_form(&mut a, &encode_dtc_block(&s_draw), level, c, k, |m| {
+                    check_full(&scatter(&decode_block_form(m, s_draw.len()), &keep_draw));
                 });
                 add(&mut forms, &format!("skipdraw L{level}"), &a);
                 let mut a = Acc::default();
-                zstd_form(&mut a, &byte_form(&s_walk), level, const_walk, k, |m| {
-                    check_full(&scatter(&from_byte_form(m, s_walk.len()), &keep_walk));
-                });
+                zstd_form(
+                    &mut a,
+                    &encode_dtc_block(&s_walk),
+                    level,
+                    const_walk,
+                    k,
+                    |m| {
+                        check_full(&scatter(&decode_block_form(m, s_walk.len()), &keep_walk));
+                    },
+                );
                 add(&mut forms, &format!("skipwalk L{level}"), &a);
                 let mut a = Acc::default();
                 let c = all_same(s_thr.iter().copied());
-                zstd_form(&mut a, &byte_form(&s_thr), level, c, k, |m| {
-                    check_full(&scatter(&from_byte_form(m, s_thr.len()), &keep_thr));
+                zstd_form(&mut a, &encode_dtc_block(&s_thr), level, c, k, |m| {
+                    check_full(&scatter(&decode_block_form(m, s_thr.len()), &keep_thr));
                 });
                 add(&mut forms, &format!("skipwalk/thr L{level}"), &a);
                 let mut a = Acc::default();
-                zstd_form(&mut a, &byte_form(&s_par), level, const_walk, k, |m| {
-                    let q = scatter(&from_byte_form(m, s_par.len()), &keep_walk);
-                    let got: Vec<u32> = (0..k)
-                        .map(|i| {
-                            if keep_walk[i] && val[i] == 2 {
-                                q[i] + 1
-                            } else {
-                                q[i]
-                            }
-                        })
-                        .collect();
-                    check_full(&got);
-                });
+                zstd_form(
+                    &mut a,
+                    &encode_dtc_block(&s_par),
+                    level,
+                    const_walk,
+                    k,
+                    |m| {
+                        let q = scatter(&decode_block_form(m, s_par.len()), &keep_walk);
+                        let got: Vec<u32> = (0..k)
+                            .map(|i| {
+                                if keep_walk[i] && val[i] == 2 {
+                                    q[i] + 1
+                                } else {
+                                    q[i]
+                                }
+                            })
+                            .collect();
+                        check_full(&got);
+                    },
+                );
                 add(&mut forms, &format!("skipwalk+par L{level}"), &a);
             }
             // The context model: over the whole block, or in segments coded alone (`SEGS`,

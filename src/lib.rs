@@ -184,7 +184,7 @@ pub mod format {
     pub use crate::rules::search::is_dont_care;
     pub use crate::table::cm;
     pub use crate::table::cm6;
-    pub use crate::table::dtc::write_dtc;
+    pub use crate::table::dtc::{decode_block_form, encode_block as encode_dtc_block, write_dtc};
     pub use crate::table::dtw::{dtw_path, open_dtw, slice_of_dtw_file_name, write_dtw};
     pub use crate::table::pack::{
         locate, material_of_pack_name, pack_path, read_index, Member, PackIndex, Source,

@@ -97,6 +97,26 @@ pub fn encode_block(d: &[u32]) -> Vec<u8> {
     out
 }
 
+/// Every distance of a stored block of `n` positions ([`encode_block`]'s form, already
+/// checked: `n` bytes then 4 per escape), in one pass with the exceptions in order.
+///
+/// # Panics
+/// If `mem` is shorter than that form (a block that did not pass the decoder's check).
+pub fn decode_block_form(mem: &[u8], n: usize) -> Vec<u32> {
+    let mut esc = 0;
+    (0..n)
+        .map(|i| {
+            if mem[i] == ESCAPE {
+                let at = n + 4 * esc;
+                esc += 1;
+                u32::from_le_bytes(mem[at..at + 4].try_into().unwrap())
+            } else {
+                u32::from(mem[i])
+            }
+        })
+        .collect()
+}
+
 /// Check a decoded block of `n` positions: its length is `n` plus 4 per escape, and every
 /// escaped distance is at least 255 (so each distance has one encoding). `Err(byte)` names
 /// the offending byte.
@@ -728,21 +748,7 @@ impl DtcFile {
                 let k = self.positions_in_block(b);
                 Ok(match self.decode_block(b)? {
                     DtcBlock::Const(d) => vec![d; k],
-                    DtcBlock::Data(m) => {
-                        // One pass, exceptions in order.
-                        let mut esc = 0;
-                        (0..k)
-                            .map(|i| {
-                                if m[i] == ESCAPE {
-                                    let at = k + 4 * esc;
-                                    esc += 1;
-                                    u32::from_le_bytes(m[at..at + 4].try_into().unwrap())
-                                } else {
-                                    u32::from(m[i])
-                                }
-                            })
-                            .collect()
-                    }
+                    DtcBlock::Data(m) => decode_block_form(&m, k),
                 })
             })
             .collect();
