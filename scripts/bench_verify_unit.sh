@@ -73,7 +73,7 @@ print(",".join(mine[0]["slices"]), ",".join(deps))
 ' "$slice")
 for f in "$tables"/*.egdb; do
   b=$(basename "$f" .egdb)
-  [ "$(pieces "$b")" -lt "$n" ] && ln "$f" "$rig/"
+  if [ "$(pieces "$b")" -lt "$n" ]; then ln "$f" "$rig/"; fi
 done
 for s in ${unit//,/ } ${deps//,/ }; do
   [ -f "$tables/$s.egdb" ] || { echo "bench_verify_unit.sh: $tables/$s.egdb is missing (the unit or a dependency)" >&2; exit 1; }
@@ -83,8 +83,8 @@ journal0="$work/journal0"
 {
   echo "egdb-verify-journal 2"
   for f in "$rig"/*.egdb; do
-    # The stored xxh64 checksum: the file's last 8 bytes, a little-endian u64 (od prints the
-    # host's order, little-endian on the machines this runs on), 16 hex digits.
+    # The stored xxh64 checksum: the file's last 8 bytes read as a little-endian u64, in 16
+    # hex digits (what the journal records).
     echo "file $(basename "$f" .egdb) $(tail -c 8 "$f" | od -An -tx8 -v --endian=little | tr -d ' \n')"
   done
   "$egdb" info --dir "$rig" --slices | awk -F'\t' -v deps=",$deps," 'index(deps, "," $1 ",") { print "wld", $1, $2 }'
