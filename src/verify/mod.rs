@@ -1108,6 +1108,8 @@ fn longest_level_pred<R: Rules>(
     // Candidates are ranked and their entries prefetched a batch at a time, then examined:
     // the entry loads are random reads of a multi-GB array at 8 pieces.
     const BATCH: usize = 64;
+    // A chunk with at least one position in DENSE at ply `k - 1` is walked, not unranked.
+    const DENSE: usize = 8;
     let examine = |batch: &mut Vec<(usize, Position)>| -> u64 {
         let mut n = 0;
         for (i, p) in batch.drain(..) {
@@ -1127,30 +1129,95 @@ fn longest_level_pred<R: Rules>(
         }
         n
     };
+    // The predecessors of `q` (a position of `theirs` resolved at ply `k - 1`) that lie in
+    // `own`, each ranked, its entry prefetched and queued for `examine`.
+    let queue = |q: &Position, batch: &mut Vec<(usize, Position)>| {
+        let s = q.flip();
+        // A king's un-move keeps every man where it is, so the predecessor lies in `s`'s
+        // slice (material and leading ranks unchanged) and shares its men's part of the
+        // index: tested and ranked once per `q`, only the kings per predecessor. A man's
+        // un-move may change a leading rank: tested and ranked in full.
+        let (black_men, white_men) = (s.black & !s.kings, s.white & !s.kings);
+        let home = Slice::of(&s) == *own_slice;
+        let base = if home {
+            own_index.men_base(black_men, white_men)
+        } else {
+            0
+        };
+        let white_kings = s.white & s.kings;
+        let men = black_men | white_men;
+        // The white kings' part of the rank changes only when a white king stands strictly
+        // between the two squares of the black king's step ([`SliceIndex::king_offset_with`]).
+        let white_rank = if home {
+            own_index.white_king_rank(white_kings, men | (s.black & s.kings))
+        } else {
+            0
+        };
+        black_unmoves(&s, flying, |p| {
+            let i = if p.black & !p.kings == black_men {
+                if !home {
+                    return;
+                }
+                let step = p.black ^ s.black;
+                let low = step & step.wrapping_neg();
+                let between = (step ^ low).wrapping_sub(1) & !(low | low.wrapping_sub(1));
+                if white_kings & between == 0 {
+                    base + own_index.king_offset_with(p.black & p.kings, men, white_rank)
+                } else {
+                    base + own_index.king_offset(p.black & p.kings, white_kings, men)
+                }
+            } else {
+                if Slice::of(&p) != *own_slice {
+                    return;
+                }
+                own_index.rank(&p)
+            } as usize;
+            debug_assert_eq!(i as u64, own_index.rank(&p));
+            crate::hint::prefetch(&own_rp[i]);
+            batch.push((i, p));
+        });
+    };
+    // Entries written during this level have ply `k`, so the positions at ply `k - 1` stay
+    // the same while the level runs (also when `own` and `theirs` are one slice).
+    let at_last = |e: u16| e != RP_DRAW && !rp_open(e) && e & !RP_WIN == last;
     their_rp
         .par_chunks(SCAN)
         .enumerate()
         .map(|(c, chunk)| {
             let mut n = 0;
             let mut batch = Vec::with_capacity(BATCH + 64);
-            for (j, cell) in chunk.iter().enumerate() {
-                let e = cell.load(Relaxed);
-                if e == RP_DRAW || rp_open(e) || e & !RP_WIN != last {
-                    continue;
-                }
-                let Ok(q) = their_index.unrank((c * SCAN + j) as u64) else {
-                    continue;
-                };
-                black_unmoves(&q.flip(), flying, |p| {
-                    if Slice::of(&p) != *own_slice {
-                        return;
+            let hits = chunk
+                .iter()
+                .filter(|cell| at_last(cell.load(Relaxed)))
+                .count();
+            if hits == 0 {
+                return 0;
+            }
+            let first = (c * SCAN) as u64;
+            if hits * DENSE >= chunk.len() {
+                // Many positions of the chunk at ply `k - 1` (level 2 meets most won and lost
+                // positions: captures and exits resolve at ply 1): the index's incremental
+                // walk over the chunk costs less than an `unrank` each.
+                their_index.visit(first, first + chunk.len() as u64, |i, q| {
+                    if at_last(chunk[(i - first) as usize].load(Relaxed)) {
+                        queue(&q, &mut batch);
+                        if batch.len() >= BATCH {
+                            n += examine(&mut batch);
+                        }
                     }
-                    let i = own_index.rank(&p) as usize;
-                    crate::hint::prefetch(&own_rp[i]);
-                    batch.push((i, p));
                 });
-                if batch.len() >= BATCH {
-                    n += examine(&mut batch);
+            } else {
+                for (j, cell) in chunk.iter().enumerate() {
+                    if !at_last(cell.load(Relaxed)) {
+                        continue;
+                    }
+                    let Ok(q) = their_index.unrank(first + j as u64) else {
+                        continue;
+                    };
+                    queue(&q, &mut batch);
+                    if batch.len() >= BATCH {
+                        n += examine(&mut batch);
+                    }
                 }
             }
             n + examine(&mut batch)
