@@ -1103,7 +1103,14 @@ fn longest_level_pred<R: Rules>(
     use std::sync::atomic::Ordering::Relaxed;
     const SCAN: usize = 1 << 14;
     let (own_slice, own_index, own_rp) = own;
-    let (_, their_index, their_rp) = theirs;
+    let (their_slice, their_index, their_rp) = theirs;
+    // Every position of `theirs`, flipped, lies in its partner slice: `own` (a unit is a
+    // slice and its partner). So a king's un-move, which keeps the men, never leaves `own`.
+    assert_eq!(
+        their_slice.partner(),
+        *own_slice,
+        "a unit's two slices are partners"
+    );
     let last = k - 1;
     // Candidates are ranked and their entries prefetched a batch at a time, then examined:
     // the entry loads are random reads of a multi-GB array at 8 pieces.
@@ -1134,30 +1141,19 @@ fn longest_level_pred<R: Rules>(
     let queue = |q: &Position, batch: &mut Vec<(usize, Position)>| {
         let s = q.flip();
         // A king's un-move keeps every man where it is, so the predecessor lies in `s`'s
-        // slice (material and leading ranks unchanged) and shares its men's part of the
-        // index: tested and ranked once per `q`, only the kings per predecessor. A man's
-        // un-move may change a leading rank: tested and ranked in full.
+        // slice, `own` (material and leading ranks unchanged), and shares its men's part of
+        // the index: ranked once per `q`, only the kings per predecessor. A man's un-move may
+        // change a leading rank: tested and ranked in full.
         let (black_men, white_men) = (s.black & !s.kings, s.white & !s.kings);
-        let home = Slice::of(&s) == *own_slice;
-        let base = if home {
-            own_index.men_base(black_men, white_men)
-        } else {
-            0
-        };
+        debug_assert_eq!(Slice::of(&s), *own_slice);
+        let base = own_index.men_base(black_men, white_men);
         let white_kings = s.white & s.kings;
         let men = black_men | white_men;
         // The white kings' part of the rank changes only when a white king stands strictly
         // between the two squares of the black king's step ([`SliceIndex::king_offset_with`]).
-        let white_rank = if home {
-            own_index.white_king_rank(white_kings, men | (s.black & s.kings))
-        } else {
-            0
-        };
+        let white_rank = own_index.white_king_rank(white_kings, men | (s.black & s.kings));
         black_unmoves(&s, flying, |p| {
             let i = if p.black & !p.kings == black_men {
-                if !home {
-                    return;
-                }
                 let step = p.black ^ s.black;
                 let low = step & step.wrapping_neg();
                 let between = (step ^ low).wrapping_sub(1) & !(low | low.wrapping_sub(1));
