@@ -479,11 +479,20 @@ impl Rules for Oracle {
             p.gen_simple(|m| f(p.apply(&m)));
             return;
         }
-        let mut v = Vec::with_capacity(16);
-        p.gen_captures(capturers, |m| v.push(m));
-        dedup_moves(&mut v);
-        for m in v {
-            f(p.apply(&m));
+        // The de-duplicated capture moves (as `dedup_moves` keeps them: the first of each
+        // from, to and captured set), listed on the stack (a heap list per capture position
+        // was 2% of `egdb verify`'s instructions in malloc and free).
+        let mut v: smallvec::SmallVec<[Move; 16]> = smallvec::SmallVec::new();
+        p.gen_captures(capturers, |m| {
+            if !v
+                .iter()
+                .any(|o| o.from == m.from && o.to == m.to && o.captured == m.captured)
+            {
+                v.push(m);
+            }
+        });
+        for m in &v {
+            f(p.apply(m));
         }
     }
 }

@@ -699,6 +699,42 @@ impl Decoded {
     }
 }
 
+/// The stored values of one resident slice, read by index with no test for a move
+/// ([`DecodedTables::exact_quiet`]).
+pub(crate) struct QuietValues<'a> {
+    /// The slice's index.
+    pub(crate) index: &'a SliceIndex,
+    d: &'a Decoded,
+}
+
+impl QuietValues<'_> {
+    /// The stored value (for the side to move) of position `index` of the slice; an error for
+    /// an index past its end or a slot holding no value, never a guessed value.
+    #[inline(always)]
+    pub(crate) fn value(&self, index: u64) -> Result<Wld, ProbeError> {
+        self.d.value(&self.index.slice(), index)
+    }
+}
+
+impl DecodedTables {
+    /// Direct reads of `slice` where its decoded values hold the true value at every position
+    /// without a capture, positions without a move included (a codec-2 file, or values handed
+    /// over by the generator); `None` where threat positions may be don't care (codecs 4-7)
+    /// or the slice is not resident (spilled under the budget): then read through
+    /// [`RawSource::raw_quiet`]. For the verifier, which compares the stored value of every
+    /// such position with the one it derives, so a value read this way is checked where it
+    /// is stored.
+    ///
+    /// # Errors
+    /// As [`RawSource::raw`] (a missing or corrupt file).
+    pub(crate) fn exact_quiet(&self, slice: &Slice) -> Result<Option<QuietValues<'_>>, ProbeError> {
+        Ok(self
+            .get(slice)?
+            .filter(|d| !d.threats_dc)
+            .map(|d| QuietValues { index: &d.index, d }))
+    }
+}
+
 impl RawSource for DecodedTables {
     fn raw(&self, slice: &Slice, index: u64) -> Result<Wld, ProbeError> {
         let Some(d) = self.get(slice)? else {

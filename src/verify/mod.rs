@@ -22,13 +22,13 @@
 //! verification: a cycle of positions wrongly marked as wins is locally consistent in values,
 //! but not in distances, which must fall by one along every winning king move.
 
-use crate::board::{Position, Wld};
+use crate::board::{rotate, Color, Position, Wld};
 use crate::index::SliceIndex;
 use crate::probe::{resolve_with, ProbeError, RawSource};
 use crate::rules::Rules;
 use crate::slice::Slice;
 use crate::stats::{read_dir_info_all, StatsError};
-use crate::store::DecodedTables;
+use crate::store::{DecodedTables, QuietValues};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -555,13 +555,15 @@ fn walk(
 /// Verify one slice against `src` (which must hold the slice itself and its dependencies);
 /// `progress` is called with the number of positions done, per chunk. With `entries`, also
 /// the slice's initial resolution-ply entries for
-/// [`derive_longest`] (the same successors' lookups serve both).
+/// [`derive_longest`] (the same successors' lookups serve both). `quiet`: direct reads of the
+/// slice's partner, for [`derive_entry`].
 fn verify_slice_entries<R: Rules, S: RawSource + ?Sized>(
     rules: R,
     src: &S,
     slice: &Slice,
     header: (u64, u64, u64),
     entries: bool,
+    quiet: Option<&QuietValues<'_>>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(u64, Option<Vec<u16>>), VerifyError> {
     let index = SliceIndex::new(*slice);
@@ -592,13 +594,17 @@ fn verify_slice_entries<R: Rules, S: RawSource + ?Sized>(
                 slice: *slice,
                 source: e,
             };
-            let derived = match out.as_deref_mut() {
+            let (derived, capture) = match out.as_deref_mut() {
                 Some(o) => {
-                    let (v, e) = derive_entry(rules, src, p, &inside).map_err(perr)?;
+                    let (v, e, capture) =
+                        derive_entry(rules, src, p, &inside, quiet).map_err(perr)?;
                     o[(i - start) as usize] = e;
-                    v
+                    (v, capture)
                 }
-                None => derive_value(rules, src, p).map_err(perr)?,
+                None => (
+                    derive_value(rules, src, p).map_err(perr)?,
+                    rules.has_capture(p),
+                ),
             };
             // Positions whose entry is don't care (captures; in a codec-4 slice also
             // threats and no move) are only counted. A threat position of a codec-4
@@ -606,7 +612,7 @@ fn verify_slice_entries<R: Rules, S: RawSource + ?Sized>(
             // oracle) only where its entry differs from the derived value: the outcome
             // is that of `is_dont_care` at every position (a mismatch or a read error
             // counts only where the entry is not don't care), at a fraction of the cost.
-            if !rules.has_capture(p) && (!threats_dc || rules.has_quiet_move(p)) {
+            if !capture && (!threats_dc || rules.has_quiet_move(p)) {
                 let stored = src.raw(slice, i);
                 if stored.as_ref().ok() != Some(&derived)
                     && !(threats_dc && crate::rules::search::threat_search(rules, p))
@@ -659,19 +665,68 @@ fn verify_slice_entries<R: Rules, S: RawSource + ?Sized>(
 /// for [`derive_longest`]: [`RP_DRAW`]; 0 without a move (the terminal rule's value,
 /// [`Rules::no_move_value`]); 1 for a capture position, a win
 /// by a move leaving the unit (`inside` false) to a lost position, or a loss whose every
-/// move leaves the unit; otherwise [`RP_OPEN`]. Wins carry [`RP_WIN`].
+/// move leaves the unit; otherwise [`RP_OPEN`]. Wins carry [`RP_WIN`]. The third part says
+/// whether `p` must capture (`rules.has_capture(p)`, asked once here for the caller too).
+///
+/// `quiet`: direct reads of the partner slice (where the side to move's king moves lead)
+/// when it stores the true value at every position without a capture
+/// ([`DecodedTables::exact_quiet`]). A king move (no capture, no crowning: the men and
+/// the number of pieces unchanged) then stays in the unit, and its result, unless it must
+/// capture, is read at `men_base` of its men (once per position) plus its kings' offset,
+/// with no test for a move (a position without one stores its value in such a slice, and
+/// the walk compares that stored value like any other). Every other move goes through
+/// [`resolve_with`] as before; `p` must then have Black to move (a slice's position).
 fn derive_entry<R: Rules, S: RawSource + ?Sized>(
     rules: R,
     src: &S,
     p: &Position,
     inside: &(dyn Fn(&Position) -> bool + Sync),
-) -> Result<(Wld, u16), ProbeError> {
+    quiet: Option<&QuietValues<'_>>,
+) -> Result<(Wld, u16, bool), ProbeError> {
     let mut best = Wld::Loss;
-    let (mut any_inside, mut exit_to_loss) = (false, false);
+    let (mut any, mut any_inside, mut exit_to_loss) = (false, false, false);
     let mut err = None;
+    let (black_men, white_men) = (p.black & !p.kings, p.white & !p.kings);
+    let pieces = (p.black | p.white).count_ones();
+    // The result's men seen from its side to move (the colours swapped, the board turned),
+    // and their part of the index, computed at the first king move met.
+    let quiet = quiet.filter(|_| p.side == Color::Black && p.black & p.kings != 0);
+    let men_flipped = rotate(black_men | white_men);
+    let mut base = None;
     rules.for_each_successor(p, |s| {
+        any = true;
         if exit_to_loss || err.is_some() {
             return;
+        }
+        if let Some(q) = quiet {
+            if s.black & !s.kings == black_men
+                && s.white & !s.kings == white_men
+                && (s.black | s.white).count_ones() == pieces
+            {
+                // A king move: the result lies in the partner slice.
+                any_inside = true;
+                if best == Wld::Win {
+                    return;
+                }
+                let v = if rules.has_capture(&s) {
+                    resolve_with(rules, src, &s)
+                } else {
+                    let base = *base.get_or_insert_with(|| {
+                        q.index.men_base(rotate(white_men), rotate(black_men))
+                    });
+                    let (bk, wk) = (rotate(s.white & s.kings), rotate(s.black & s.kings));
+                    debug_assert_eq!(
+                        base + q.index.king_offset(bk, wk, men_flipped),
+                        q.index.rank(&s.normalized())
+                    );
+                    q.value(base + q.index.king_offset(bk, wk, men_flipped))
+                };
+                match v {
+                    Ok(v) => best = best.max(v.negate()),
+                    Err(e) => err = Some(e),
+                }
+                return;
+            }
         }
         let stays = inside(&s);
         any_inside |= stays;
@@ -691,19 +746,20 @@ fn derive_entry<R: Rules, S: RawSource + ?Sized>(
     if let Some(e) = err {
         return Err(e);
     }
-    if !rules.has_move(p) {
+    if !any {
         // The terminal rule (a loss in English, a win in giveaway), at ply 0.
         let v = rules.no_move_value();
-        return Ok((v, if v == Wld::Win { RP_WIN } else { 0 }));
+        return Ok((v, if v == Wld::Win { RP_WIN } else { 0 }, false));
     }
+    let capture = rules.has_capture(p);
     let e = if best == Wld::Draw {
         RP_DRAW
-    } else if rules.has_capture(p) || exit_to_loss || (best == Wld::Loss && !any_inside) {
+    } else if capture || exit_to_loss || (best == Wld::Loss && !any_inside) {
         1
     } else {
         RP_OPEN
     };
-    Ok((best, if best == Wld::Win { e | RP_WIN } else { e }))
+    Ok((best, if best == Wld::Win { e | RP_WIN } else { e }, capture))
 }
 
 /// Verify the distances of one slice: `own` holds its stored distances (index order),
@@ -1424,8 +1480,8 @@ fn initial_entries<R: Rules, S: RawSource + ?Sized>(
         .map(|(c, out)| {
             let (start, end) = (c as u64 * CHUNK, ((c as u64 + 1) * CHUNK).min(n));
             walk(&index, start, end, |i, p| {
-                let (_, e) =
-                    derive_entry(rules, src, p, &inside).map_err(|e| VerifyError::Probe {
+                let (_, e, _) =
+                    derive_entry(rules, src, p, &inside, None).map_err(|e| VerifyError::Probe {
                         slice: *slice,
                         source: e,
                     })?;
@@ -1863,7 +1919,19 @@ fn verify_dir_rules<R: Rules>(
             // The longest-ply entries are kept when the whole unit is present.
             let entries = unit.is_some_and(|u| files.len() == u.slices.len());
             let header = (m.wins, m.losses, m.draws);
-            match verify_slice_entries(oracle, &src, &f.slice, header, entries, &tick) {
+            // The partner's values read directly where it stores them at every position
+            // without a capture (`derive_entry`); through `raw_quiet` otherwise, which also
+            // reports a missing or damaged partner.
+            let quiet = src.exact_quiet(&f.slice.partner()).ok().flatten();
+            match verify_slice_entries(
+                oracle,
+                &src,
+                &f.slice,
+                header,
+                entries,
+                quiet.as_ref(),
+                &tick,
+            ) {
                 Ok((n, e)) => verified.push((f, n, e)),
                 Err(e) => {
                     errors.push(blame(&src, *unit, &failed, e));
