@@ -370,15 +370,18 @@ impl JumpState {
     }
 }
 
+/// Whether two moves are the same for the database: same from, to and captured set (two
+/// capture paths may differ only in the order of their landing squares).
+#[inline(always)]
+fn same_move(a: &Move, b: &Move) -> bool {
+    a.from == b.from && a.to == b.to && a.captured == b.captured
+}
+
 /// Remove moves with the same (from, to, captured) as an earlier move, keeping order.
 pub fn dedup_moves(v: &mut Vec<Move>) {
     let mut i = 0;
     while i < v.len() {
-        let (f, t, c) = (v[i].from, v[i].to, v[i].captured);
-        if v[..i]
-            .iter()
-            .any(|m| m.from == f && m.to == t && m.captured == c)
-        {
+        if v[..i].iter().any(|m| same_move(m, &v[i])) {
             v.remove(i);
         } else {
             i += 1;
@@ -484,10 +487,7 @@ impl Rules for Oracle {
         // was 2% of `egdb verify`'s instructions in malloc and free).
         let mut v: smallvec::SmallVec<[Move; 16]> = smallvec::SmallVec::new();
         p.gen_captures(capturers, |m| {
-            if !v
-                .iter()
-                .any(|o| o.from == m.from && o.to == m.to && o.captured == m.captured)
-            {
+            if !v.iter().any(|o| same_move(o, &m)) {
                 v.push(m);
             }
         });

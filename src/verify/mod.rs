@@ -715,11 +715,9 @@ fn derive_entry<R: Rules, S: RawSource + ?Sized>(
                         q.index.men_base(rotate(white_men), rotate(black_men))
                     });
                     let (bk, wk) = (rotate(s.white & s.kings), rotate(s.black & s.kings));
-                    debug_assert_eq!(
-                        base + q.index.king_offset(bk, wk, men_flipped),
-                        q.index.rank(&s.normalized())
-                    );
-                    q.value(base + q.index.king_offset(bk, wk, men_flipped))
+                    let i = base + q.index.king_offset(bk, wk, men_flipped);
+                    debug_assert_eq!(i, q.index.rank(&s.normalized()));
+                    q.value(i)
                 };
                 match v {
                     Ok(v) => best = best.max(v.negate()),
